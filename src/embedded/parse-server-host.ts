@@ -1,0 +1,95 @@
+import type { Express } from 'express';
+
+export interface ParseServerHostOptions {
+  databaseURI: string;
+  appId: string;
+  masterKey: string;
+  javascriptKey?: string;
+  /** Public URL Parse Server uses to reach itself (cloud code, files). Includes the mount path. */
+  serverURL: string;
+  /** Extra Parse Server options merged over ours. */
+  extra?: Record<string, unknown>;
+}
+
+export interface ParseServerHost {
+  /** Express app to mount (e.g. at `/parse`). */
+  app: Express;
+  /** Closes Parse Server's database connections. Call after the HTTP server stopped. */
+  shutdown(): Promise<void>;
+}
+
+interface PgPool {
+  totalCount: number;
+  on(event: 'error', listener: (error: unknown) => void): void;
+}
+
+interface ParseServerInstance {
+  app: Express;
+  start(): Promise<unknown>;
+  config: {
+    databaseController: {
+      adapter: { handleShutdown(): Promise<void> | void; _client?: { $pool?: PgPool } };
+    };
+  };
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * Options that settle every deprecation warning of parse-server 9 on its future default, so the
+ * console stays readable and behaviour will not change under us at the next major.
+ */
+const SETTLED_DEPRECATIONS = {
+  fileUpload: { allowedFileUrlDomains: [] },
+  pages: { encodePageParamHeaders: true },
+  readOnlyMasterKeyIps: ['127.0.0.1', '::1'],
+  requestComplexity: {
+    includeDepth: 10,
+    includeCount: 100,
+    subqueryDepth: 10,
+    queryDepth: 10,
+    graphQLDepth: 20,
+    graphQLFields: 200,
+    batchRequestLimit: 100,
+  },
+  protectedFieldsOwnerExempt: false,
+  protectedFieldsTriggerExempt: true,
+  protectedFieldsSaveResponseExempt: false,
+  installation: { duplicateDeviceTokenActionEnforceAuth: true },
+  allowAggregationForReadOnlyMasterKey: false,
+};
+
+/** Builds and starts an in-process Parse Server (parse-server 9) ready to be mounted on express. */
+export async function startParseServer(options: ParseServerHostOptions): Promise<ParseServerHost> {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const { ParseServer } = require('parse-server') as {
+    ParseServer: new (opts: Record<string, unknown>) => ParseServerInstance;
+  };
+  const server = new ParseServer({
+    ...SETTLED_DEPRECATIONS,
+    databaseURI: options.databaseURI,
+    appId: options.appId,
+    masterKey: options.masterKey,
+    javascriptKey: options.javascriptKey,
+    serverURL: options.serverURL,
+    masterKeyIps: ['127.0.0.1', '::1', '::ffff:127.0.0.1'],
+    allowClientClassCreation: false,
+    enforcePrivateUsers: true,
+    silent: true,
+    logLevel: 'error',
+    ...options.extra,
+  });
+  await server.start();
+  return {
+    app: server.app,
+    shutdown: async () => {
+      const adapter = server.config.databaseController.adapter;
+      // The Postgres adapter ends its pool without awaiting it; wait for the connections to close so
+      // stopping PostgreSQL right after cannot surface "terminating connection" errors.
+      const pool = adapter._client?.$pool;
+      pool?.on('error', () => undefined);
+      await adapter.handleShutdown();
+      for (let i = 0; pool && pool.totalCount > 0 && i < 150; i++) await sleep(20);
+    },
+  };
+}
