@@ -1,6 +1,6 @@
 /** One jest run for unit specs (beside the code) and integration/e2e suites (test/). */
 // Transpile only (type checking is `npm run build` / lint's job), so the suite starts fast.
-const tsJest = ['ts-jest', { tsconfig: '<rootDir>/tsconfig.json', isolatedModules: true, diagnostics: false }];
+const tsJest = ['ts-jest', { tsconfig: '<rootDir>/tsconfig.json', diagnostics: false }];
 
 module.exports = {
   rootDir: __dirname,

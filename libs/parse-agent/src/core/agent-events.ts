@@ -1,0 +1,43 @@
+import { Subject, type Observable } from 'rxjs';
+
+/** One finished tool call. Argument values and filter values never appear here. */
+export interface ToolCallEvent {
+  tool: string;
+  args_keys: string[];
+  auth_type: 'session_token' | 'master_key' | 'acl_user' | 'acl_role';
+  using_master_key: boolean;
+  permissions: string;
+  agent_id: string;
+  agent_depth: number;
+  success: boolean;
+  duration_ms: number;
+  correlation_id?: string;
+  parent_agent_id?: string;
+  classes_only?: string[];
+  classes_except?: string[];
+  tools_only?: string[];
+  tools_except?: string[];
+  methods_only?: string[];
+  methods_except?: string[];
+  filters?: Record<string, string[]>;
+  tenant_scoped?: boolean;
+  result_size?: number;
+  est_input_tokens?: number;
+  error_class?: string;
+  error_code?: string;
+  denial_kind?: string;
+}
+
+/** The stream of tool-call events, for audit logs and metrics. */
+export class AgentEvents {
+  protected readonly subject = new Subject<ToolCallEvent>();
+  readonly toolCalls$: Observable<ToolCallEvent> = this.subject.asObservable();
+
+  emit(event: ToolCallEvent): void {
+    this.subject.next(event);
+  }
+
+  complete(): void {
+    this.subject.complete();
+  }
+}

@@ -1,0 +1,147 @@
+/**
+ * Every error the library raises extends ParseAgentError. Each carries the wire `error_code` it maps
+ * to, so execute() can turn any of them into the envelope in one place.
+ */
+export abstract class ParseAgentError extends Error {
+  abstract readonly errorCode: string;
+  constructor(message: string) {
+    super(message);
+    this.name = this.constructor.name;
+  }
+  /** Extra wire fields for the failure envelope (`details`), or undefined. */
+  get details(): Record<string, unknown> | undefined {
+    return undefined;
+  }
+}
+
+/** A configuration or registration mistake by the developer (bad options, misused decorator). */
+export class ParseAgentConfigError extends ParseAgentError {
+  readonly errorCode = 'invalid_configuration';
+}
+
+export type AccessDeniedKind =
+  | 'hidden_class'
+  | 'class_filter'
+  | 'field_denied'
+  | 'storage_form_field_ref'
+  | 'clp_denied'
+  | 'tenant_scope'
+  | 'internal_field';
+
+export interface AccessDeniedDetails {
+  kind?: AccessDeniedKind;
+  deniedField?: string;
+  allowedFields?: string[];
+  suggestedRewrite?: string;
+}
+
+/** The agent may not see this class, field or row. `kind` says which boundary refused. */
+export class AccessDeniedError extends ParseAgentError {
+  readonly errorCode = 'access_denied';
+  readonly kind?: AccessDeniedKind;
+  constructor(
+    message: string,
+    readonly info: AccessDeniedDetails = {},
+  ) {
+    super(message);
+    this.kind = info.kind;
+  }
+  override get details(): Record<string, unknown> | undefined {
+    const out: Record<string, unknown> = {};
+    if (this.info.kind) out.kind = this.info.kind;
+    if (this.info.deniedField) out.denied_field = this.info.deniedField;
+    if (this.info.allowedFields) out.allowed_fields = this.info.allowedFields;
+    if (this.info.suggestedRewrite) out.suggested_rewrite = this.info.suggestedRewrite;
+    return Object.keys(out).length ? out : undefined;
+  }
+}
+
+/** Arguments that do not fit the tool (wire: `invalid_argument`). */
+export class AgentValidationError extends ParseAgentError {
+  readonly errorCode = 'invalid_argument';
+}
+
+/** A `where` the agent refuses to run: unknown or code-executing operators, too deep, not an object. */
+export class InvalidQueryError extends ParseAgentError {
+  readonly errorCode = 'invalid_query';
+}
+
+/** A constraint that would leak internals (credential columns, ReDoS-prone regexes). */
+export class SecurityBlockedError extends ParseAgentError {
+  readonly errorCode = 'security_blocked';
+  constructor(
+    message: string,
+    readonly reason: string,
+  ) {
+    super(message);
+  }
+}
+
+export class PermissionDeniedError extends ParseAgentError {
+  readonly errorCode = 'permission_denied';
+}
+
+export class ToolFilteredError extends ParseAgentError {
+  readonly errorCode = 'tool_filtered';
+}
+
+export class RateLimitExceededError extends ParseAgentError {
+  readonly errorCode = 'rate_limited';
+  constructor(
+    readonly retryAfter: number,
+    readonly limit: number,
+    readonly window: number,
+    message = `Rate limit exceeded (${limit} requests per ${window}s). Retry after ${retryAfter.toFixed(1)}s`,
+  ) {
+    super(message);
+  }
+}
+
+export class RecursionLimitExceededError extends ParseAgentError {
+  readonly errorCode = 'recursion_limit_exceeded';
+  constructor(readonly depth: number) {
+    super(`Sub-agent recursion limit reached (depth ${depth}): this agent may not create further sub-agents.`);
+  }
+}
+
+export class ToolTimeoutError extends ParseAgentError {
+  readonly errorCode = 'timeout';
+  constructor(
+    readonly toolName: string,
+    readonly seconds: number,
+  ) {
+    super(
+      `Tool '${toolName}' timed out after ${seconds} seconds. Narrow the where filter, lower the limit, or query an indexed field.`,
+    );
+  }
+}
+
+/** Parse Server answered with an error (including "object not found"). */
+export class ParseRequestError extends ParseAgentError {
+  readonly errorCode = 'parse_error';
+  constructor(
+    message: string,
+    readonly parseCode?: number,
+    readonly status?: number,
+  ) {
+    super(message);
+  }
+}
+
+/** The call was cancelled by the client (notification, disconnect or an aborted signal). */
+export class AgentCancelledError extends ParseAgentError {
+  readonly errorCode = 'cancelled';
+  constructor(readonly reason?: string) {
+    super(reason ? `Cancelled by client (${reason})` : 'Cancelled by client');
+  }
+}
+
+/** The HTTP layer refuses the request: maps to the fixed 401 body, never echoing the reason. */
+export class AgentUnauthorizedError extends ParseAgentError {
+  readonly errorCode = 'unauthorized';
+  readonly reason?: string;
+  constructor(message = 'Unauthorized', options: { reason?: string } = {}) {
+    super(message);
+    this.reason = options.reason;
+  }
+}

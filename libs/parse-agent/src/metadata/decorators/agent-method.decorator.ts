@@ -1,0 +1,22 @@
+import { isPermissionLevel } from '../../core/constants';
+import { METADATA } from '../metadata.constants';
+import type { AgentMethodDeclaration, AgentMethodOptions } from '../metadata.types';
+import { decoratorError } from './decorator-errors';
+
+/** Declares a model method agents may call through `call_method`. */
+export function AgentMethod(options: AgentMethodOptions = {}): MethodDecorator {
+  return (targetOrPrototype, propertyKey) => {
+    const isStatic = typeof targetOrPrototype === 'function';
+    // eslint-disable-next-line @typescript-eslint/no-unsafe-function-type
+    const target = (isStatic ? targetOrPrototype : targetOrPrototype.constructor) as Function;
+    if (options.permission !== undefined && !isPermissionLevel(options.permission)) {
+      throw decoratorError('AgentMethod', target, `permission must be readonly, write or admin (got ${JSON.stringify(options.permission)}).`);
+    }
+    if (options.permittedKeys !== undefined && !Array.isArray(options.permittedKeys)) {
+      throw decoratorError('AgentMethod', target, 'permittedKeys must be an array of field names.');
+    }
+    const list = [...((Reflect.getMetadata(METADATA.methods, target) ?? []) as AgentMethodDeclaration[])];
+    list.push({ ...options, permission: options.permission ?? 'readonly', name: String(propertyKey), static: isStatic });
+    Reflect.defineMetadata(METADATA.methods, list, target);
+  };
+}

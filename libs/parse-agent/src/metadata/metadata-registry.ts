@@ -1,0 +1,210 @@
+import { ALWAYS_KEEP_FIELDS, BUILTIN_HIDDEN_CLASSES, CLASS_NAME_PATTERN } from '../core/constants';
+import { ParseAgentConfigError } from '../core/errors';
+import { securityBanner } from '../core/security-banner';
+import { METADATA } from './metadata.constants';
+import type {
+  AgentMethodDeclaration,
+  ClassMetadata,
+  ClassRef,
+  FieldDoc,
+  ModelClass,
+  RelationDeclaration,
+  RelationEdge,
+  TenantScope,
+} from './metadata.types';
+
+export interface HiddenEntry {
+  except?: 'masterKey';
+}
+
+/**
+ * The compiled view of every registered model: class names, allowlists in wire names, tenant
+ * scopes, canonical filters, docs, relations, and the hidden-class registry (Parse's own internal
+ * classes are hidden from the start).
+ */
+export class MetadataRegistry {
+  protected readonly classes = new Map<string, ClassMetadata>();
+  protected readonly byModel = new Map<ModelClass, ClassMetadata>();
+  protected readonly hidden = new Map<string, HiddenEntry>();
+
+  constructor() {
+    for (const name of BUILTIN_HIDDEN_CLASSES) this.hidden.set(name, {});
+  }
+
+  /** Registers decorated models. Re-registering the same model is a no-op. */
+  register(...models: ModelClass[]): this {
+    for (const model of models) {
+      if (typeof model !== 'function') {
+        throw new ParseAgentConfigError(`Cannot register ${String(model)} as a model: pass the decorated class itself.`);
+      }
+      if (this.byModel.has(model)) continue;
+      const meta = this.compile(model);
+      const existing = this.classes.get(meta.className);
+      if (existing && existing.model !== model) {
+        throw new ParseAgentConfigError(
+          `Parse class '${meta.className}' is declared by both ${existing.modelName} and ${meta.modelName}; keep one model per class.`,
+        );
+      }
+      this.classes.set(meta.className, meta);
+      this.byModel.set(model, meta);
+      const hidden = Reflect.getMetadata(METADATA.hidden, model) as HiddenEntry | undefined;
+      if (hidden) this.hidden.set(meta.className, { except: hidden.except });
+    }
+    return this;
+  }
+
+  get(className: string): ClassMetadata | undefined {
+    return this.classes.get(className);
+  }
+
+  all(): ClassMetadata[] {
+    return [...this.classes.values()];
+  }
+
+  /** A class name, or the Parse class a registered model maps to. */
+  resolveClassName(ref: string | ModelClass): string {
+    if (typeof ref === 'string') return ref;
+    const meta = this.byModel.get(ref);
+    if (meta) return meta.className;
+    return (Reflect.getMetadata(METADATA.parseClass, ref) as string | undefined) ?? ref.name;
+  }
+
+  /** Every spelling a class may be named by: its Parse name, without a leading `_`, the model's name. */
+  nameVariants(className: string): string[] {
+    const meta = this.classes.get(className);
+    const out = new Set([className]);
+    if (className.startsWith('_')) out.add(className.slice(1));
+    if (meta) out.add(meta.modelName);
+    return [...out];
+  }
+
+  /** Hides a class by name (for classes without a model, or at runtime). */
+  hide(className: string, entry: HiddenEntry = {}): void {
+    if (!CLASS_NAME_PATTERN.test(className)) {
+      throw new ParseAgentConfigError(`Cannot hide "${className}": not a valid Parse class name.`);
+    }
+    if (entry.except !== undefined && entry.except !== 'masterKey') {
+      throw new ParseAgentConfigError(`hide(): except only accepts 'masterKey'.`);
+    }
+    this.hidden.set(className, { except: entry.except });
+  }
+
+  /**
+   * Makes a hidden class reachable again (including Parse's built-in hidden classes). Prints a
+   * security banner, because under the master key nothing but the declared allowlists, filters and
+   * tenant scopes then stands between agents and the class. Returns false if it was not hidden.
+   */
+  unhide(className: string): boolean {
+    if (!this.hidden.delete(className)) return false;
+    securityBanner(
+      `unhide:${className}`,
+      `Class '${className}' was unhidden: every agent can now reach it. Master-key agents bypass ACLs and CLPs, so only @AgentFields, canonical filters and tenant scopes limit what they see (credential columns stay stripped).`,
+      false,
+    );
+    return true;
+  }
+
+  hiddenEntry(className: string): HiddenEntry | undefined {
+    for (const name of this.nameVariants(className)) {
+      const entry = this.hidden.get(name);
+      if (entry) return entry;
+    }
+    return undefined;
+  }
+
+  /** Hidden for this agent? `except: 'masterKey'` classes stay reachable for master-key agents only. */
+  isHidden(className: string, usingMasterKey = false): boolean {
+    const entry = this.hiddenEntry(className);
+    if (!entry) return false;
+    return !(entry.except === 'masterKey' && usingMasterKey);
+  }
+
+  hiddenClassNames(): string[] {
+    return [...this.hidden.keys()];
+  }
+
+  /** Edges between registered models from @BelongsTo and @HasMany({ through: 'relation' }). */
+  relationGraph(): RelationEdge[] {
+    const visible = this.all().filter((m) => m.visible);
+    const candidates = visible.length
+      ? visible
+      : this.all().filter((m) => !m.className.startsWith('_') || ['_User', '_Role'].includes(m.className));
+    const edges = new Map<string, RelationEdge>();
+    for (const meta of candidates) {
+      for (const rel of meta.relations) {
+        const target = this.resolveRef(rel.target);
+        const field = rel.field ?? meta.propertyToWire[rel.property] ?? rel.property;
+        let edge: RelationEdge | undefined;
+        if (rel.kind === 'belongsTo') {
+          edge = { from: target, to: meta.className, via: `${meta.className}.${field}`, cardinality: '1:N' };
+        } else if (rel.through === 'relation') {
+          edge = { from: meta.className, to: target, via: `${meta.className}.${field}`, cardinality: 'N:M' };
+        }
+        if (edge) edges.set(`${edge.from}|${edge.to}|${edge.via}`, edge);
+      }
+    }
+    return [...edges.values()];
+  }
+
+  relationsFor(className: string): { outgoing: RelationEdge[]; incoming: RelationEdge[] } {
+    const graph = this.relationGraph();
+    return {
+      outgoing: graph.filter((e) => e.from === className),
+      incoming: graph.filter((e) => e.to === className),
+    };
+  }
+
+  protected resolveRef(ref: ClassRef): string {
+    if (typeof ref === 'string') return ref;
+    const resolved = ref();
+    return typeof resolved === 'string' ? resolved : this.resolveClassName(resolved);
+  }
+
+  protected compile(model: ModelClass): ClassMetadata {
+    const get = <T>(key: string): T | undefined => Reflect.getMetadata(key, model) as T | undefined;
+    const className = get<string>(METADATA.parseClass) ?? model.name;
+    if (!CLASS_NAME_PATTERN.test(className)) {
+      throw new ParseAgentConfigError(
+        `Model ${model.name} maps to an invalid Parse class name '${className}'; set one with @ParseClass('Name').`,
+      );
+    }
+    const docs = get<Record<string, FieldDoc>>(METADATA.fieldDocs) ?? {};
+    const propertyToWire: Record<string, string> = {};
+    const fieldDocs: Record<string, FieldDoc> = {};
+    for (const doc of Object.values(docs)) {
+      propertyToWire[doc.property] = doc.field;
+      fieldDocs[doc.field] = doc;
+    }
+    const relations = get<RelationDeclaration[]>(METADATA.relations) ?? [];
+    const references: Record<string, string> = {};
+    for (const rel of relations) {
+      if (rel.kind !== 'belongsTo') continue;
+      const field = rel.field ?? propertyToWire[rel.property] ?? rel.property;
+      propertyToWire[rel.property] ??= field;
+      // Resolved lazily: the target model may be declared later in the file.
+      Object.defineProperty(references, field, {
+        enumerable: true,
+        get: () => this.resolveRef(rel.target),
+      });
+    }
+    const fields = get<string[]>(METADATA.fields);
+    return {
+      className,
+      modelName: model.name,
+      model,
+      description: get<string>(METADATA.description),
+      visible: get<boolean>(METADATA.visible) ?? false,
+      fields: fields ? [...new Set([...ALWAYS_KEEP_FIELDS, ...fields])] : undefined,
+      joinFields: get<string[]>(METADATA.joinFields),
+      largeFields: get<string[]>(METADATA.largeFields) ?? [],
+      canonicalFilter: get(METADATA.canonicalFilter),
+      tenantScope: get<TenantScope>(METADATA.tenantScope),
+      allowCollscan: get<boolean>(METADATA.allowCollscan) ?? false,
+      fieldDocs,
+      propertyToWire,
+      references,
+      relations,
+      methods: get<AgentMethodDeclaration[]>(METADATA.methods) ?? [],
+    };
+  }
+}

@@ -1,0 +1,16 @@
+/** Reflect-metadata keys written by the model decorators. Internal: not exported from the package. */
+export const METADATA = {
+  parseClass: 'parse-agent:parse-class',
+  description: 'parse-agent:description',
+  visible: 'parse-agent:visible',
+  hidden: 'parse-agent:hidden',
+  fields: 'parse-agent:fields',
+  joinFields: 'parse-agent:join-fields',
+  largeFields: 'parse-agent:large-fields',
+  canonicalFilter: 'parse-agent:canonical-filter',
+  tenantScope: 'parse-agent:tenant-scope',
+  allowCollscan: 'parse-agent:allow-collscan',
+  fieldDocs: 'parse-agent:field-docs',
+  relations: 'parse-agent:relations',
+  methods: 'parse-agent:methods',
+} as const;

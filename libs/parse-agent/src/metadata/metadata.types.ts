@@ -1,0 +1,96 @@
+import type { PermissionLevel } from '../core/constants';
+import type { Where } from '../security/constraint-translator';
+
+// eslint-disable-next-line @typescript-eslint/no-unsafe-function-type
+export type ModelClass = Function;
+
+/** What tenant-scope callbacks receive: the agent's identity, never its secrets. */
+export interface TenantScopeSubject {
+  readonly tenantId?: string;
+  readonly permissions: PermissionLevel;
+  readonly usingMasterKey: boolean;
+  readonly authType: string;
+  readonly aclRole?: string;
+}
+
+export interface TenantScopeOptions {
+  /** Returns the tenant value the agent is bound to. Defaults to the agent's `tenantId`. */
+  from?: (agent: TenantScopeSubject) => string | number | null | undefined;
+  /** Returns true for agents that may read every tenant (e.g. platform admins). */
+  bypass?: (agent: TenantScopeSubject) => boolean;
+}
+
+export interface FieldDoc {
+  property: string;
+  field: string;
+  description?: string;
+  type?: string;
+  allowedValues?: Array<{ value: string; description: string }>;
+}
+
+export interface AgentFieldOptions {
+  description?: string;
+  /** Allowed values: a list, or a map of value to meaning. */
+  enum?: readonly (string | number)[] | Record<string, string>;
+  type?: string;
+  /** Wire (Parse column) name when it differs from the property name. */
+  field?: string;
+}
+
+export type ClassRef = string | (() => ModelClass | string);
+
+export interface RelationDeclaration {
+  kind: 'belongsTo' | 'hasMany';
+  property: string;
+  field?: string;
+  target: ClassRef;
+  through?: 'relation' | 'pointer';
+}
+
+export interface AgentMethodOptions {
+  permission?: PermissionLevel;
+  description?: string;
+  supportsDryRun?: boolean;
+  permittedKeys?: string[];
+  parameters?: Record<string, unknown>;
+}
+
+export interface AgentMethodDeclaration extends AgentMethodOptions {
+  name: string;
+  static: boolean;
+}
+
+export interface TenantScope {
+  field: string;
+  from: NonNullable<TenantScopeOptions['from']>;
+  bypass?: TenantScopeOptions['bypass'];
+}
+
+export interface RelationEdge {
+  from: string;
+  to: string;
+  via: string;
+  cardinality: '1:N' | 'N:M';
+}
+
+/** Everything the agent knows about one Parse class, compiled from its decorated model. */
+export interface ClassMetadata {
+  className: string;
+  modelName: string;
+  model?: ModelClass;
+  description?: string;
+  visible: boolean;
+  /** Allowlist in wire names (including objectId/createdAt/updatedAt), or undefined for none. */
+  fields?: string[];
+  joinFields?: string[];
+  largeFields: string[];
+  canonicalFilter?: Where;
+  tenantScope?: TenantScope;
+  allowCollscan: boolean;
+  fieldDocs: Record<string, FieldDoc>;
+  propertyToWire: Record<string, string>;
+  /** Pointer field (wire) -> target class. */
+  references: Record<string, string>;
+  relations: RelationDeclaration[];
+  methods: AgentMethodDeclaration[];
+}

@@ -1,0 +1,38 @@
+import type { AgentOptions } from '../core/parse-agent';
+import type { RateLimiter } from '../core/rate-limiter';
+import type { ModelClass } from '../metadata/metadata.types';
+
+export interface ParseConnectionConfig {
+  /** e.g. https://api.example.com/parse */
+  serverURL: string;
+  appId: string;
+  /** Used for schema reads and master-key agents. */
+  masterKey: string;
+  javascriptKey?: string;
+}
+
+export interface MongoConnectionConfig {
+  uri?: string;
+  /** An existing MongoClient (from the mongodb driver). */
+  client?: unknown;
+  dbName?: string;
+}
+
+/** Defaults applied to every agent ParseAgentFactory creates (per-call options win). */
+export type AgentDefaults = Omit<AgentOptions, 'parent' | 'signal' | 'sessionToken' | 'aclUser' | 'aclRole'>;
+
+export interface ParseAgentModuleOptions {
+  parse: ParseConnectionConfig;
+  mongo?: MongoConnectionConfig;
+  /** Models to register (feature modules can add theirs with ParseAgentModule.forFeature). */
+  models?: ModelClass[];
+  /** Classes to hide by name, for classes without a model. */
+  hiddenClasses?: Array<string | { className: string; except?: 'masterKey' }>;
+  defaults?: AgentDefaults;
+  /** Shared by all agents; defaults to an in-process sliding window per identity (60 per 60 s). */
+  rateLimiter?: RateLimiter;
+  /** How long Parse schemas are cached (ms, default 30 000). */
+  schemaCacheTtlMs?: number;
+  /** Silence the master-key and unhide banners (a deliberate global master-key deployment). */
+  suppressSecurityBanners?: boolean;
+}

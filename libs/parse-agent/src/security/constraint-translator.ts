@@ -1,0 +1,245 @@
+import { MAX_QUERY_DEPTH, MAX_REGEX_LENGTH } from '../core/constants';
+import { AgentValidationError, InvalidQueryError, SecurityBlockedError } from '../core/errors';
+import { isPlainObject } from './field-names';
+import { isInternalField } from './internal-fields';
+
+export type Where = Record<string, unknown>;
+
+/** Operators an agent may use in `where`. Anything else starting with `$` is refused. */
+export const ALLOWED_OPERATORS: ReadonlySet<string> = new Set([
+  '$lt', '$lte', '$gt', '$gte', '$ne', '$eq', '$in', '$nin', '$all', '$exists', '$regex', '$options',
+  '$text', '$search', '$near', '$nearSphere', '$geoWithin', '$geoIntersects', '$centerSphere', '$box',
+  '$polygon', '$geometry', '$maxDistance', '$maxDistanceInMiles', '$maxDistanceInKilometers',
+  '$maxDistanceInRadians', '$relatedTo', '$inQuery', '$notInQuery', '$containedIn', '$containsAll',
+  '$select', '$dontSelect', '$or', '$and', '$nor',
+]);
+
+/** Operators that run code on the database: refused outright. */
+export const CODE_EXECUTION_OPERATORS: ReadonlySet<string> = new Set([
+  '$where',
+  '$function',
+  '$accumulator',
+  '$expr',
+]);
+
+const LOGICAL = new Set(['$and', '$or', '$nor']);
+const CROSS_CLASS_QUERY = new Set(['$inQuery', '$notInQuery']);
+const CROSS_CLASS_SELECT = new Set(['$select', '$dontSelect']);
+/** Operators whose values are search/geo option objects, not further constraints. */
+const OPAQUE_VALUE_OPERATORS = new Set(['$text', '$geoWithin', '$geoIntersects', '$nearSphere', '$near']);
+const NESTED_QUANTIFIER = /\([^)]*[+*][^)]*\)[+*?]/;
+
+export interface WhereValidationOptions {
+  /** Gate for classes named by `$inQuery`, `$select`, `$relatedTo`...; throw to refuse. */
+  checkClass?: (className: string) => void;
+}
+
+/**
+ * Validates a `where` an agent sent (or an operator declared): only allowed operators, no code
+ * execution, no internal fields at any depth, bounded nesting and regexes, and every class a
+ * cross-class operator reaches passes the class gate. Returns the same object when it is acceptable.
+ */
+export function validateWhere(where: unknown, options: WhereValidationOptions = {}): Where {
+  if (where === undefined || where === null) return {};
+  if (!isPlainObject(where)) {
+    throw new InvalidQueryError('where must be a JSON object of field constraints.');
+  }
+  walkConstraints(where, options, 1);
+  return where;
+}
+
+function refuseOperator(op: string): never {
+  if (CODE_EXECUTION_OPERATORS.has(op)) {
+    throw new InvalidQueryError(
+      `Operator '${op}' is not allowed: operators that execute code on the database are refused.`,
+    );
+  }
+  throw new InvalidQueryError(
+    `Unknown operator '${op}'. Allowed operators: ${[...ALLOWED_OPERATORS].join(', ')}.`,
+  );
+}
+
+function checkDepth(depth: number): void {
+  if (depth > MAX_QUERY_DEPTH) {
+    throw new InvalidQueryError(`where is nested too deeply (more than ${MAX_QUERY_DEPTH} levels).`);
+  }
+}
+
+function walkConstraints(where: Where, options: WhereValidationOptions, depth: number): void {
+  checkDepth(depth);
+  for (const [key, value] of Object.entries(where)) {
+    if (key.startsWith('$')) {
+      if (LOGICAL.has(key)) {
+        if (!Array.isArray(value) || value.some((v) => !isPlainObject(v))) {
+          throw new InvalidQueryError(`${key} takes an array of constraint objects.`);
+        }
+        for (const clause of value as Where[]) walkConstraints(clause, options, depth + 1);
+      } else if (key === '$relatedTo') {
+        checkRelatedTo(value, options);
+      } else {
+        refuseOperator(key);
+      }
+      continue;
+    }
+    if (isInternalField(key)) {
+      throw new SecurityBlockedError(
+        `Field '${key}' is an internal Parse field and cannot be queried: even a filter on it would leak its value through counts.`,
+        'denied_internal_field',
+      );
+    }
+    walkFieldValue(key, value, options, depth + 1);
+  }
+}
+
+function walkFieldValue(field: string, value: unknown, options: WhereValidationOptions, depth: number) {
+  checkDepth(depth);
+  if (!isPlainObject(value) || typeof value.__type === 'string') return; // equality / typed value
+  for (const [op, operand] of Object.entries(value)) {
+    if (!op.startsWith('$')) continue; // equality on an embedded object
+    if (!ALLOWED_OPERATORS.has(op) || LOGICAL.has(op) || op === '$relatedTo') refuseOperator(op);
+    if (op === '$regex') checkRegex(field, operand);
+    else if (op === '$options') checkRegexOptions(operand);
+    else if (CROSS_CLASS_QUERY.has(op)) checkSubquery(op, operand, options, depth);
+    else if (CROSS_CLASS_SELECT.has(op)) {
+      if (!isPlainObject(operand) || !isPlainObject(operand.query) || typeof operand.key !== 'string') {
+        throw new InvalidQueryError(`${op} takes { query: { className, where }, key }.`);
+      }
+      if (isInternalField(operand.key)) {
+        throw new SecurityBlockedError(`${op} may not select internal field '${operand.key}'.`, 'denied_internal_field');
+      }
+      checkSubquery(op, operand.query, options, depth);
+    } else if (op === '$not' || (isPlainObject(operand) && !OPAQUE_VALUE_OPERATORS.has(op))) {
+      if (isPlainObject(operand) && Object.keys(operand).some((k) => k.startsWith('$') && typeof operand.__type !== 'string')) {
+        walkFieldValue(field, operand, options, depth + 1);
+      }
+    }
+  }
+}
+
+function checkSubquery(op: string, operand: unknown, options: WhereValidationOptions, depth: number) {
+  if (!isPlainObject(operand) || typeof operand.className !== 'string') {
+    throw new InvalidQueryError(`${op} takes { className, where }.`);
+  }
+  options.checkClass?.(operand.className);
+  if (operand.where !== undefined) {
+    if (!isPlainObject(operand.where)) throw new InvalidQueryError(`${op}.where must be an object.`);
+    walkConstraints(operand.where, options, depth + 1);
+  }
+}
+
+function checkRelatedTo(value: unknown, options: WhereValidationOptions) {
+  if (!isPlainObject(value) || !isPlainObject(value.object) || typeof value.key !== 'string') {
+    throw new InvalidQueryError('$relatedTo takes { object: <Pointer>, key }.');
+  }
+  const className = value.object.className;
+  if (typeof className !== 'string') {
+    throw new InvalidQueryError('$relatedTo.object must be a Pointer with a className.');
+  }
+  options.checkClass?.(className);
+}
+
+function checkRegex(field: string, pattern: unknown) {
+  if (typeof pattern !== 'string') throw new InvalidQueryError(`$regex on '${field}' must be a string.`);
+  if (pattern.length > MAX_REGEX_LENGTH) {
+    throw new SecurityBlockedError(
+      `$regex on '${field}' is longer than ${MAX_REGEX_LENGTH} characters.`,
+      'regex_too_long',
+    );
+  }
+  if (NESTED_QUANTIFIER.test(pattern)) {
+    throw new SecurityBlockedError(
+      `$regex on '${field}' has a nested quantifier (catastrophic backtracking risk); simplify the pattern.`,
+      'regex_redos',
+    );
+  }
+}
+
+function checkRegexOptions(options: unknown) {
+  if (typeof options !== 'string' || options.length > 8 || /[^imx]/.test(options)) {
+    throw new SecurityBlockedError('$options may only combine the flags i, m and x.', 'regex_options');
+  }
+}
+
+/** Root field names a where constrains (first dotted segment), through $and/$or/$nor. */
+export function collectWhereFields(where: Where): string[] {
+  const out = new Set<string>();
+  const visit = (w: Where) => {
+    for (const [key, value] of Object.entries(w)) {
+      if (LOGICAL.has(key) && Array.isArray(value)) {
+        for (const clause of value) if (isPlainObject(clause)) visit(clause);
+      } else if (!key.startsWith('$')) {
+        out.add(key.split('.')[0]);
+      }
+    }
+  };
+  visit(where);
+  return [...out];
+}
+
+export interface FieldType {
+  type: string;
+  targetClass?: string;
+}
+
+const COMPARISON_OPS = ['$eq', '$ne', '$lt', '$lte', '$gt', '$gte'];
+const LIST_OPS = ['$in', '$nin', '$all', '$containedIn', '$containsAll'];
+
+/**
+ * Rewrites values into the shapes Parse stores: bare objectIds (or "Class$id") compared with a pointer
+ * column become Pointer objects; ISO strings compared with a Date column become Parse dates.
+ * Returns a new object; the input is left untouched.
+ */
+export function normalizeWhere(where: Where, fields: Record<string, FieldType>): Where {
+  const out: Where = {};
+  for (const [key, value] of Object.entries(where)) {
+    if (LOGICAL.has(key) && Array.isArray(value)) {
+      out[key] = value.map((clause) => (isPlainObject(clause) ? normalizeWhere(clause, fields) : clause));
+      continue;
+    }
+    const field = fields[key];
+    if (!field || (field.type !== 'Pointer' && field.type !== 'Date')) {
+      out[key] = value;
+      continue;
+    }
+    const convert = (v: unknown) => normalizeValue(key, v, field);
+    if (isPlainObject(value) && typeof value.__type !== 'string' && Object.keys(value).some((k) => k.startsWith('$'))) {
+      const ops: Where = {};
+      for (const [op, operand] of Object.entries(value)) {
+        if (COMPARISON_OPS.includes(op)) ops[op] = convert(operand);
+        else if (LIST_OPS.includes(op) && Array.isArray(operand)) ops[op] = operand.map(convert);
+        else ops[op] = operand;
+      }
+      out[key] = ops;
+    } else {
+      out[key] = convert(value);
+    }
+  }
+  return out;
+}
+
+function normalizeValue(field: string, value: unknown, type: FieldType): unknown {
+  if (typeof value !== 'string') return value;
+  if (type.type === 'Pointer' && type.targetClass) {
+    const dollar = value.indexOf('$');
+    if (dollar > 0) {
+      const className = value.slice(0, dollar);
+      if (className !== type.targetClass) {
+        throw new AgentValidationError(
+          `'${field}' points to ${type.targetClass}, but "${value}" names class ${className}.`,
+        );
+      }
+      return { __type: 'Pointer', className, objectId: value.slice(dollar + 1) };
+    }
+    return { __type: 'Pointer', className: type.targetClass, objectId: value };
+  }
+  if (type.type === 'Date') {
+    const time = Date.parse(value);
+    if (Number.isNaN(time)) {
+      throw new AgentValidationError(
+        `'${field}' is a Date field; "${value}" is not an ISO 8601 date (e.g. 2026-01-31T00:00:00Z).`,
+      );
+    }
+    return { __type: 'Date', iso: new Date(time).toISOString() };
+  }
+  return value;
+}

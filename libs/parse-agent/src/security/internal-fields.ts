@@ -1,0 +1,31 @@
+/**
+ * Credential and bookkeeping columns that no agent may read, filter on or sort by, in any class,
+ * declared or not. This floor holds under the master key too.
+ */
+export const INTERNAL_FIELDS: ReadonlySet<string> = new Set([
+  '_hashed_password',
+  '_password_history',
+  '_session_token',
+  '_sessionToken',
+  'sessionToken',
+  'session_token',
+  '_email_verify_token',
+  '_perishable_token',
+  '_perishable_token_expires_at',
+  '_email_verify_token_expires_at',
+  '_failed_login_count',
+  '_account_lockout_expires_at',
+  '_rperm',
+  '_wperm',
+  '_tombstone',
+  '_auth_data',
+  'authData',
+  '_acl',
+]);
+
+export const INTERNAL_FIELD_PREFIXES: readonly string[] = ['_auth_data_'];
+
+export function isInternalField(name: string): boolean {
+  const root = name.split('.')[0];
+  return INTERNAL_FIELDS.has(root) || INTERNAL_FIELD_PREFIXES.some((p) => root.startsWith(p));
+}

@@ -1,0 +1,28 @@
+import { isPlainObject } from './field-names';
+import { isInternalField } from './internal-fields';
+
+const CLASS_ID_STRING = /^([A-Za-z_][A-Za-z0-9_]*)\$(.+)$/;
+
+/**
+ * Scrubs a response for an agent: objects (pointers, included rows) of classes it may not see become
+ * `{ className, __redacted: true }`, "Class$id" strings naming such classes are replaced the same way
+ * whatever key holds them, ACL maps are dropped, and internal fields vanish at every depth.
+ */
+export function redact(value: unknown, isDenied: (className: string) => boolean): unknown {
+  if (Array.isArray(value)) return value.map((v) => redact(v, isDenied));
+  if (typeof value === 'string') {
+    const m = CLASS_ID_STRING.exec(value);
+    if (m && isDenied(m[1])) return { className: m[1], __redacted: true };
+    return value;
+  }
+  if (!isPlainObject(value)) return value;
+  if (typeof value.className === 'string' && isDenied(value.className)) {
+    return { className: value.className, __redacted: true };
+  }
+  const out: Record<string, unknown> = {};
+  for (const [key, v] of Object.entries(value)) {
+    if (key === 'ACL' || isInternalField(key)) continue;
+    out[key] = redact(v, isDenied);
+  }
+  return out;
+}

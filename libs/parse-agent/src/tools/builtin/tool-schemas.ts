@@ -1,0 +1,31 @@
+/** JSON Schema fragments shared by the built-in tools' argument schemas. */
+export const CLASS_NAME_ARG = {
+  type: 'string',
+  description: 'Parse class name, e.g. "Order" or "_User".',
+};
+
+export const WHERE_ARG = {
+  type: 'object',
+  description:
+    'Parse query constraints, e.g. {"status": "paid", "total": {"$gte": 100}}. Pointers accept a bare objectId; dates accept ISO 8601 strings.',
+};
+
+export const KEYS_ARG = {
+  type: 'array',
+  items: { type: 'string' },
+  description: 'Fields to return (dotted paths reach into included pointers).',
+};
+
+export const INCLUDE_ARG = {
+  type: 'array',
+  items: { type: 'string' },
+  description: 'Pointer fields to expand into the referenced objects.',
+};
+
+export const APPLY_CANONICAL_FILTER_ARG = {
+  type: 'boolean',
+  description:
+    "Set false to skip the class's canonical filter (e.g. to see soft-deleted rows) where the operator allows it. Per-agent filters and tenant scope always apply.",
+};
+
+export const OBJECT_ID_ARG = { type: 'string', description: 'The objectId.' };

@@ -1,0 +1,132 @@
+import Ajv, { type ValidateFunction } from 'ajv';
+import { Subject, type Observable } from 'rxjs';
+import { isPermissionLevel } from '../core/constants';
+import { ParseAgentConfigError } from '../core/errors';
+import type { ToolDefinition, ToolRegistration } from './tool-definition';
+
+const TOOL_NAME = /^[a-z][a-z0-9_]{0,63}$/;
+const EMPTY_OBJECT_SCHEMA = { type: 'object', properties: {} };
+
+/**
+ * Built-in and application tools. Argument schemas are compiled once per tool. Every change to the
+ * application's tools is announced on `changes$` (the MCP layer turns it into listChanged).
+ */
+export class ToolRegistry {
+  protected readonly builtins = new Map<string, ToolDefinition>();
+  protected readonly custom = new Map<string, ToolDefinition>();
+  protected readonly validators = new Map<string, ValidateFunction>();
+  protected readonly ajv = new Ajv({ allErrors: true, strict: false });
+  protected readonly changeSubject = new Subject<{ type: 'registered' | 'unregistered' | 'reset'; name?: string }>();
+  readonly changes$: Observable<{ type: 'registered' | 'unregistered' | 'reset'; name?: string }> =
+    this.changeSubject.asObservable();
+
+  constructor(builtins: ToolDefinition[] = []) {
+    for (const tool of builtins) this.builtins.set(tool.name, tool);
+  }
+
+  /** Adds an application tool. Names are unique; built-in names are reserved. */
+  register<TArgs = Record<string, unknown>, TResult = unknown>(registration: ToolRegistration<TArgs, TResult>): ToolDefinition {
+    const { name } = registration;
+    if (typeof name !== 'string' || !TOOL_NAME.test(name)) {
+      throw new ParseAgentConfigError(`Tool name ${JSON.stringify(name)} is invalid: use lowercase letters, digits and underscores (max 64).`);
+    }
+    if (this.builtins.has(name)) {
+      throw new ParseAgentConfigError(`'${name}' is a built-in tool; register yours under another name.`);
+    }
+    if (typeof registration.description !== 'string' || !registration.description.trim()) {
+      throw new ParseAgentConfigError(`Tool '${name}' needs a description: agents choose tools by it.`);
+    }
+    if (typeof registration.handler !== 'function') {
+      throw new ParseAgentConfigError(`Tool '${name}' needs a handler function.`);
+    }
+    if (registration.permission !== undefined && !isPermissionLevel(registration.permission)) {
+      throw new ParseAgentConfigError(`Tool '${name}': permission must be readonly, write or admin.`);
+    }
+    if (registration.category !== undefined && (typeof registration.category !== 'string' || !registration.category.trim())) {
+      throw new ParseAgentConfigError(`Tool '${name}': category must be a non-empty string.`);
+    }
+    if (registration.timeout !== undefined && !(registration.timeout > 0)) {
+      throw new ParseAgentConfigError(`Tool '${name}': timeout must be a positive number of seconds.`);
+    }
+    const definition: ToolDefinition = {
+      name,
+      description: registration.description,
+      inputSchema: registration.inputSchema ?? EMPTY_OBJECT_SCHEMA,
+      outputSchema: registration.outputSchema,
+      permission: registration.permission ?? 'readonly',
+      category: registration.category ?? 'custom',
+      timeout: registration.timeout,
+      clientSafe: registration.clientSafe,
+      handler: registration.handler as ToolDefinition['handler'],
+    };
+    try {
+      this.validators.set(name, this.ajv.compile(definition.inputSchema));
+    } catch (error) {
+      throw new ParseAgentConfigError(`Tool '${name}': inputSchema is not a valid JSON Schema (${(error as Error).message}).`);
+    }
+    const replaced = this.custom.has(name);
+    this.custom.set(name, definition);
+    if (replaced) this.validators.set(name, this.ajv.compile(definition.inputSchema));
+    this.changeSubject.next({ type: 'registered', name });
+    return definition;
+  }
+
+  unregister(name: string): boolean {
+    const removed = this.custom.delete(name);
+    if (removed) {
+      this.validators.delete(name);
+      this.changeSubject.next({ type: 'unregistered', name });
+    }
+    return removed;
+  }
+
+  /** Removes every application tool (built-ins stay). */
+  reset(): void {
+    for (const name of this.custom.keys()) this.validators.delete(name);
+    this.custom.clear();
+    this.changeSubject.next({ type: 'reset' });
+  }
+
+  get(name: string): ToolDefinition | undefined {
+    return this.custom.get(name) ?? this.builtins.get(name);
+  }
+
+  isBuiltin(name: string): boolean {
+    return this.builtins.has(name);
+  }
+
+  isRegistered(name: string): boolean {
+    return this.custom.has(name);
+  }
+
+  /** Built-ins first (in declaration order), then application tools. */
+  list(): ToolDefinition[] {
+    return [...this.builtins.values(), ...this.custom.values()];
+  }
+
+  customTools(): ToolDefinition[] {
+    return [...this.custom.values()];
+  }
+
+  /** Validates arguments against the tool's schema; returns a readable error or undefined. */
+  validate(name: string, args: unknown): string | undefined {
+    const tool = this.get(name);
+    if (!tool) return `unknown tool '${name}'`;
+    let validator = this.validators.get(name);
+    if (!validator) {
+      validator = this.ajv.compile(tool.inputSchema);
+      this.validators.set(name, validator);
+    }
+    if (validator(args)) return undefined;
+    return (validator.errors ?? [])
+      .map((e) => {
+        const path = e.instancePath ? e.instancePath.slice(1).replace(/\//g, '.') : '';
+        if (e.keyword === 'required') return `${String((e.params as { missingProperty: string }).missingProperty)} is required`;
+        if (e.keyword === 'enum') {
+          return `${path} must be one of ${((e.params as { allowedValues: unknown[] }).allowedValues ?? []).join(', ')}`;
+        }
+        return `${path || 'arguments'} ${e.message ?? 'is invalid'}`;
+      })
+      .join('; ');
+  }
+}
