@@ -16,7 +16,12 @@ export type {
 
 // Agent core
 export { ParseAgent } from './core/parse-agent';
-export type { AgentOptions, AgentServices, ExecuteOptions, ToolDefinitionsOptions } from './core/parse-agent';
+export type {
+  AgentOptions,
+  AgentServices,
+  ExecuteOptions,
+  ToolDefinitionsOptions,
+} from './core/parse-agent';
 export { AgentAccess } from './core/agent-access';
 export { AgentEvents } from './core/agent-events';
 export type { ToolCallEvent } from './core/agent-events';
@@ -55,7 +60,12 @@ export type { RateLimiter } from './core/rate-limiter';
 export { suppressSecurityBanners } from './core/security-banner';
 
 // Model decorators and metadata
-export { AgentDescription, AgentAllowCollscan, AgentVisible, ParseClass } from './metadata/decorators/parse-class.decorator';
+export {
+  AgentDescription,
+  AgentAllowCollscan,
+  AgentVisible,
+  ParseClass,
+} from './metadata/decorators/parse-class.decorator';
 export { AgentHidden } from './metadata/decorators/agent-hidden.decorator';
 export type { AgentHiddenOptions } from './metadata/decorators/agent-hidden.decorator';
 export {

@@ -13,7 +13,11 @@ import { passesListFilter, type NormalizedListFilter } from '../security/class-f
 import { isPlainObject } from '../security/field-names';
 import { isInternalField } from '../security/internal-fields';
 import { redact } from '../security/redactor';
-import { assertNoTenantSpoof, resolveTenantScope, type ResolvedTenant } from '../security/tenant-scope';
+import {
+  assertNoTenantSpoof,
+  resolveTenantScope,
+  type ResolvedTenant,
+} from '../security/tenant-scope';
 import { composeWhere } from '../security/where-composer';
 import type { AgentIdentity } from './agent-identity';
 import {
@@ -59,7 +63,9 @@ export class AgentAccess {
   ) {}
 
   get auth(): ParseAuth {
-    return this.identity.sessionToken ? { sessionToken: this.identity.sessionToken } : { masterKey: true };
+    return this.identity.sessionToken
+      ? { sessionToken: this.identity.sessionToken }
+      : { masterKey: true };
   }
 
   meta(className: string): ClassMetadata | undefined {
@@ -80,15 +86,22 @@ export class AgentAccess {
       throw new AgentValidationError('class_name is required.');
     }
     if (!CLASS_NAME_PATTERN.test(className)) {
-      throw new AgentValidationError(`'${className}' is not a valid class name (letters, digits and underscores).`);
+      throw new AgentValidationError(
+        `'${className}' is not a valid class name (letters, digits and underscores).`,
+      );
     }
     if (this.metadata.isHidden(className, this.identity.usingMasterKey)) {
-      throw new AccessDeniedError(`Class '${className}' is not accessible to this agent`, { kind: 'hidden_class' });
+      throw new AccessDeniedError(`Class '${className}' is not accessible to this agent`, {
+        kind: 'hidden_class',
+      });
     }
     if (!passesListFilter(this.classFilter, this.metadata.nameVariants(className))) {
-      throw new AccessDeniedError(`Class '${className}' is outside this agent's classes: allowlist`, {
-        kind: 'class_filter',
-      });
+      throw new AccessDeniedError(
+        `Class '${className}' is outside this agent's classes: allowlist`,
+        {
+          kind: 'class_filter',
+        },
+      );
     }
   }
 
@@ -124,7 +137,8 @@ export class AgentAccess {
   async fieldTypes(className: string): Promise<Record<string, FieldType>> {
     const schema = await this.schemas.get(className);
     const out: Record<string, FieldType> = {};
-    for (const [name, f] of Object.entries(schema?.fields ?? {})) out[name] = { type: f.type, targetClass: f.targetClass };
+    for (const [name, f] of Object.entries(schema?.fields ?? {}))
+      out[name] = { type: f.type, targetClass: f.targetClass };
     for (const [field, target] of Object.entries(this.meta(className)?.references ?? {})) {
       out[field] ??= { type: 'Pointer', targetClass: target };
     }
@@ -138,12 +152,18 @@ export class AgentAccess {
   protected denyField(className: string, field: string, where: string): never {
     const allowed = this.allowlist(className) ?? [];
     const preview = allowed.slice(0, ALLOWLIST_PREVIEW_CAP);
-    const more = allowed.length > preview.length ? ` (+${allowed.length - preview.length} more)` : '';
+    const more =
+      allowed.length > preview.length ? ` (+${allowed.length - preview.length} more)` : '';
     const storage = /^_p_(.+)$/.exec(field);
     if (storage && allowed.includes(storage[1])) {
       throw new AccessDeniedError(
         `${where} field '${field}' is Parse's storage form of '${storage[1]}'; use '${storage[1]}' instead.`,
-        { kind: 'storage_form_field_ref', deniedField: field, allowedFields: preview, suggestedRewrite: storage[1] },
+        {
+          kind: 'storage_form_field_ref',
+          deniedField: field,
+          allowedFields: preview,
+          suggestedRewrite: storage[1],
+        },
       );
     }
     throw new AccessDeniedError(
@@ -193,10 +213,12 @@ export class AgentAccess {
   /** Validates `order` ("-a,b"): allowlisted, non-internal field paths. */
   checkOrder(className: string, order: unknown): string | undefined {
     if (order === undefined || order === null || order === '') return undefined;
-    if (typeof order !== 'string') throw new AgentValidationError('order must be a string such as "-createdAt,name".');
+    if (typeof order !== 'string')
+      throw new AgentValidationError('order must be a string such as "-createdAt,name".');
     for (const raw of order.split(',')) {
       const field = raw.trim().replace(/^-/, '');
-      if (!FIELD_PATH_PATTERN.test(field)) throw new AgentValidationError(`order: '${raw.trim()}' is not a field name.`);
+      if (!FIELD_PATH_PATTERN.test(field))
+        throw new AgentValidationError(`order: '${raw.trim()}' is not a field name.`);
       this.checkField(className, field, 'order');
     }
     return order;
@@ -207,9 +229,11 @@ export class AgentAccess {
     if (!Array.isArray(value) || value.some((v) => typeof v !== 'string')) {
       throw new AgentValidationError(`${name} must be an array of field names.`);
     }
-    if (value.length > max) throw new AgentValidationError(`${name} accepts at most ${max} entries.`);
+    if (value.length > max)
+      throw new AgentValidationError(`${name} accepts at most ${max} entries.`);
     for (const v of value as string[]) {
-      if (!FIELD_PATH_PATTERN.test(v)) throw new AgentValidationError(`${name}: '${v}' is not a valid field path.`);
+      if (!FIELD_PATH_PATTERN.test(v))
+        throw new AgentValidationError(`${name}: '${v}' is not a valid field path.`);
     }
     return value.length ? [...new Set(value as string[])] : undefined;
   }
@@ -226,9 +250,12 @@ export class AgentAccess {
         const target = (await this.fieldTypes(current))[segment];
         if (!target || target.type !== 'Pointer' || !target.targetClass) break;
         if (this.metadata.isHidden(target.targetClass, this.identity.usingMasterKey)) {
-          throw new AccessDeniedError(`Pointer-include target '${target.targetClass}' is not accessible to this agent`, {
-            kind: 'hidden_class',
-          });
+          throw new AccessDeniedError(
+            `Pointer-include target '${target.targetClass}' is not accessible to this agent`,
+            {
+              kind: 'hidden_class',
+            },
+          );
         }
         if (!passesListFilter(this.classFilter, this.metadata.nameVariants(target.targetClass))) {
           throw new AccessDeniedError(
@@ -268,7 +295,8 @@ export class AgentAccess {
     const out = [...keys];
     const truncated: Record<string, string[]> = {};
     for (const path of include) {
-      if (path.includes('.') || !keys.includes(path) || keys.some((k) => k.startsWith(`${path}.`))) continue;
+      if (path.includes('.') || !keys.includes(path) || keys.some((k) => k.startsWith(`${path}.`)))
+        continue;
       const target = types[path]?.targetClass;
       if (!target) continue;
       const meta = this.meta(target);
@@ -278,7 +306,9 @@ export class AgentAccess {
       else if (meta?.fields) project = meta.fields.filter((f) => !large.includes(f));
       else if (large.length) {
         const schema = await this.schemas.get(target);
-        project = Object.keys(schema?.fields ?? {}).filter((f) => !large.includes(f) && f !== 'ACL');
+        project = Object.keys(schema?.fields ?? {}).filter(
+          (f) => !large.includes(f) && f !== 'ACL',
+        );
       }
       if (!project) continue;
       const dropped = large.filter((f) => !project.includes(f));
@@ -287,7 +317,10 @@ export class AgentAccess {
       }
       if (dropped.length) truncated[path] = dropped;
     }
-    return { keys: [...new Set(out)], truncated: Object.keys(truncated).length ? truncated : undefined };
+    return {
+      keys: [...new Set(out)],
+      truncated: Object.keys(truncated).length ? truncated : undefined,
+    };
   }
 
   /** Validates and plans a read: where, keys, include and their projections. */
@@ -301,7 +334,13 @@ export class AgentAccess {
     const include = await this.checkInclude(className, request.include);
     const baseKeys = this.effectiveKeys(className, request.keys);
     const projected = await this.projectIncludes(className, baseKeys, include);
-    return { where, keys: projected.keys, include, truncatedIncludeFields: projected.truncated, tenant };
+    return {
+      where,
+      keys: projected.keys,
+      include,
+      truncatedIncludeFields: projected.truncated,
+      tenant,
+    };
   }
 
   /**
@@ -316,7 +355,10 @@ export class AgentAccess {
   protected applyAllowlists(value: unknown, className?: string): unknown {
     if (Array.isArray(value)) return value.map((v) => this.applyAllowlists(v, className));
     if (!isPlainObject(value)) return value;
-    const own = value.__type === 'Object' && typeof value.className === 'string' ? value.className : className;
+    const own =
+      value.__type === 'Object' && typeof value.className === 'string'
+        ? value.className
+        : className;
     const allowed = own ? this.allowlist(own) : undefined;
     const out: Record<string, unknown> = {};
     for (const [key, v] of Object.entries(value)) {

@@ -27,11 +27,12 @@ export const WRITE_TOOLS = ['create_object', 'update_object'] as const;
 export const ADMIN_TOOLS = ['delete_object', 'create_class', 'delete_class'] as const;
 
 /** Tiers are cumulative: each level may use every tool of the levels below it. */
-export const PERMISSION_LEVELS: Readonly<Record<PermissionLevel, readonly string[]>> = Object.freeze({
-  readonly: [...READONLY_TOOLS],
-  write: [...READONLY_TOOLS, ...WRITE_TOOLS],
-  admin: [...READONLY_TOOLS, ...WRITE_TOOLS, ...ADMIN_TOOLS],
-});
+export const PERMISSION_LEVELS: Readonly<Record<PermissionLevel, readonly string[]>> =
+  Object.freeze({
+    readonly: [...READONLY_TOOLS],
+    write: [...READONLY_TOOLS, ...WRITE_TOOLS],
+    admin: [...READONLY_TOOLS, ...WRITE_TOOLS, ...ADMIN_TOOLS],
+  });
 
 export const PERMISSION_HIERARCHY: Readonly<Record<PermissionLevel, number>> = Object.freeze({
   readonly: 0,
@@ -44,7 +45,8 @@ export const PERMISSION_LEVEL_NAMES = Object.keys(PERMISSION_HIERARCHY) as Permi
 export const WRITE_GATED_TOOLS = ['create_object', 'update_object', 'delete_object'] as const;
 export const SCHEMA_GATED_TOOLS = ['create_class', 'delete_class'] as const;
 
-export type ToolCategory = 'discovery' | 'schema' | 'query' | 'aggregate' | 'mutation' | 'export' | 'custom';
+export type ToolCategory =
+  'discovery' | 'schema' | 'query' | 'aggregate' | 'mutation' | 'export' | 'custom';
 
 export const BUILTIN_CATEGORIES: Readonly<Record<ToolCategory, string>> = Object.freeze({
   discovery: 'Find out which tools this agent may use.',
@@ -125,7 +127,12 @@ export const MAX_CORRELATION_ID_LENGTH = 128;
 export const ALWAYS_KEEP_FIELDS = ['objectId', 'createdAt', 'updatedAt'] as const;
 
 /** Parse's own classes that agents never see unless the application unhides them. */
-export const BUILTIN_HIDDEN_CLASSES = ['_Session', '_Product', '_JobStatus', '_JobSchedule'] as const;
+export const BUILTIN_HIDDEN_CLASSES = [
+  '_Session',
+  '_Product',
+  '_JobStatus',
+  '_JobSchedule',
+] as const;
 
 /** Argument names whose values (and, for some, names) never reach events or logs. */
 export const SENSITIVE_ARGUMENT_KEYS = new Set([

@@ -12,7 +12,10 @@ export function isTruthyEnv(value: string | undefined): boolean {
   return value !== undefined && TRUTHY.test(value.trim());
 }
 
-export function gateEnabled(gate: keyof typeof ENV_GATES, env: NodeJS.ProcessEnv = process.env): boolean {
+export function gateEnabled(
+  gate: keyof typeof ENV_GATES,
+  env: NodeJS.ProcessEnv = process.env,
+): boolean {
   return isTruthyEnv(env[ENV_GATES[gate]]);
 }
 

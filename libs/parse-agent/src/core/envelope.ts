@@ -41,7 +41,9 @@ export function failureFromError(error: unknown, toolName: string): FailureEnvel
   }
   if (error instanceof ParseAgentError) {
     const message =
-      error.errorCode === 'invalid_argument' ? `Invalid arguments: ${error.message}` : error.message;
+      error.errorCode === 'invalid_argument'
+        ? `Invalid arguments: ${error.message}`
+        : error.message;
     return failure(message, error.errorCode, error.details);
   }
   return failure(`${toolName} failed: internal error`, 'internal_error');

@@ -100,7 +100,9 @@ export class RateLimitExceededError extends ParseAgentError {
 export class RecursionLimitExceededError extends ParseAgentError {
   readonly errorCode = 'recursion_limit_exceeded';
   constructor(readonly depth: number) {
-    super(`Sub-agent recursion limit reached (depth ${depth}): this agent may not create further sub-agents.`);
+    super(
+      `Sub-agent recursion limit reached (depth ${depth}): this agent may not create further sub-agents.`,
+    );
   }
 }
 

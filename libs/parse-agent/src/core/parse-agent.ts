@@ -4,7 +4,12 @@ import type { ParseRestClient } from '../data/parse-rest-client';
 import type { SchemaCache } from '../data/schema-cache';
 import type { MetadataRegistry } from '../metadata/metadata-registry';
 import type { ModelClass } from '../metadata/metadata.types';
-import { normalizeListFilter, passesListFilter, type ListFilterInput, type NormalizedListFilter } from '../security/class-filter';
+import {
+  normalizeListFilter,
+  passesListFilter,
+  type ListFilterInput,
+  type NormalizedListFilter,
+} from '../security/class-filter';
 import { validateWhere, type Where } from '../security/constraint-translator';
 import { isPlainObject } from '../security/field-names';
 import type { ToolContext, ProgressUpdate } from '../tools/tool-context';
@@ -131,10 +136,14 @@ export class ParseAgent implements AgentIdentity {
     const parent = options.parent;
     const permissions = options.permissions ?? 'readonly';
     if (!isPermissionLevel(permissions)) {
-      throw new ParseAgentConfigError(`permissions must be one of readonly, write, admin (got ${JSON.stringify(permissions)}).`);
+      throw new ParseAgentConfigError(
+        `permissions must be one of readonly, write, admin (got ${JSON.stringify(permissions)}).`,
+      );
     }
     if (parent && PERMISSION_HIERARCHY[permissions] > PERMISSION_HIERARCHY[parent.permissions]) {
-      throw new ParseAgentConfigError(`A sub-agent cannot have more permissions (${permissions}) than its parent (${parent.permissions}).`);
+      throw new ParseAgentConfigError(
+        `A sub-agent cannot have more permissions (${permissions}) than its parent (${parent.permissions}).`,
+      );
     }
     this.permissions = permissions;
 
@@ -156,18 +165,33 @@ export class ParseAgent implements AgentIdentity {
     }
     this.sessionToken = options.sessionToken || undefined;
     this.aclRole = options.aclRole || undefined;
-    this.aclUser = typeof options.aclUser === 'object' ? options.aclUser?.objectId : options.aclUser || undefined;
+    this.aclUser =
+      typeof options.aclUser === 'object'
+        ? options.aclUser?.objectId
+        : options.aclUser || undefined;
     if (parent && identities.length === 0) {
       this.sessionToken = parent.sessionToken;
       this.aclRole = parent.aclRole;
       this.aclUser = parent.aclUser;
     }
     if (parent?.sessionToken && this.sessionToken !== parent.sessionToken) {
-      throw new ParseAgentConfigError('A sub-agent of a session-scoped agent must act for the same session.');
+      throw new ParseAgentConfigError(
+        'A sub-agent of a session-scoped agent must act for the same session.',
+      );
     }
-    this.authType = this.sessionToken ? 'session_token' : this.aclUser ? 'acl_user' : this.aclRole ? 'acl_role' : 'master_key';
+    this.authType = this.sessionToken
+      ? 'session_token'
+      : this.aclUser
+        ? 'acl_user'
+        : this.aclRole
+          ? 'acl_role'
+          : 'master_key';
 
-    if (options.tenantId !== undefined && options.tenantId !== null && typeof options.tenantId !== 'string') {
+    if (
+      options.tenantId !== undefined &&
+      options.tenantId !== null &&
+      typeof options.tenantId !== 'string'
+    ) {
       throw new ParseAgentConfigError('tenantId must be a string.');
     }
     this.tenantId = options.tenantId || parent?.tenantId || undefined;
@@ -188,8 +212,13 @@ export class ParseAgent implements AgentIdentity {
     const warn = services.warn ?? ((m: string) => process.stderr.write(`[parse-agent] ${m}\n`));
     this.toolFilter = normalizeListFilter(options.tools, 'tools', (t) => [String(t)]);
     if (this.toolFilter) {
-      const known = new Set([...services.tools.list().map((t) => t.name), ...PERMISSION_LEVELS.admin]);
-      const unknown = [...(this.toolFilter.only ?? []), ...this.toolFilter.except].filter((t) => !known.has(t));
+      const known = new Set([
+        ...services.tools.list().map((t) => t.name),
+        ...PERMISSION_LEVELS.admin,
+      ]);
+      const unknown = [...(this.toolFilter.only ?? []), ...this.toolFilter.except].filter(
+        (t) => !known.has(t),
+      );
       if (unknown.length) {
         const message = `tools filter names unknown tool(s): ${unknown.join(', ')}.`;
         if (options.strictToolFilter) throw new ParseAgentConfigError(message);
@@ -203,24 +232,43 @@ export class ParseAgent implements AgentIdentity {
       return services.metadata.nameVariants(name);
     };
     this.classFilter = normalizeListFilter(options.classes, 'classes', classNames);
-    if (parent?.classFilter) this.classFilter = intersectClassFilters(parent.classFilter, this.classFilter);
+    if (parent?.classFilter)
+      this.classFilter = intersectClassFilters(parent.classFilter, this.classFilter);
     if (this.classFilter?.only && options.strictClassFilter) {
       const registered = new Set(services.metadata.all().map((m) => m.className));
-      const unknown = [...this.classFilter.only].filter((c) => !registered.has(c) && !c.startsWith('_'));
-      if (unknown.length) throw new ParseAgentConfigError(`classes filter names unregistered class(es): ${unknown.join(', ')}.`);
+      const unknown = [...this.classFilter.only].filter(
+        (c) => !registered.has(c) && !c.startsWith('_'),
+      );
+      if (unknown.length)
+        throw new ParseAgentConfigError(
+          `classes filter names unregistered class(es): ${unknown.join(', ')}.`,
+        );
     }
 
     this.filters = Object.freeze(this.buildFilters(options.filters, parent));
-    this.rateLimiter = options.rateLimiter ?? parent?.rateLimiter ?? services.rateLimiter ?? new SlidingWindowRateLimiter();
+    this.rateLimiter =
+      options.rateLimiter ??
+      parent?.rateLimiter ??
+      services.rateLimiter ??
+      new SlidingWindowRateLimiter();
     this.correlationId = options.correlationId ?? parent?.correlationId;
 
     for (const signal of [options.signal, parent?.signal]) {
       if (!signal) continue;
       if (signal.aborted) this.controller.abort(signal.reason);
-      else signal.addEventListener('abort', () => this.controller.abort(signal.reason), { once: true });
+      else
+        signal.addEventListener('abort', () => this.controller.abort(signal.reason), {
+          once: true,
+        });
     }
 
-    this.access = new AgentAccess(this, services.metadata, services.schemas, this.classFilter, this.filters);
+    this.access = new AgentAccess(
+      this,
+      services.metadata,
+      services.schemas,
+      this.classFilter,
+      this.filters,
+    );
 
     if (this.authType === 'master_key' && !parent) {
       securityBanner(
@@ -262,16 +310,24 @@ export class ParseAgent implements AgentIdentity {
     this.correlation = value.slice(0, MAX_CORRELATION_ID_LENGTH);
   }
 
-  protected buildFilters(input: AgentOptions['filters'], parent?: ParseAgent): Record<string, Where> {
+  protected buildFilters(
+    input: AgentOptions['filters'],
+    parent?: ParseAgent,
+  ): Record<string, Where> {
     const out: Record<string, Where> = { ...(parent?.filters ?? {}) };
     if (input === undefined || input === null) return out;
-    if (!isPlainObject(input)) throw new ParseAgentConfigError('filters must be an object of { ClassName: where }.');
+    if (!isPlainObject(input))
+      throw new ParseAgentConfigError('filters must be an object of { ClassName: where }.');
     for (const [key, where] of Object.entries(input)) {
-      if (!isPlainObject(where)) throw new ParseAgentConfigError(`filters.${key} must be a where object.`);
+      if (!isPlainObject(where))
+        throw new ParseAgentConfigError(`filters.${key} must be a where object.`);
       try {
         validateWhere(where);
       } catch (error) {
-        if (error instanceof ParseAgentError) throw new ParseAgentConfigError(`filters.${key} is not a valid constraint: ${error.message}`);
+        if (error instanceof ParseAgentError)
+          throw new ParseAgentConfigError(
+            `filters.${key} is not a valid constraint: ${error.message}`,
+          );
         throw error;
       }
       out[key] = parent?.filters[key] ? { $and: [parent.filters[key], where] } : where;
@@ -295,7 +351,9 @@ export class ParseAgent implements AgentIdentity {
   }
 
   /** Definitions of the allowed tools, in MCP shape or an LLM provider's. */
-  toolDefinitions(options: ToolDefinitionsOptions = {}): Array<ToolDefinition & Record<string, unknown>> {
+  toolDefinitions(
+    options: ToolDefinitionsOptions = {},
+  ): Array<ToolDefinition & Record<string, unknown>> {
     const allowed = new Set(this.allowedTools());
     const wanted = options.category?.toLowerCase();
     const tools = this.services.tools
@@ -346,7 +404,9 @@ export class ParseAgent implements AgentIdentity {
       agent_depth: this.agentDepth,
       allowed_tools: this.allowedTools(),
       classes: describeFilter(this.classFilter),
-      filters: Object.fromEntries(Object.entries(this.filters).map(([k, w]) => [k, Object.keys(w).sort()])),
+      filters: Object.fromEntries(
+        Object.entries(this.filters).map(([k, w]) => [k, Object.keys(w).sort()]),
+      ),
     };
   }
 
@@ -388,7 +448,11 @@ export class ParseAgent implements AgentIdentity {
   }
 
   /** Runs a tool and resolves to the wire envelope; never rejects for tool failures. */
-  async execute(toolName: string, args: Record<string, unknown> = {}, options: ExecuteOptions = {}): Promise<ToolEnvelope> {
+  async execute(
+    toolName: string,
+    args: Record<string, unknown> = {},
+    options: ExecuteOptions = {},
+  ): Promise<ToolEnvelope> {
     try {
       await checkRateLimit(this.rateLimiter, this.rateLimitKey(), (error) =>
         (this.services.warn ?? ((m: string) => process.stderr.write(`[parse-agent] ${m}\n`)))(
@@ -404,7 +468,10 @@ export class ParseAgent implements AgentIdentity {
     const gate = envGateRefusal(toolName, false);
     if (gate) return failure(gate, 'access_denied');
     if (args === null || typeof args !== 'object' || Array.isArray(args)) {
-      return failureFromError(new AgentValidationError('arguments must be a JSON object.'), toolName);
+      return failureFromError(
+        new AgentValidationError('arguments must be a JSON object.'),
+        toolName,
+      );
     }
     const invalid = this.services.tools.validate(toolName, args);
     if (invalid) return failureFromError(new AgentValidationError(invalid), toolName);
@@ -415,7 +482,10 @@ export class ParseAgent implements AgentIdentity {
     const started = Date.now();
     const seconds = timeoutFor(toolName, tool!.timeout);
     const timeout = new AbortController();
-    const timer = setTimeout(() => timeout.abort(new ToolTimeoutError(toolName, seconds)), seconds * 1000);
+    const timer = setTimeout(
+      () => timeout.abort(new ToolTimeoutError(toolName, seconds)),
+      seconds * 1000,
+    );
     const signal = AbortSignal.any([...signals, timeout.signal]);
     const context: ToolContext = {
       agent: this,
@@ -432,7 +502,10 @@ export class ParseAgent implements AgentIdentity {
       if (signal.aborted) throw abortError([...signals, timeout.signal]);
       envelope = success(data);
     } catch (error) {
-      const cause = signal.aborted && !(error instanceof ParseAgentError) ? abortError([...signals, timeout.signal]) : error;
+      const cause =
+        signal.aborted && !(error instanceof ParseAgentError)
+          ? abortError([...signals, timeout.signal])
+          : error;
       if (!(cause instanceof ParseAgentError)) {
         (this.services.warn ?? ((m: string) => process.stderr.write(`[parse-agent] ${m}\n`)))(
           `${toolName} failed: ${(cause as Error)?.stack ?? String(cause)}`,
@@ -448,20 +521,38 @@ export class ParseAgent implements AgentIdentity {
   }
 
   protected rateLimitKey(): string {
-    return this.sessionToken ? `session:${this.sessionToken.slice(-12)}` : `${this.authType}:${this.aclUser ?? this.aclRole ?? 'master'}`;
+    return this.sessionToken
+      ? `session:${this.sessionToken.slice(-12)}`
+      : `${this.authType}:${this.aclUser ?? this.aclRole ?? 'master'}`;
   }
 
-  protected refusal(toolName: string, tool: ToolDefinition | undefined): ParseAgentError | undefined {
+  protected refusal(
+    toolName: string,
+    tool: ToolDefinition | undefined,
+  ): ParseAgentError | undefined {
     if (tool && this.allowedTools().includes(toolName)) return undefined;
-    const tierPermits = tool ? PERMISSION_HIERARCHY[tool.permission] <= PERMISSION_HIERARCHY[this.permissions] : false;
+    const tierPermits = tool
+      ? PERMISSION_HIERARCHY[tool.permission] <= PERMISSION_HIERARCHY[this.permissions]
+      : false;
     if (tool && tierPermits) {
-      return new ToolFilteredError(`Tool '${toolName}' is not enabled for this agent instance (excluded by the configured tools: filter).`);
+      return new ToolFilteredError(
+        `Tool '${toolName}' is not enabled for this agent instance (excluded by the configured tools: filter).`,
+      );
     }
-    const required = tool?.permission ?? (PERMISSION_LEVELS.admin.includes(toolName) ? tierOf(toolName) : 'unknown');
-    return new PermissionDeniedError(`Permission denied: '${toolName}' requires ${required} permissions. Current level: ${this.permissions}`);
+    const required =
+      tool?.permission ??
+      (PERMISSION_LEVELS.admin.includes(toolName) ? tierOf(toolName) : 'unknown');
+    return new PermissionDeniedError(
+      `Permission denied: '${toolName}' requires ${required} permissions. Current level: ${this.permissions}`,
+    );
   }
 
-  protected emitEvent(toolName: string, args: Record<string, unknown>, envelope: ToolEnvelope, durationMs: number): void {
+  protected emitEvent(
+    toolName: string,
+    args: Record<string, unknown>,
+    envelope: ToolEnvelope,
+    durationMs: number,
+  ): void {
     const event: ToolCallEvent = {
       tool: toolName,
       args_keys: Object.keys(args).filter((k) => !SENSITIVE_ARGUMENT_KEYS.has(k)),
@@ -485,7 +576,9 @@ export class ParseAgent implements AgentIdentity {
     if (methods.only) event.methods_only = methods.only;
     if (methods.except?.length) event.methods_except = methods.except;
     if (Object.keys(this.filters).length) {
-      event.filters = Object.fromEntries(Object.entries(this.filters).map(([k, w]) => [k, fieldNames(w)]));
+      event.filters = Object.fromEntries(
+        Object.entries(this.filters).map(([k, w]) => [k, fieldNames(w)]),
+      );
     }
     if (this.tenantId) event.tenant_scoped = true;
     if (envelope.success) {
@@ -509,7 +602,10 @@ function tierOf(toolName: string): PermissionLevel {
 
 function describeFilter(filter?: NormalizedListFilter): { only?: string[]; except?: string[] } {
   if (!filter) return {};
-  return { only: filter.only ? [...filter.only].sort() : undefined, except: [...filter.except].sort() };
+  return {
+    only: filter.only ? [...filter.only].sort() : undefined,
+    except: [...filter.except].sort(),
+  };
 }
 
 /** Field names a filter constrains, never their values (for audit events). */
@@ -527,12 +623,18 @@ function fieldNames(where: Where): string[] {
   return [...out].sort();
 }
 
-function intersectClassFilters(parent: NormalizedListFilter, child?: NormalizedListFilter): NormalizedListFilter {
+function intersectClassFilters(
+  parent: NormalizedListFilter,
+  child?: NormalizedListFilter,
+): NormalizedListFilter {
   const except = new Set([...parent.except, ...(child?.except ?? [])]);
   let only = parent.only;
   if (child?.only) {
     only = parent.only ? new Set([...child.only].filter((c) => parent.only!.has(c))) : child.only;
-    if (!only.size) throw new ParseAgentConfigError('The sub-agent classes filter shares no class with its parent’s.');
+    if (!only.size)
+      throw new ParseAgentConfigError(
+        'The sub-agent classes filter shares no class with its parent’s.',
+      );
   }
   return { only, except };
 }

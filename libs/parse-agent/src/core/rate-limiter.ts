@@ -23,7 +23,8 @@ export class SlidingWindowRateLimiter implements RateLimiter {
     if (!Number.isInteger(limit) || limit < 1) {
       throw new RangeError(`rate limit must be a positive integer, got ${String(limit)}`);
     }
-    if (!(window > 0)) throw new RangeError(`rate window must be positive seconds, got ${String(window)}`);
+    if (!(window > 0))
+      throw new RangeError(`rate window must be positive seconds, got ${String(window)}`);
   }
 
   check(): void {
@@ -93,6 +94,7 @@ export class KeyedSlidingWindowRateLimiter implements RateLimiter {
   }
 
   protected prune(): void {
-    for (const [key, limiter] of this.windows) if (limiter.remaining() === this.limit) this.windows.delete(key);
+    for (const [key, limiter] of this.windows)
+      if (limiter.remaining() === this.limit) this.windows.delete(key);
   }
 }

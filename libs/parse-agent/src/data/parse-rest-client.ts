@@ -21,7 +21,10 @@ export interface FindOptions {
 
 export interface ParseSchema {
   className: string;
-  fields: Record<string, { type: string; targetClass?: string; required?: boolean; defaultValue?: unknown }>;
+  fields: Record<
+    string,
+    { type: string; targetClass?: string; required?: boolean; defaultValue?: unknown }
+  >;
   classLevelPermissions?: Record<string, unknown>;
   indexes?: Record<string, Record<string, unknown>>;
 }
@@ -83,14 +86,20 @@ export class ParseRestClient {
       text = await response.text();
     } catch (error) {
       if (signal?.aborted) throw abortReason(signal);
-      throw new ParseRequestError(`Parse error: reading the response failed (${(error as Error).message}).`);
+      throw new ParseRequestError(
+        `Parse error: reading the response failed (${(error as Error).message}).`,
+      );
     }
     let json: Record<string, unknown> = {};
     if (text) {
       try {
         json = JSON.parse(text) as Record<string, unknown>;
       } catch {
-        throw new ParseRequestError(`Parse error: Parse Server answered ${response.status} with a non-JSON body.`, undefined, response.status);
+        throw new ParseRequestError(
+          `Parse error: Parse Server answered ${response.status} with a non-JSON body.`,
+          undefined,
+          response.status,
+        );
       }
     }
     if (!response.ok) {
@@ -103,14 +112,25 @@ export class ParseRestClient {
     return json as T;
   }
 
-  async find(className: string, query: FindOptions, auth: ParseAuth, signal?: AbortSignal): Promise<ParseRow[]> {
+  async find(
+    className: string,
+    query: FindOptions,
+    auth: ParseAuth,
+    signal?: AbortSignal,
+  ): Promise<ParseRow[]> {
     const body: Record<string, unknown> = { where: query.where ?? {} };
     if (query.keys?.length) body.keys = query.keys.join(',');
     if (query.include?.length) body.include = query.include.join(',');
     if (query.order) body.order = query.order;
     if (query.limit !== undefined) body.limit = query.limit;
     if (query.skip) body.skip = query.skip;
-    const res = await this.request<{ results: ParseRow[] }>('GET', `/classes/${encodeURIComponent(className)}`, body, auth, signal);
+    const res = await this.request<{ results: ParseRow[] }>(
+      'GET',
+      `/classes/${encodeURIComponent(className)}`,
+      body,
+      auth,
+      signal,
+    );
     return res.results ?? [];
   }
 
@@ -118,7 +138,12 @@ export class ParseRestClient {
    * An exact count. An unconstrained count on PostgreSQL is answered from the planner's estimate,
    * so an always-true constraint is added when the where is empty.
    */
-  async count(className: string, where: Record<string, unknown>, auth: ParseAuth, signal?: AbortSignal): Promise<number> {
+  async count(
+    className: string,
+    where: Record<string, unknown>,
+    auth: ParseAuth,
+    signal?: AbortSignal,
+  ): Promise<number> {
     const effective = Object.keys(where).length ? where : { objectId: { $exists: true } };
     const res = await this.request<{ count: number }>(
       'GET',
@@ -151,12 +176,24 @@ export class ParseRestClient {
 
   /** Schemas need the master key; callers decide what of them an agent may see. */
   async schemas(signal?: AbortSignal): Promise<ParseSchema[]> {
-    const res = await this.request<{ results: ParseSchema[] }>('GET', '/schemas', undefined, { masterKey: true }, signal);
+    const res = await this.request<{ results: ParseSchema[] }>(
+      'GET',
+      '/schemas',
+      undefined,
+      { masterKey: true },
+      signal,
+    );
     return res.results ?? [];
   }
 
   async health(signal?: AbortSignal): Promise<boolean> {
-    const res = await this.request<{ status?: string }>('GET', '/health', undefined, { masterKey: true }, signal);
+    const res = await this.request<{ status?: string }>(
+      'GET',
+      '/health',
+      undefined,
+      { masterKey: true },
+      signal,
+    );
     return res.status === 'ok';
   }
 }

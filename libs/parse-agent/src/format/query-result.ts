@@ -61,7 +61,10 @@ export function formatQueryResult(input: QueryResultInput): Record<string, unkno
   if (includeFields) data.truncated_include_fields = includeFields;
   if (hasMore && input.nextCall) {
     data.next_call = truncated
-      ? { ...input.nextCall, arguments: { ...input.nextCall.arguments, skip: skip + MAX_RESULTS_DISPLAY } }
+      ? {
+          ...input.nextCall,
+          arguments: { ...input.nextCall.arguments, skip: skip + MAX_RESULTS_DISPLAY },
+        }
       : input.nextCall;
   }
   data.results = results.slice(0, MAX_RESULTS_DISPLAY).map(simplifyRow);

@@ -35,7 +35,9 @@ export class MetadataRegistry {
   register(...models: ModelClass[]): this {
     for (const model of models) {
       if (typeof model !== 'function') {
-        throw new ParseAgentConfigError(`Cannot register ${String(model)} as a model: pass the decorated class itself.`);
+        throw new ParseAgentConfigError(
+          `Cannot register ${String(model)} as a model: pass the decorated class itself.`,
+        );
       }
       if (this.byModel.has(model)) continue;
       const meta = this.compile(model);
@@ -128,7 +130,9 @@ export class MetadataRegistry {
     const visible = this.all().filter((m) => m.visible);
     const candidates = visible.length
       ? visible
-      : this.all().filter((m) => !m.className.startsWith('_') || ['_User', '_Role'].includes(m.className));
+      : this.all().filter(
+          (m) => !m.className.startsWith('_') || ['_User', '_Role'].includes(m.className),
+        );
     const edges = new Map<string, RelationEdge>();
     for (const meta of candidates) {
       for (const rel of meta.relations) {
@@ -136,9 +140,19 @@ export class MetadataRegistry {
         const field = rel.field ?? meta.propertyToWire[rel.property] ?? rel.property;
         let edge: RelationEdge | undefined;
         if (rel.kind === 'belongsTo') {
-          edge = { from: target, to: meta.className, via: `${meta.className}.${field}`, cardinality: '1:N' };
+          edge = {
+            from: target,
+            to: meta.className,
+            via: `${meta.className}.${field}`,
+            cardinality: '1:N',
+          };
         } else if (rel.through === 'relation') {
-          edge = { from: meta.className, to: target, via: `${meta.className}.${field}`, cardinality: 'N:M' };
+          edge = {
+            from: meta.className,
+            to: target,
+            via: `${meta.className}.${field}`,
+            cardinality: 'N:M',
+          };
         }
         if (edge) edges.set(`${edge.from}|${edge.to}|${edge.via}`, edge);
       }

@@ -19,7 +19,10 @@ export interface MongoConnectionConfig {
 }
 
 /** Defaults applied to every agent ParseAgentFactory creates (per-call options win). */
-export type AgentDefaults = Omit<AgentOptions, 'parent' | 'signal' | 'sessionToken' | 'aclUser' | 'aclRole'>;
+export type AgentDefaults = Omit<
+  AgentOptions,
+  'parent' | 'signal' | 'sessionToken' | 'aclUser' | 'aclRole'
+>;
 
 export interface ParseAgentModuleOptions {
   parse: ParseConnectionConfig;

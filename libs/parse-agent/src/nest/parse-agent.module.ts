@@ -23,7 +23,9 @@ export class ParseAgentModule {
 
   static forFeature(models: ModelClass[]): DynamicModule {
     if (!Array.isArray(models) || models.some((m) => typeof m !== 'function')) {
-      throw new ParseAgentConfigError('ParseAgentModule.forFeature expects an array of decorated model classes.');
+      throw new ParseAgentConfigError(
+        'ParseAgentModule.forFeature expects an array of decorated model classes.',
+      );
     }
     const token = `PARSE_AGENT_FEATURE_${++featureCount}`;
     return {

@@ -42,7 +42,8 @@ export const parseAgentProviders: Provider[] = [
   },
   {
     provide: ParseRestClient,
-    useFactory: (options: ParseAgentModuleOptions) => new ParseRestClient(validateModuleOptions(options).parse),
+    useFactory: (options: ParseAgentModuleOptions) =>
+      new ParseRestClient(validateModuleOptions(options).parse),
     inject: [PARSE_AGENT_MODULE_OPTIONS],
   },
   {
@@ -63,6 +64,13 @@ export const parseAgentProviders: Provider[] = [
       rateLimiter,
       directMongo: false,
     }),
-    inject: [PARSE_AGENT_MODULE_OPTIONS, MetadataRegistry, ToolRegistry, AgentEvents, PARSE_AGENT_RATE_LIMITER, ParseRestClient],
+    inject: [
+      PARSE_AGENT_MODULE_OPTIONS,
+      MetadataRegistry,
+      ToolRegistry,
+      AgentEvents,
+      PARSE_AGENT_RATE_LIMITER,
+      ParseRestClient,
+    ],
   },
 ];

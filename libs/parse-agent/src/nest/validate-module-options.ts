@@ -3,35 +3,48 @@ import { isPlainObject } from '../security/field-names';
 import type { ParseAgentModuleOptions } from './parse-agent-options.interface';
 
 /** Fails the boot with one message naming the setting to fix. */
-export function validateModuleOptions(options: ParseAgentModuleOptions | undefined): ParseAgentModuleOptions {
+export function validateModuleOptions(
+  options: ParseAgentModuleOptions | undefined,
+): ParseAgentModuleOptions {
   const fail = (problem: string): never => {
     throw new ParseAgentConfigError(`ParseAgentModule.forRoot: ${problem}`);
   };
-  if (!isPlainObject(options)) return fail('options are required, e.g. forRoot({ parse: { serverURL, appId, masterKey } }).');
+  if (!isPlainObject(options))
+    return fail('options are required, e.g. forRoot({ parse: { serverURL, appId, masterKey } }).');
   const parse = options.parse;
   if (!isPlainObject(parse)) return fail('`parse` is required: { serverURL, appId, masterKey }.');
   for (const key of ['serverURL', 'appId', 'masterKey'] as const) {
-    if (typeof parse[key] !== 'string' || !parse[key]) fail(`parse.${key} is required (a non-empty string).`);
+    if (typeof parse[key] !== 'string' || !parse[key])
+      fail(`parse.${key} is required (a non-empty string).`);
   }
   let url: URL | undefined;
   try {
     url = new URL(parse.serverURL);
   } catch {
-    fail(`parse.serverURL "${parse.serverURL}" is not a valid URL (e.g. http://localhost:1337/parse).`);
+    fail(
+      `parse.serverURL "${parse.serverURL}" is not a valid URL (e.g. http://localhost:1337/parse).`,
+    );
   }
-  if (url && url.protocol !== 'http:' && url.protocol !== 'https:') fail('parse.serverURL must use http or https.');
-  if (options.mongo !== undefined) {
-    if (!isPlainObject(options.mongo) || (!options.mongo.uri && !options.mongo.client)) {
+  if (url && url.protocol !== 'http:' && url.protocol !== 'https:')
+    fail('parse.serverURL must use http or https.');
+  const mongo = options.mongo;
+  if (mongo !== undefined) {
+    if (!isPlainObject(mongo) || (!mongo.uri && !mongo.client))
       fail('mongo needs a uri or a client.');
-    }
-    if (options.mongo.uri && !/^mongodb(\+srv)?:\/\//.test(options.mongo.uri)) {
+    if (typeof mongo.uri === 'string' && !/^mongodb(\+srv)?:\/\//.test(mongo.uri)) {
       fail('mongo.uri must start with mongodb:// or mongodb+srv://.');
     }
   }
-  if (options.models !== undefined && (!Array.isArray(options.models) || options.models.some((m) => typeof m !== 'function'))) {
+  if (
+    options.models !== undefined &&
+    (!Array.isArray(options.models) || options.models.some((m) => typeof m !== 'function'))
+  ) {
     fail('models must be an array of decorated model classes.');
   }
-  if (options.rateLimiter !== undefined && typeof (options.rateLimiter as { check?: unknown })?.check !== 'function') {
+  if (
+    options.rateLimiter !== undefined &&
+    typeof (options.rateLimiter as { check?: unknown })?.check !== 'function'
+  ) {
     fail('rateLimiter must have a check(key) method.');
   }
   if (options.schemaCacheTtlMs !== undefined && !(options.schemaCacheTtlMs >= 0)) {

@@ -27,12 +27,16 @@ export function normalizeListFilter<T>(
   } else if (typeof input === 'object') {
     const extra = Object.keys(input).filter((k) => k !== 'only' && k !== 'except');
     if (extra.length) {
-      throw new ParseAgentConfigError(`${name}: unknown key(s) ${extra.join(', ')}; use { only: [...] } and/or { except: [...] }.`);
+      throw new ParseAgentConfigError(
+        `${name}: unknown key(s) ${extra.join(', ')}; use { only: [...] } and/or { except: [...] }.`,
+      );
     }
     only = input.only;
     except = input.except;
-    if (only !== undefined && !Array.isArray(only)) throw new ParseAgentConfigError(`${name}.only must be an array.`);
-    if (except !== undefined && !Array.isArray(except)) throw new ParseAgentConfigError(`${name}.except must be an array.`);
+    if (only !== undefined && !Array.isArray(only))
+      throw new ParseAgentConfigError(`${name}.only must be an array.`);
+    if (except !== undefined && !Array.isArray(except))
+      throw new ParseAgentConfigError(`${name}.except must be an array.`);
   } else {
     throw new ParseAgentConfigError(`${name} must be an array or { only, except }.`);
   }
@@ -42,7 +46,10 @@ export function normalizeListFilter<T>(
   };
 }
 
-export function passesListFilter(filter: NormalizedListFilter | undefined, names: string[]): boolean {
+export function passesListFilter(
+  filter: NormalizedListFilter | undefined,
+  names: string[],
+): boolean {
   if (!filter) return true;
   if (names.some((n) => filter.except.has(n))) return false;
   if (filter.only && !names.some((n) => filter.only!.has(n))) return false;

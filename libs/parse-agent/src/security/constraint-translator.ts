@@ -7,11 +7,42 @@ export type Where = Record<string, unknown>;
 
 /** Operators an agent may use in `where`. Anything else starting with `$` is refused. */
 export const ALLOWED_OPERATORS: ReadonlySet<string> = new Set([
-  '$lt', '$lte', '$gt', '$gte', '$ne', '$eq', '$in', '$nin', '$all', '$exists', '$regex', '$options',
-  '$text', '$search', '$near', '$nearSphere', '$geoWithin', '$geoIntersects', '$centerSphere', '$box',
-  '$polygon', '$geometry', '$maxDistance', '$maxDistanceInMiles', '$maxDistanceInKilometers',
-  '$maxDistanceInRadians', '$relatedTo', '$inQuery', '$notInQuery', '$containedIn', '$containsAll',
-  '$select', '$dontSelect', '$or', '$and', '$nor',
+  '$lt',
+  '$lte',
+  '$gt',
+  '$gte',
+  '$ne',
+  '$eq',
+  '$in',
+  '$nin',
+  '$all',
+  '$exists',
+  '$regex',
+  '$options',
+  '$text',
+  '$search',
+  '$near',
+  '$nearSphere',
+  '$geoWithin',
+  '$geoIntersects',
+  '$centerSphere',
+  '$box',
+  '$polygon',
+  '$geometry',
+  '$maxDistance',
+  '$maxDistanceInMiles',
+  '$maxDistanceInKilometers',
+  '$maxDistanceInRadians',
+  '$relatedTo',
+  '$inQuery',
+  '$notInQuery',
+  '$containedIn',
+  '$containsAll',
+  '$select',
+  '$dontSelect',
+  '$or',
+  '$and',
+  '$nor',
 ]);
 
 /** Operators that run code on the database: refused outright. */
@@ -26,7 +57,13 @@ const LOGICAL = new Set(['$and', '$or', '$nor']);
 const CROSS_CLASS_QUERY = new Set(['$inQuery', '$notInQuery']);
 const CROSS_CLASS_SELECT = new Set(['$select', '$dontSelect']);
 /** Operators whose values are search/geo option objects, not further constraints. */
-const OPAQUE_VALUE_OPERATORS = new Set(['$text', '$geoWithin', '$geoIntersects', '$nearSphere', '$near']);
+const OPAQUE_VALUE_OPERATORS = new Set([
+  '$text',
+  '$geoWithin',
+  '$geoIntersects',
+  '$nearSphere',
+  '$near',
+]);
 const NESTED_QUANTIFIER = /\([^)]*[+*][^)]*\)[+*?]/;
 
 export interface WhereValidationOptions {
@@ -61,7 +98,9 @@ function refuseOperator(op: string): never {
 
 function checkDepth(depth: number): void {
   if (depth > MAX_QUERY_DEPTH) {
-    throw new InvalidQueryError(`where is nested too deeply (more than ${MAX_QUERY_DEPTH} levels).`);
+    throw new InvalidQueryError(
+      `where is nested too deeply (more than ${MAX_QUERY_DEPTH} levels).`,
+    );
   }
 }
 
@@ -91,7 +130,12 @@ function walkConstraints(where: Where, options: WhereValidationOptions, depth: n
   }
 }
 
-function walkFieldValue(field: string, value: unknown, options: WhereValidationOptions, depth: number) {
+function walkFieldValue(
+  field: string,
+  value: unknown,
+  options: WhereValidationOptions,
+  depth: number,
+) {
   checkDepth(depth);
   if (!isPlainObject(value) || typeof value.__type === 'string') return; // equality / typed value
   for (const [op, operand] of Object.entries(value)) {
@@ -101,28 +145,44 @@ function walkFieldValue(field: string, value: unknown, options: WhereValidationO
     else if (op === '$options') checkRegexOptions(operand);
     else if (CROSS_CLASS_QUERY.has(op)) checkSubquery(op, operand, options, depth);
     else if (CROSS_CLASS_SELECT.has(op)) {
-      if (!isPlainObject(operand) || !isPlainObject(operand.query) || typeof operand.key !== 'string') {
+      if (
+        !isPlainObject(operand) ||
+        !isPlainObject(operand.query) ||
+        typeof operand.key !== 'string'
+      ) {
         throw new InvalidQueryError(`${op} takes { query: { className, where }, key }.`);
       }
       if (isInternalField(operand.key)) {
-        throw new SecurityBlockedError(`${op} may not select internal field '${operand.key}'.`, 'denied_internal_field');
+        throw new SecurityBlockedError(
+          `${op} may not select internal field '${operand.key}'.`,
+          'denied_internal_field',
+        );
       }
       checkSubquery(op, operand.query, options, depth);
     } else if (op === '$not' || (isPlainObject(operand) && !OPAQUE_VALUE_OPERATORS.has(op))) {
-      if (isPlainObject(operand) && Object.keys(operand).some((k) => k.startsWith('$') && typeof operand.__type !== 'string')) {
+      if (
+        isPlainObject(operand) &&
+        Object.keys(operand).some((k) => k.startsWith('$') && typeof operand.__type !== 'string')
+      ) {
         walkFieldValue(field, operand, options, depth + 1);
       }
     }
   }
 }
 
-function checkSubquery(op: string, operand: unknown, options: WhereValidationOptions, depth: number) {
+function checkSubquery(
+  op: string,
+  operand: unknown,
+  options: WhereValidationOptions,
+  depth: number,
+) {
   if (!isPlainObject(operand) || typeof operand.className !== 'string') {
     throw new InvalidQueryError(`${op} takes { className, where }.`);
   }
   options.checkClass?.(operand.className);
   if (operand.where !== undefined) {
-    if (!isPlainObject(operand.where)) throw new InvalidQueryError(`${op}.where must be an object.`);
+    if (!isPlainObject(operand.where))
+      throw new InvalidQueryError(`${op}.where must be an object.`);
     walkConstraints(operand.where, options, depth + 1);
   }
 }
@@ -139,7 +199,8 @@ function checkRelatedTo(value: unknown, options: WhereValidationOptions) {
 }
 
 function checkRegex(field: string, pattern: unknown) {
-  if (typeof pattern !== 'string') throw new InvalidQueryError(`$regex on '${field}' must be a string.`);
+  if (typeof pattern !== 'string')
+    throw new InvalidQueryError(`$regex on '${field}' must be a string.`);
   if (pattern.length > MAX_REGEX_LENGTH) {
     throw new SecurityBlockedError(
       `$regex on '${field}' is longer than ${MAX_REGEX_LENGTH} characters.`,
@@ -156,7 +217,10 @@ function checkRegex(field: string, pattern: unknown) {
 
 function checkRegexOptions(options: unknown) {
   if (typeof options !== 'string' || options.length > 8 || /[^imx]/.test(options)) {
-    throw new SecurityBlockedError('$options may only combine the flags i, m and x.', 'regex_options');
+    throw new SecurityBlockedError(
+      '$options may only combine the flags i, m and x.',
+      'regex_options',
+    );
   }
 }
 
@@ -193,7 +257,9 @@ export function normalizeWhere(where: Where, fields: Record<string, FieldType>):
   const out: Where = {};
   for (const [key, value] of Object.entries(where)) {
     if (LOGICAL.has(key) && Array.isArray(value)) {
-      out[key] = value.map((clause) => (isPlainObject(clause) ? normalizeWhere(clause, fields) : clause));
+      out[key] = value.map((clause) =>
+        isPlainObject(clause) ? normalizeWhere(clause, fields) : clause,
+      );
       continue;
     }
     const field = fields[key];
@@ -202,7 +268,11 @@ export function normalizeWhere(where: Where, fields: Record<string, FieldType>):
       continue;
     }
     const convert = (v: unknown) => normalizeValue(key, v, field);
-    if (isPlainObject(value) && typeof value.__type !== 'string' && Object.keys(value).some((k) => k.startsWith('$'))) {
+    if (
+      isPlainObject(value) &&
+      typeof value.__type !== 'string' &&
+      Object.keys(value).some((k) => k.startsWith('$'))
+    ) {
       const ops: Where = {};
       for (const [op, operand] of Object.entries(value)) {
         if (COMPARISON_OPS.includes(op)) ops[op] = convert(operand);

@@ -8,6 +8,18 @@ export interface ResolvedTenant {
   value: string | number;
 }
 
+/** A bypass predicate that throws never widens access. */
+function bypasses(
+  predicate: ((agent: TenantScopeSubject) => boolean) | undefined,
+  agent: TenantScopeSubject,
+): boolean {
+  try {
+    return predicate?.(agent) === true;
+  } catch {
+    return false;
+  }
+}
+
 /**
  * The tenant binding for this class and agent: none when the class has no scope or the agent may
  * bypass it; a refusal when the class needs one and the agent has none (fail closed).
@@ -18,13 +30,7 @@ export function resolveTenantScope(
 ): ResolvedTenant | undefined {
   const scope = meta?.tenantScope;
   if (!scope) return undefined;
-  let bypass = false;
-  try {
-    bypass = scope.bypass?.(agent) === true;
-  } catch {
-    bypass = false; // a predicate that throws never widens access
-  }
-  if (bypass) return undefined;
+  if (bypasses(scope.bypass, agent)) return undefined;
   const value = scope.from(agent);
   if (value === undefined || value === null || value === '') {
     throw new AccessDeniedError(

@@ -15,9 +15,13 @@ const isEmpty = (w?: Where) => !w || Object.keys(w).length === 0;
  * `$and`, so an auditor can read each layer at its position. A single layer is returned as is.
  */
 export function composeWhere(layers: WhereLayers): Where {
-  const parts = [layers.caller, layers.canonical, layers.perClass, layers.defaultFilter, layers.tenant].filter(
-    (w): w is Where => !isEmpty(w),
-  );
+  const parts = [
+    layers.caller,
+    layers.canonical,
+    layers.perClass,
+    layers.defaultFilter,
+    layers.tenant,
+  ].filter((w): w is Where => !isEmpty(w));
   if (parts.length === 0) return {};
   if (parts.length === 1) return parts[0];
   return { $and: parts };

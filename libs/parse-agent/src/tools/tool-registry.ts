@@ -16,7 +16,10 @@ export class ToolRegistry {
   protected readonly custom = new Map<string, ToolDefinition>();
   protected readonly validators = new Map<string, ValidateFunction>();
   protected readonly ajv = new Ajv({ allErrors: true, strict: false });
-  protected readonly changeSubject = new Subject<{ type: 'registered' | 'unregistered' | 'reset'; name?: string }>();
+  protected readonly changeSubject = new Subject<{
+    type: 'registered' | 'unregistered' | 'reset';
+    name?: string;
+  }>();
   readonly changes$: Observable<{ type: 'registered' | 'unregistered' | 'reset'; name?: string }> =
     this.changeSubject.asObservable();
 
@@ -25,28 +28,43 @@ export class ToolRegistry {
   }
 
   /** Adds an application tool. Names are unique; built-in names are reserved. */
-  register<TArgs = Record<string, unknown>, TResult = unknown>(registration: ToolRegistration<TArgs, TResult>): ToolDefinition {
+  register<TArgs = Record<string, unknown>, TResult = unknown>(
+    registration: ToolRegistration<TArgs, TResult>,
+  ): ToolDefinition {
     const { name } = registration;
     if (typeof name !== 'string' || !TOOL_NAME.test(name)) {
-      throw new ParseAgentConfigError(`Tool name ${JSON.stringify(name)} is invalid: use lowercase letters, digits and underscores (max 64).`);
+      throw new ParseAgentConfigError(
+        `Tool name ${JSON.stringify(name)} is invalid: use lowercase letters, digits and underscores (max 64).`,
+      );
     }
     if (this.builtins.has(name)) {
-      throw new ParseAgentConfigError(`'${name}' is a built-in tool; register yours under another name.`);
+      throw new ParseAgentConfigError(
+        `'${name}' is a built-in tool; register yours under another name.`,
+      );
     }
     if (typeof registration.description !== 'string' || !registration.description.trim()) {
-      throw new ParseAgentConfigError(`Tool '${name}' needs a description: agents choose tools by it.`);
+      throw new ParseAgentConfigError(
+        `Tool '${name}' needs a description: agents choose tools by it.`,
+      );
     }
     if (typeof registration.handler !== 'function') {
       throw new ParseAgentConfigError(`Tool '${name}' needs a handler function.`);
     }
     if (registration.permission !== undefined && !isPermissionLevel(registration.permission)) {
-      throw new ParseAgentConfigError(`Tool '${name}': permission must be readonly, write or admin.`);
+      throw new ParseAgentConfigError(
+        `Tool '${name}': permission must be readonly, write or admin.`,
+      );
     }
-    if (registration.category !== undefined && (typeof registration.category !== 'string' || !registration.category.trim())) {
+    if (
+      registration.category !== undefined &&
+      (typeof registration.category !== 'string' || !registration.category.trim())
+    ) {
       throw new ParseAgentConfigError(`Tool '${name}': category must be a non-empty string.`);
     }
     if (registration.timeout !== undefined && !(registration.timeout > 0)) {
-      throw new ParseAgentConfigError(`Tool '${name}': timeout must be a positive number of seconds.`);
+      throw new ParseAgentConfigError(
+        `Tool '${name}': timeout must be a positive number of seconds.`,
+      );
     }
     const definition: ToolDefinition = {
       name,
@@ -62,7 +80,9 @@ export class ToolRegistry {
     try {
       this.validators.set(name, this.ajv.compile(definition.inputSchema));
     } catch (error) {
-      throw new ParseAgentConfigError(`Tool '${name}': inputSchema is not a valid JSON Schema (${(error as Error).message}).`);
+      throw new ParseAgentConfigError(
+        `Tool '${name}': inputSchema is not a valid JSON Schema (${(error as Error).message}).`,
+      );
     }
     const replaced = this.custom.has(name);
     this.custom.set(name, definition);
@@ -121,7 +141,8 @@ export class ToolRegistry {
     return (validator.errors ?? [])
       .map((e) => {
         const path = e.instancePath ? e.instancePath.slice(1).replace(/\//g, '.') : '';
-        if (e.keyword === 'required') return `${String((e.params as { missingProperty: string }).missingProperty)} is required`;
+        if (e.keyword === 'required')
+          return `${String((e.params as { missingProperty: string }).missingProperty)} is required`;
         if (e.keyword === 'enum') {
           return `${path} must be one of ${((e.params as { allowedValues: unknown[] }).allowedValues ?? []).join(', ')}`;
         }

@@ -11,7 +11,11 @@ import { decoratorError } from './decorator-errors';
 export function AgentCanonicalFilter(where: Where): ClassDecorator {
   return (target) => {
     if (!isPlainObject(where) || !Object.keys(where).length) {
-      throw decoratorError('AgentCanonicalFilter', target, 'pass a non-empty where object, e.g. { isDeleted: { $ne: true } }.');
+      throw decoratorError(
+        'AgentCanonicalFilter',
+        target,
+        'pass a non-empty where object, e.g. { isDeleted: { $ne: true } }.',
+      );
     }
     try {
       validateWhere(where);

@@ -20,7 +20,11 @@ function checkNames(decorator: string, target: Target, names: string[]): string[
       throw decoratorError(decorator, target, `${JSON.stringify(name)} is not a field name.`);
     }
     if (isInternalField(name)) {
-      throw decoratorError(decorator, target, `'${name}' is an internal Parse field and can never be exposed to agents; remove it.`);
+      throw decoratorError(
+        decorator,
+        target,
+        `'${name}' is an internal Parse field and can never be exposed to agents; remove it.`,
+      );
     }
   }
   return [...new Set(names.map((n) => wireNameOf(target, n)))];
@@ -52,7 +56,11 @@ export function AgentFields(...names: string[]): ClassDecorator {
 /** The fields returned when another class includes this one through a pointer. */
 export function AgentJoinFields(...names: string[]): ClassDecorator {
   return (target) => {
-    Reflect.defineMetadata(METADATA.joinFields, checkNames('AgentJoinFields', target, names), target);
+    Reflect.defineMetadata(
+      METADATA.joinFields,
+      checkNames('AgentJoinFields', target, names),
+      target,
+    );
     checkJoinSubset(target);
   };
 }
@@ -60,7 +68,11 @@ export function AgentJoinFields(...names: string[]): ClassDecorator {
 /** Fields too big to pull into joined rows (long texts, blobs); flagged in schemas. */
 export function AgentLargeFields(...names: string[]): ClassDecorator {
   return (target) => {
-    Reflect.defineMetadata(METADATA.largeFields, checkNames('AgentLargeFields', target, names), target);
+    Reflect.defineMetadata(
+      METADATA.largeFields,
+      checkNames('AgentLargeFields', target, names),
+      target,
+    );
   };
 }
 
@@ -71,7 +83,11 @@ export function AgentField(options: AgentFieldOptions = {}): PropertyDecorator {
     const property = String(propertyKey);
     const field = options.field ?? property;
     if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(field) || isInternalField(field)) {
-      throw decoratorError('AgentField', target, `'${field}' (property ${property}) cannot be documented for agents.`);
+      throw decoratorError(
+        'AgentField',
+        target,
+        `'${field}' (property ${property}) cannot be documented for agents.`,
+      );
     }
     let allowedValues: FieldDoc['allowedValues'];
     if (Array.isArray(options.enum)) {
@@ -82,10 +98,22 @@ export function AgentField(options: AgentFieldOptions = {}): PropertyDecorator {
         description: String(description),
       }));
     } else if (options.enum !== undefined) {
-      throw decoratorError('AgentField', target, `enum of ${property} must be an array or a value -> description map.`);
+      throw decoratorError(
+        'AgentField',
+        target,
+        `enum of ${property} must be an array or a value -> description map.`,
+      );
     }
-    const docs = { ...((Reflect.getMetadata(METADATA.fieldDocs, target) ?? {}) as Record<string, FieldDoc>) };
-    docs[property] = { property, field, description: options.description, type: options.type, allowedValues };
+    const docs = {
+      ...((Reflect.getMetadata(METADATA.fieldDocs, target) ?? {}) as Record<string, FieldDoc>),
+    };
+    docs[property] = {
+      property,
+      field,
+      description: options.description,
+      type: options.type,
+      allowedValues,
+    };
     Reflect.defineMetadata(METADATA.fieldDocs, docs, target);
   };
 }

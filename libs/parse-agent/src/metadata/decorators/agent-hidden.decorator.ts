@@ -10,7 +10,11 @@ export interface AgentHiddenOptions {
 export function AgentHidden(options: AgentHiddenOptions = {}): ClassDecorator {
   return (target) => {
     if (options.except !== undefined && options.except !== 'masterKey') {
-      throw decoratorError('AgentHidden', target, `except only accepts 'masterKey', got ${JSON.stringify(options.except)}.`);
+      throw decoratorError(
+        'AgentHidden',
+        target,
+        `except only accepts 'masterKey', got ${JSON.stringify(options.except)}.`,
+      );
     }
     Reflect.defineMetadata(METADATA.hidden, { except: options.except }, target);
   };

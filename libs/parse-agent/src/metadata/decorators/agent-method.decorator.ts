@@ -10,13 +10,24 @@ export function AgentMethod(options: AgentMethodOptions = {}): MethodDecorator {
     // eslint-disable-next-line @typescript-eslint/no-unsafe-function-type
     const target = (isStatic ? targetOrPrototype : targetOrPrototype.constructor) as Function;
     if (options.permission !== undefined && !isPermissionLevel(options.permission)) {
-      throw decoratorError('AgentMethod', target, `permission must be readonly, write or admin (got ${JSON.stringify(options.permission)}).`);
+      throw decoratorError(
+        'AgentMethod',
+        target,
+        `permission must be readonly, write or admin (got ${JSON.stringify(options.permission)}).`,
+      );
     }
     if (options.permittedKeys !== undefined && !Array.isArray(options.permittedKeys)) {
       throw decoratorError('AgentMethod', target, 'permittedKeys must be an array of field names.');
     }
-    const list = [...((Reflect.getMetadata(METADATA.methods, target) ?? []) as AgentMethodDeclaration[])];
-    list.push({ ...options, permission: options.permission ?? 'readonly', name: String(propertyKey), static: isStatic });
+    const list = [
+      ...((Reflect.getMetadata(METADATA.methods, target) ?? []) as AgentMethodDeclaration[]),
+    ];
+    list.push({
+      ...options,
+      permission: options.permission ?? 'readonly',
+      name: String(propertyKey),
+      static: isStatic,
+    });
     Reflect.defineMetadata(METADATA.methods, list, target);
   };
 }

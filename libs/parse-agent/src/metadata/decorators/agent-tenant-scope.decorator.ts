@@ -9,14 +9,30 @@ import { isInternalField } from '../../security/internal-fields';
  */
 export function AgentTenantScope(field: string, options: TenantScopeOptions = {}): ClassDecorator {
   return (target) => {
-    if (typeof field !== 'string' || !/^[A-Za-z][A-Za-z0-9_]*$/.test(field) || isInternalField(field)) {
-      throw decoratorError('AgentTenantScope', target, `${JSON.stringify(field)} is not a usable tenant field name.`);
+    if (
+      typeof field !== 'string' ||
+      !/^[A-Za-z][A-Za-z0-9_]*$/.test(field) ||
+      isInternalField(field)
+    ) {
+      throw decoratorError(
+        'AgentTenantScope',
+        target,
+        `${JSON.stringify(field)} is not a usable tenant field name.`,
+      );
     }
     if (options.from !== undefined && typeof options.from !== 'function') {
-      throw decoratorError('AgentTenantScope', target, '`from` must be a function (agent) => tenant value.');
+      throw decoratorError(
+        'AgentTenantScope',
+        target,
+        '`from` must be a function (agent) => tenant value.',
+      );
     }
     if (options.bypass !== undefined && typeof options.bypass !== 'function') {
-      throw decoratorError('AgentTenantScope', target, '`bypass` must be a function (agent) => boolean.');
+      throw decoratorError(
+        'AgentTenantScope',
+        target,
+        '`bypass` must be a function (agent) => boolean.',
+      );
     }
     const scope: TenantScope = {
       field,

@@ -6,7 +6,11 @@ import { decoratorError } from './decorator-errors';
 export function ParseClass(name: string): ClassDecorator {
   return (target) => {
     if (typeof name !== 'string' || !CLASS_NAME_PATTERN.test(name)) {
-      throw decoratorError('ParseClass', target, `"${String(name)}" is not a valid Parse class name (letters, digits, underscore; at most 128 characters).`);
+      throw decoratorError(
+        'ParseClass',
+        target,
+        `"${String(name)}" is not a valid Parse class name (letters, digits, underscore; at most 128 characters).`,
+      );
     }
     Reflect.defineMetadata(METADATA.parseClass, name, target);
   };
@@ -16,7 +20,11 @@ export function ParseClass(name: string): ClassDecorator {
 export function AgentDescription(text: string): ClassDecorator {
   return (target) => {
     if (typeof text !== 'string' || !text.trim()) {
-      throw decoratorError('AgentDescription', target, 'the description must be a non-empty string.');
+      throw decoratorError(
+        'AgentDescription',
+        target,
+        'the description must be a non-empty string.',
+      );
     }
     Reflect.defineMetadata(METADATA.description, text.trim(), target);
   };

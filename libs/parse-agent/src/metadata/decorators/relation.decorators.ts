@@ -4,14 +4,20 @@ import { decoratorError } from './decorator-errors';
 
 function addRelation(prototype: object, declaration: RelationDeclaration) {
   const target = prototype.constructor;
-  const list = [...((Reflect.getMetadata(METADATA.relations, target) ?? []) as RelationDeclaration[])];
+  const list = [
+    ...((Reflect.getMetadata(METADATA.relations, target) ?? []) as RelationDeclaration[]),
+  ];
   list.push(declaration);
   Reflect.defineMetadata(METADATA.relations, list, target);
 }
 
 function checkTarget(decorator: string, prototype: object, target: ClassRef) {
   if (typeof target !== 'string' && typeof target !== 'function') {
-    throw decoratorError(decorator, prototype.constructor, 'pass the target as a class name or a function returning the model class, e.g. () => Customer.');
+    throw decoratorError(
+      decorator,
+      prototype.constructor,
+      'pass the target as a class name or a function returning the model class, e.g. () => Customer.',
+    );
   }
 }
 
@@ -19,7 +25,12 @@ function checkTarget(decorator: string, prototype: object, target: ClassRef) {
 export function BelongsTo(target: ClassRef, options: { field?: string } = {}): PropertyDecorator {
   return (prototype, propertyKey) => {
     checkTarget('BelongsTo', prototype, target);
-    addRelation(prototype, { kind: 'belongsTo', property: String(propertyKey), field: options.field, target });
+    addRelation(prototype, {
+      kind: 'belongsTo',
+      property: String(propertyKey),
+      field: options.field,
+      target,
+    });
   };
 }
 
@@ -33,8 +44,16 @@ export function HasMany(
 ): PropertyDecorator {
   return (prototype, propertyKey) => {
     checkTarget('HasMany', prototype, target);
-    if (options.through !== undefined && options.through !== 'relation' && options.through !== 'pointer') {
-      throw decoratorError('HasMany', prototype.constructor, "through must be 'relation' or 'pointer'.");
+    if (
+      options.through !== undefined &&
+      options.through !== 'relation' &&
+      options.through !== 'pointer'
+    ) {
+      throw decoratorError(
+        'HasMany',
+        prototype.constructor,
+        "through must be 'relation' or 'pointer'.",
+      );
     }
     addRelation(prototype, {
       kind: 'hasMany',

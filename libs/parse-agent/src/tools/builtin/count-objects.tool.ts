@@ -15,12 +15,20 @@ export const countObjects: ToolDefinition<Args> = {
   permission: 'readonly',
   inputSchema: {
     type: 'object',
-    properties: { class_name: CLASS_NAME_ARG, where: WHERE_ARG, apply_canonical_filter: APPLY_CANONICAL_FILTER_ARG },
+    properties: {
+      class_name: CLASS_NAME_ARG,
+      where: WHERE_ARG,
+      apply_canonical_filter: APPLY_CANONICAL_FILTER_ARG,
+    },
     required: ['class_name'],
   },
   handler: async (args, { access, parse, signal }) => {
     access.assertClassAccessible(args.class_name);
-    const { where } = await access.planWhere(args.class_name, args.where, args.apply_canonical_filter !== false);
+    const { where } = await access.planWhere(
+      args.class_name,
+      args.where,
+      args.apply_canonical_filter !== false,
+    );
     const count = await parse.count(args.class_name, where, access.auth, signal);
     // Echo only what the caller asked for: operator filter values stay out of agent output.
     return formatCountResult(args.class_name, count, args.where ?? {});

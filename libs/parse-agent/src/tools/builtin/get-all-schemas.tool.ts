@@ -17,7 +17,10 @@ export const getAllSchemas: ToolDefinition<Args> = {
     type: 'object',
     properties: {
       names: { type: 'array', items: { type: 'string' }, description: 'Only these class names.' },
-      prefix: { type: 'string', description: 'Only classes whose name starts with this (case-sensitive).' },
+      prefix: {
+        type: 'string',
+        description: 'Only classes whose name starts with this (case-sensitive).',
+      },
     },
   },
   handler: async (args, { access }) => {

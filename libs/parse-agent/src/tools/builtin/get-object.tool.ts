@@ -3,7 +3,12 @@ import { AccessDeniedError, AgentValidationError, ParseRequestError } from '../.
 import { formatObjectResult } from '../../format/object-result';
 import { rowInTenant } from '../../security/tenant-scope';
 import type { ToolDefinition } from '../tool-definition';
-import { APPLY_CANONICAL_FILTER_ARG, CLASS_NAME_ARG, INCLUDE_ARG, OBJECT_ID_ARG } from './tool-schemas';
+import {
+  APPLY_CANONICAL_FILTER_ARG,
+  CLASS_NAME_ARG,
+  INCLUDE_ARG,
+  OBJECT_ID_ARG,
+} from './tool-schemas';
 
 interface Args {
   class_name: string;
@@ -18,9 +23,12 @@ export function objectNotFound(className: string, objectId: string): ParseReques
 }
 
 export function tenantMismatch(className: string): AccessDeniedError {
-  return new AccessDeniedError(`Object does not belong to the agent's tenant scope for class '${className}'`, {
-    kind: 'tenant_scope',
-  });
+  return new AccessDeniedError(
+    `Object does not belong to the agent's tenant scope for class '${className}'`,
+    {
+      kind: 'tenant_scope',
+    },
+  );
 }
 
 export const getObject: ToolDefinition<Args> = {
@@ -53,14 +61,25 @@ export const getObject: ToolDefinition<Args> = {
       // Filters apply: fetch by id through the filtered query, so a filtered-out row looks missing.
       const rows = await parse.find(
         args.class_name,
-        { where: { $and: [plan.where, { objectId: args.object_id }] }, keys: plan.keys, include: plan.include, limit: 1 },
+        {
+          where: { $and: [plan.where, { objectId: args.object_id }] },
+          keys: plan.keys,
+          include: plan.include,
+          limit: 1,
+        },
         access.auth,
         signal,
       );
       row = rows[0];
     } else {
       row = await parse
-        .get(args.class_name, args.object_id, { keys: plan.keys, include: plan.include }, access.auth, signal)
+        .get(
+          args.class_name,
+          args.object_id,
+          { keys: plan.keys, include: plan.include },
+          access.auth,
+          signal,
+        )
         .catch((error: unknown) => {
           if (error instanceof ParseRequestError && error.parseCode === 101) return undefined;
           throw error;
@@ -68,6 +87,10 @@ export const getObject: ToolDefinition<Args> = {
     }
     if (!row) throw objectNotFound(args.class_name, args.object_id);
     if (plan.tenant && !rowInTenant(row, plan.tenant)) throw tenantMismatch(args.class_name);
-    return formatObjectResult(args.class_name, access.redactRows(row, args.class_name), plan.truncatedIncludeFields);
+    return formatObjectResult(
+      args.class_name,
+      access.redactRows(row, args.class_name),
+      plan.truncatedIncludeFields,
+    );
   },
 };

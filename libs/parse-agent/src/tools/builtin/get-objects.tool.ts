@@ -23,7 +23,11 @@ export const getObjects: ToolDefinition<Args> = {
     type: 'object',
     properties: {
       class_name: CLASS_NAME_ARG,
-      ids: { type: 'array', items: { type: 'string' }, description: `objectIds (at most ${MAX_GET_OBJECTS_IDS} distinct).` },
+      ids: {
+        type: 'array',
+        items: { type: 'string' },
+        description: `objectIds (at most ${MAX_GET_OBJECTS_IDS} distinct).`,
+      },
       include: INCLUDE_ARG,
       apply_canonical_filter: APPLY_CANONICAL_FILTER_ARG,
     },
@@ -56,10 +60,17 @@ export const getObjects: ToolDefinition<Args> = {
       access.auth,
       signal,
     );
-    if (plan.tenant && rows.some((row) => !rowInTenant(row, plan.tenant!))) throw tenantMismatch(args.class_name);
+    if (plan.tenant && rows.some((row) => !rowInTenant(row, plan.tenant!)))
+      throw tenantMismatch(args.class_name);
     const byId: Record<string, Record<string, unknown>> = {};
     for (const row of access.redactRows(rows, args.class_name)) byId[String(row.objectId)] = row;
     const missing = ids.filter((id) => !(id in byId));
-    return formatObjectsResult(args.class_name, byId, missing, ids.length, plan.truncatedIncludeFields);
+    return formatObjectsResult(
+      args.class_name,
+      byId,
+      missing,
+      ids.length,
+      plan.truncatedIncludeFields,
+    );
   },
 };

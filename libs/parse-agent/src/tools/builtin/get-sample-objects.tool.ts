@@ -12,7 +12,11 @@ export const getSampleObjects: ToolDefinition<{ class_name: string; limit?: numb
     type: 'object',
     properties: {
       class_name: CLASS_NAME_ARG,
-      limit: { type: 'integer', minimum: 1, description: `How many (default ${DEFAULT_SAMPLE_LIMIT}, max ${MAX_SAMPLE_LIMIT}).` },
+      limit: {
+        type: 'integer',
+        minimum: 1,
+        description: `How many (default ${DEFAULT_SAMPLE_LIMIT}, max ${MAX_SAMPLE_LIMIT}).`,
+      },
     },
     required: ['class_name'],
   },

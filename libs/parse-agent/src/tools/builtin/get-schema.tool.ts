@@ -8,7 +8,11 @@ export const getSchema: ToolDefinition<{ class_name: string }> = {
     'Describe one class: its fields with types, descriptions and allowed values, pointer targets with query hints, indexes, permissions, filters and relations.',
   category: 'schema',
   permission: 'readonly',
-  inputSchema: { type: 'object', properties: { class_name: CLASS_NAME_ARG }, required: ['class_name'] },
+  inputSchema: {
+    type: 'object',
+    properties: { class_name: CLASS_NAME_ARG },
+    required: ['class_name'],
+  },
   handler: async (args, { access }) => {
     access.assertClassAccessible(args.class_name);
     return describeSchema(access, args.class_name);

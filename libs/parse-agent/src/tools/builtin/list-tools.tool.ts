@@ -3,12 +3,15 @@ import type { ToolDefinition } from '../tool-definition';
 
 export const listTools: ToolDefinition<{ category?: string }> = {
   name: 'list_tools',
-  description: 'List the tools this agent may use, with their categories. Optionally filter by category.',
+  description:
+    'List the tools this agent may use, with their categories. Optionally filter by category.',
   category: 'discovery',
   permission: 'readonly',
   inputSchema: {
     type: 'object',
-    properties: { category: { type: 'string', description: 'Only tools of this category (case-insensitive).' } },
+    properties: {
+      category: { type: 'string', description: 'Only tools of this category (case-insensitive).' },
+    },
   },
   handler: (args, { agent }) => {
     const wanted = args.category?.toLowerCase();

@@ -2,7 +2,13 @@ import { DEFAULT_LIMIT, MAX_LIMIT } from '../../core/constants';
 import { AgentValidationError } from '../../core/errors';
 import { buildNextCall, formatQueryResult } from '../../format/query-result';
 import type { ToolDefinition } from '../tool-definition';
-import { APPLY_CANONICAL_FILTER_ARG, CLASS_NAME_ARG, INCLUDE_ARG, KEYS_ARG, WHERE_ARG } from './tool-schemas';
+import {
+  APPLY_CANONICAL_FILTER_ARG,
+  CLASS_NAME_ARG,
+  INCLUDE_ARG,
+  KEYS_ARG,
+  WHERE_ARG,
+} from './tool-schemas';
 
 export interface QueryClassArgs {
   class_name: string;
@@ -29,9 +35,16 @@ export const queryClass: ToolDefinition<QueryClassArgs> = {
     properties: {
       class_name: CLASS_NAME_ARG,
       where: WHERE_ARG,
-      limit: { type: 'integer', minimum: 1, description: `Rows to return (default ${DEFAULT_LIMIT}, max ${MAX_LIMIT}).` },
+      limit: {
+        type: 'integer',
+        minimum: 1,
+        description: `Rows to return (default ${DEFAULT_LIMIT}, max ${MAX_LIMIT}).`,
+      },
       skip: { type: 'integer', minimum: 0, description: 'Rows to skip, for paging.' },
-      order: { type: 'string', description: 'Sort fields, comma-separated; prefix - for descending, e.g. "-createdAt".' },
+      order: {
+        type: 'string',
+        description: 'Sort fields, comma-separated; prefix - for descending, e.g. "-createdAt".',
+      },
       keys: KEYS_ARG,
       include: INCLUDE_ARG,
       apply_canonical_filter: APPLY_CANONICAL_FILTER_ARG,
@@ -43,7 +56,9 @@ export const queryClass: ToolDefinition<QueryClassArgs> = {
     access.assertClassAccessible(args.class_name);
     const format = (args.format ?? 'json').toLowerCase() as Format;
     if (!FORMATS.includes(format)) {
-      throw new AgentValidationError(`format: must be one of [${FORMATS.join(' ')}], got '${args.format}'.`);
+      throw new AgentValidationError(
+        `format: must be one of [${FORMATS.join(' ')}], got '${args.format}'.`,
+      );
     }
     const limit = Math.min(args.limit ?? DEFAULT_LIMIT, MAX_LIMIT);
     const skip = args.skip ?? 0;

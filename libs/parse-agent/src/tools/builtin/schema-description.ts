@@ -62,7 +62,11 @@ function editDistance(a: string, b: string): number {
     dp[0] = i;
     for (let j = 1; j <= b.length; j++) {
       const tmp = dp[j];
-      dp[j] = Math.min(dp[j] + 1, dp[j - 1] + 1, prev + (a[i - 1].toLowerCase() === b[j - 1].toLowerCase() ? 0 : 1));
+      dp[j] = Math.min(
+        dp[j] + 1,
+        dp[j - 1] + 1,
+        prev + (a[i - 1].toLowerCase() === b[j - 1].toLowerCase() ? 0 : 1),
+      );
       prev = tmp;
     }
   }
@@ -81,7 +85,10 @@ export function suggestClasses(name: string, visible: string[]): string[] {
 }
 
 /** get_schema's data for one class, as this agent may see it. */
-export async function describeSchema(access: AgentAccess, className: string): Promise<Record<string, unknown>> {
+export async function describeSchema(
+  access: AgentAccess,
+  className: string,
+): Promise<Record<string, unknown>> {
   const schemas = await access.allSchemas();
   const schema: ParseSchema | undefined = schemas.find((s) => s.className === className);
   if (!schema) {
@@ -101,7 +108,11 @@ export async function describeSchema(access: AgentAccess, className: string): Pr
     if (isInternalField(name) || name === 'ACL') continue;
     if (allow && !allow.includes(name)) continue;
     const doc = meta?.fieldDocs[name];
-    const entry: Record<string, unknown> = { name, type: TYPE_NAMES[f.type] ?? f.type.toLowerCase(), required: f.required === true };
+    const entry: Record<string, unknown> = {
+      name,
+      type: TYPE_NAMES[f.type] ?? f.type.toLowerCase(),
+      required: f.required === true,
+    };
     if (doc?.description) entry.description = doc.description;
     if (doc?.allowedValues?.length) entry.allowed_values = doc.allowedValues;
     if (large.has(name)) entry.large_field = true;
@@ -111,9 +122,11 @@ export async function describeSchema(access: AgentAccess, className: string): Pr
         entry.type = `${String(entry.type)} → ${f.targetClass}`;
         entry.target_class = f.targetClass;
       }
-      if (f.type === 'Pointer') entry.query_hint = pointerQueryHint(name, hidden ? '<targetClass>' : f.targetClass);
+      if (f.type === 'Pointer')
+        entry.query_hint = pointerQueryHint(name, hidden ? '<targetClass>' : f.targetClass);
     }
-    if (f.defaultValue !== undefined && f.defaultValue !== null && f.defaultValue !== '') entry.default = f.defaultValue;
+    if (f.defaultValue !== undefined && f.defaultValue !== null && f.defaultValue !== '')
+      entry.default = f.defaultValue;
     fields.push(entry);
   }
   const visibleFields = new Set(fields.map((f) => String(f.name)));
@@ -139,7 +152,8 @@ export async function describeSchema(access: AgentAccess, className: string): Pr
   const joinFields = meta?.joinFields?.filter((f) => !keep.has(f));
   if (joinFields?.length) data.agent_join_fields = joinFields;
   const rel = access.metadata.relationsFor(className);
-  const visibleEdge = (e: { from: string; to: string }) => !access.isDenied(e.from) && !access.isDenied(e.to);
+  const visibleEdge = (e: { from: string; to: string }) =>
+    !access.isDenied(e.from) && !access.isDenied(e.to);
   const outgoing = rel.outgoing.filter(visibleEdge);
   const incoming = rel.incoming.filter(visibleEdge);
   if (outgoing.length || incoming.length) data.relations = { outgoing, incoming };
