@@ -1,6 +1,9 @@
 import { Module, type DynamicModule } from '@nestjs/common';
+import { ParseAgentModule } from 'nestjs-parse-agent';
 import type { DemoSettings } from './config/demo-config';
+import { CORE_MODELS } from './demo/models';
 import { HealthController } from './health.controller';
+import { SupportModule } from './support/support.module';
 
 export interface DemoRuntime {
   settings: DemoSettings;
@@ -14,8 +17,22 @@ export const DEMO_RUNTIME = Symbol('DEMO_RUNTIME');
 @Module({})
 export class AppModule {
   static forRoot(runtime: DemoRuntime): DynamicModule {
+    const { settings } = runtime;
     return {
       module: AppModule,
+      imports: [
+        ParseAgentModule.forRoot({
+          parse: {
+            serverURL: runtime.parseServerURL,
+            appId: settings.appId,
+            masterKey: settings.masterKey,
+            javascriptKey: settings.mode === 'external' ? settings.javascriptKey : undefined,
+          },
+          models: CORE_MODELS,
+          defaults: { permissions: 'readonly' },
+        }),
+        SupportModule,
+      ],
       controllers: [HealthController],
       providers: [{ provide: DEMO_RUNTIME, useValue: runtime }],
     };

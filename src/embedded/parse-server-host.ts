@@ -77,6 +77,7 @@ export async function startParseServer(options: ParseServerHostOptions): Promise
     enforcePrivateUsers: true,
     silent: true,
     logLevel: 'error',
+    logsFolder: null, // no log files in the working directory
     ...options.extra,
   });
   await server.start();

@@ -195,9 +195,10 @@ export class AgentAccess {
     injectTenant = true,
   ): Promise<{ where: Where; tenant?: ResolvedTenant }> {
     const caller = validateWhere(callerWhere, { checkClass: (c) => this.assertClassAccessible(c) });
-    for (const field of collectWhereFields(caller)) this.checkField(className, field, 'where');
     const tenant = this.tenant(className);
+    // Tenant spoofing first: naming another tenant is refused as such, whatever the allowlist says.
     if (tenant) assertNoTenantSpoof(caller, tenant, className);
+    for (const field of collectWhereFields(caller)) this.checkField(className, field, 'where');
     const meta = this.meta(className);
     const { perClass, defaultFilter } = this.filterLayers(className);
     const composed = composeWhere({

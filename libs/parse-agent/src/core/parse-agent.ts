@@ -33,6 +33,7 @@ import { envGateRefusal } from './env-gates';
 import { failure, failureFromError, success, type ToolEnvelope } from './envelope';
 import {
   AgentCancelledError,
+  AgentUnauthorizedError,
   AgentValidationError,
   ParseAgentConfigError,
   ParseAgentError,
@@ -447,7 +448,10 @@ export class ParseAgent implements AgentIdentity {
     this.progressSubject.next(update);
   }
 
-  /** Runs a tool and resolves to the wire envelope; never rejects for tool failures. */
+  /**
+   * Runs a tool and resolves to the wire envelope; never rejects for tool failures. Only an
+   * AgentUnauthorizedError raised by a tool propagates (the transport answers 401).
+   */
   async execute(
     toolName: string,
     args: Record<string, unknown> = {},
@@ -502,6 +506,12 @@ export class ParseAgent implements AgentIdentity {
       if (signal.aborted) throw abortError([...signals, timeout.signal]);
       envelope = success(data);
     } catch (error) {
+      // Unauthorized is not a tool failure: it ends the request (HTTP 401) wherever it is raised.
+      if (error instanceof AgentUnauthorizedError) {
+        clearTimeout(timer);
+        this.currentProgress = previousProgress;
+        throw error;
+      }
       const cause =
         signal.aborted && !(error instanceof ParseAgentError)
           ? abortError([...signals, timeout.signal])

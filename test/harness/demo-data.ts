@@ -1,0 +1,38 @@
+import { ParseAdminClient } from '../../src/demo/seed/parse-admin-client';
+import { seedDemoData } from '../../src/demo/seed/demo-seeder';
+import { resetData } from './fixtures';
+import { parseRest, testParseConfig } from './parse-rest';
+
+export const DEMO_PASSWORD = 'demo-password';
+
+/** Wipes the database and seeds the demo dataset; returns the demo users' session tokens. */
+export async function seedDemo(): Promise<{
+  alice: string;
+  bob: string;
+  carol: string;
+  admin: ParseAdminClient;
+}> {
+  await resetData();
+  await parseRest(
+    'PUT',
+    '/config',
+    { params: { parseAgentDemoSeedVersion: null } },
+    { masterKey: true },
+  );
+  const cfg = testParseConfig();
+  const admin = new ParseAdminClient(cfg.serverURL, cfg.appId, cfg.masterKey);
+  await seedDemoData(admin, DEMO_PASSWORD);
+  const login = async (username: string) =>
+    (
+      await parseRest<{ sessionToken: string }>('POST', '/login', {
+        username,
+        password: DEMO_PASSWORD,
+      })
+    ).sessionToken;
+  return {
+    alice: await login('alice'),
+    bob: await login('bob'),
+    carol: await login('carol'),
+    admin,
+  };
+}
