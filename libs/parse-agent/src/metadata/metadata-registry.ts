@@ -196,8 +196,10 @@ export class MetadataRegistry {
       const field = rel.field ?? propertyToWire[rel.property] ?? rel.property;
       propertyToWire[rel.property] ??= field;
       // Resolved lazily: the target model may be declared later in the file.
+      // Configurable: a redeclared pointer (e.g. overridden in a subclass) replaces the earlier one.
       Object.defineProperty(references, field, {
         enumerable: true,
+        configurable: true,
         get: () => this.resolveRef(rel.target),
       });
     }

@@ -137,7 +137,8 @@ function walkFieldValue(
   depth: number,
 ) {
   checkDepth(depth);
-  if (!isPlainObject(value) || typeof value.__type === 'string') return; // equality / typed value
+  // Typed values (Pointer, Date...) have no `$` keys; any `$` key beside `__type` is still checked.
+  if (!isPlainObject(value)) return; // equality
   for (const [op, operand] of Object.entries(value)) {
     if (!op.startsWith('$')) continue; // equality on an embedded object
     if (!ALLOWED_OPERATORS.has(op) || LOGICAL.has(op) || op === '$relatedTo') refuseOperator(op);
@@ -160,10 +161,7 @@ function walkFieldValue(
       }
       checkSubquery(op, operand.query, options, depth);
     } else if (op === '$not' || (isPlainObject(operand) && !OPAQUE_VALUE_OPERATORS.has(op))) {
-      if (
-        isPlainObject(operand) &&
-        Object.keys(operand).some((k) => k.startsWith('$') && typeof operand.__type !== 'string')
-      ) {
+      if (isPlainObject(operand) && Object.keys(operand).some((k) => k.startsWith('$'))) {
         walkFieldValue(field, operand, options, depth + 1);
       }
     }
@@ -245,6 +243,8 @@ export interface FieldType {
   targetClass?: string;
 }
 
+const ISO_DATE =
+  /^\d{4}-\d{2}-\d{2}(?:[T ](\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?)(Z|[+-]\d{2}:?\d{2})?)?$/;
 const COMPARISON_OPS = ['$eq', '$ne', '$lt', '$lte', '$gt', '$gte'];
 const LIST_OPS = ['$in', '$nin', '$all', '$containedIn', '$containsAll'];
 
@@ -303,7 +303,9 @@ function normalizeValue(field: string, value: unknown, type: FieldType): unknown
     return { __type: 'Pointer', className: type.targetClass, objectId: value };
   }
   if (type.type === 'Date') {
-    const time = Date.parse(value);
+    const iso = ISO_DATE.exec(value);
+    // A date-time without an offset is read as UTC, never in the server's local zone.
+    const time = iso ? Date.parse(iso[2] || !iso[1] ? value : `${value}Z`) : NaN;
     if (Number.isNaN(time)) {
       throw new AgentValidationError(
         `'${field}' is a Date field; "${value}" is not an ISO 8601 date (e.g. 2026-01-31T00:00:00Z).`,

@@ -15,7 +15,8 @@ export function redact(value: unknown, isDenied: (className: string) => boolean)
     if (m && isDenied(m[1])) return { className: m[1], __redacted: true };
     return value;
   }
-  if (!isPlainObject(value)) return value;
+  // Driver rows (direct MongoDB path) carry Date instances: values, not objects to walk.
+  if (!isPlainObject(value) || value instanceof Date) return value;
   if (typeof value.className === 'string' && isDenied(value.className)) {
     return { className: value.className, __redacted: true };
   }
