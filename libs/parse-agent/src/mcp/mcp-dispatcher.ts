@@ -1,0 +1,318 @@
+import { Observable } from 'rxjs';
+import {
+  AccessDeniedError,
+  AgentCancelledError,
+  AgentUnauthorizedError,
+  AgentValidationError,
+  InvalidQueryError,
+  ParseAgentConfigError,
+  SecurityBlockedError,
+} from '../core/errors';
+import type { ParseAgent } from '../core/parse-agent';
+import { MAX_TOOL_RESPONSE_BYTES } from '../format/response-size-cap';
+import { isPlainObject } from '../security/field-names';
+import type { ProgressUpdate } from '../tools/tool-context';
+import type { ToolRegistry } from '../tools/tool-registry';
+import type {
+  DispatchContext,
+  DispatchLogger,
+  DispatchMessage,
+  JsonRpcId,
+  JsonRpcNotification,
+  McpServerInfo,
+} from './mcp-dispatcher.types';
+import { listResources, listResourceTemplates, readResource } from './mcp-resources';
+import type { PromptRegistry } from './prompt-registry';
+import {
+  DEFAULT_SERVER_INFO,
+  JSON_RPC_ERROR_CODES as CODES,
+  negotiateProtocolVersion,
+  serverCapabilities,
+} from './protocol.constants';
+import { assertAuthorized, toCallToolResult } from './tool-call-result';
+
+export interface McpDispatcherOptions {
+  /** Reported by `initialize`; defaults to this package's name and version. */
+  serverInfo?: McpServerInfo;
+  /** Largest tool result text sent in one response (default 4 MiB). */
+  maxResponseBytes?: number;
+}
+
+/** The last item of every dispatch. */
+export type DispatchTerminal = Exclude<DispatchMessage, { kind: 'notification' }>;
+
+/** What a method handler gets besides its params. */
+export interface McpCallContext {
+  agent: ParseAgent;
+  /** Aborted by the caller's signal or when the subscriber unsubscribes before the end. */
+  signal: AbortSignal;
+  /** Sends a notification ahead of the response (ignored once the response is out). */
+  notify(message: JsonRpcNotification): void;
+}
+
+export type McpMethodHandler = (params: Record<string, unknown>, call: McpCallContext) => unknown;
+
+const ACCEPTED: DispatchTerminal = { kind: 'accepted' };
+
+/**
+ * The MCP JSON-RPC dispatcher, free of HTTP and Nest: a parsed request body and an agent go in, an
+ * Observable of messages comes out (progress notifications first, then exactly one response or
+ * `accepted`). It never throws and the Observable never errors: tool failures are `isError`
+ * results, protocol problems are JSON-RPC errors, `AgentUnauthorizedError` anywhere becomes the
+ * fixed 401 answer, and anything unexpected becomes "Internal error" with the details going only
+ * to the logger. Nothing runs until subscription; unsubscribing early cancels the tool call.
+ */
+export class McpDispatcher {
+  protected readonly serverInfo: McpServerInfo;
+  protected readonly maxResponseBytes: number;
+  protected readonly handlers: ReadonlyMap<string, McpMethodHandler>;
+
+  constructor(
+    protected readonly tools: ToolRegistry,
+    protected readonly prompts: PromptRegistry,
+    options: McpDispatcherOptions = {},
+  ) {
+    const { serverInfo = DEFAULT_SERVER_INFO, maxResponseBytes = MAX_TOOL_RESPONSE_BYTES } =
+      options;
+    if (!Number.isInteger(maxResponseBytes) || maxResponseBytes <= 0) {
+      throw new ParseAgentConfigError(
+        `maxResponseBytes must be a positive integer number of bytes (got ${String(maxResponseBytes)}).`,
+      );
+    }
+    if (typeof serverInfo?.name !== 'string' || typeof serverInfo.version !== 'string') {
+      throw new ParseAgentConfigError('serverInfo must be { name: string, version: string }.');
+    }
+    this.serverInfo = { name: serverInfo.name, version: serverInfo.version };
+    this.maxResponseBytes = maxResponseBytes;
+    this.handlers = new Map<string, McpMethodHandler>([
+      ['initialize', (params) => this.initialize(params)],
+      ['ping', () => ({})],
+      ['tools/list', (params, call) => this.listTools(params, call)],
+      ['tools/call', (params, call) => this.callTool(params, call)],
+      ['prompts/list', () => ({ prompts: this.prompts.list() })],
+      ['prompts/get', (params, call) => this.getPrompt(params, call)],
+      ['resources/list', (_params, call) => listResources(call.agent, call.signal)],
+      ['resources/templates/list', () => listResourceTemplates()],
+      [
+        'resources/read',
+        (params, call) =>
+          readResource(params.uri, call.agent, {
+            signal: call.signal,
+            maxBytes: this.maxResponseBytes,
+          }),
+      ],
+    ]);
+  }
+
+  dispatch(
+    body: unknown,
+    agent: ParseAgent,
+    context: DispatchContext = {},
+  ): Observable<DispatchMessage> {
+    return new Observable<DispatchMessage>((subscriber) => {
+      const teardown = new AbortController();
+      const signal = context.signal
+        ? AbortSignal.any([context.signal, teardown.signal])
+        : teardown.signal;
+      let settled = false;
+      const call: McpCallContext = {
+        agent,
+        signal,
+        notify: (message) => {
+          if (!settled && !subscriber.closed) subscriber.next({ kind: 'notification', message });
+        },
+      };
+      const deliver = (terminal: DispatchTerminal) => {
+        settled = true;
+        subscriber.next(terminal);
+        subscriber.complete();
+      };
+      this.respond(body, call, context.logger).then(deliver, (error: unknown) =>
+        deliver(this.errorFor(null, '(unknown)', error, context.logger)),
+      );
+      return () => {
+        if (!settled) teardown.abort('client_disconnect');
+      };
+    });
+  }
+
+  /** Validates the envelope, routes it, and maps every failure to its answer. Never rejects. */
+  protected async respond(
+    body: unknown,
+    call: McpCallContext,
+    logger?: DispatchLogger,
+  ): Promise<DispatchTerminal> {
+    let id: JsonRpcId = null;
+    let method = '(none)';
+    try {
+      if (!isPlainObject(body)) return errorResponse(null, CODES.parseError, 'Invalid Request');
+      id = toJsonRpcId(body.id);
+      if (!('method' in body)) {
+        // A client's answer to a server request carries no method; there is nothing to reply.
+        if ('id' in body && ('result' in body || 'error' in body)) return ACCEPTED;
+        return errorResponse(id, CODES.parseError, 'Invalid Request');
+      }
+      method = typeof body.method === 'string' ? body.method : String(body.method);
+      if (typeof body.method === 'string' && body.method.startsWith('notifications/')) {
+        if (body.id !== undefined && body.id !== null) {
+          return errorResponse(
+            id,
+            CODES.invalidRequest,
+            'Invalid Request: notifications must not carry an id',
+          );
+        }
+        // initialized, cancelled (the transport acts on it) and any other notification: no reply.
+        return ACCEPTED;
+      }
+      const handler = typeof body.method === 'string' ? this.handlers.get(body.method) : undefined;
+      if (!handler) return errorResponse(id, CODES.methodNotFound, `Method not found: ${method}`);
+      const params = isPlainObject(body.params) ? body.params : {};
+      const result = await handler(params, call);
+      return {
+        kind: 'response',
+        status: 200,
+        message: { jsonrpc: '2.0', id, result: result ?? {} },
+      };
+    } catch (error) {
+      return this.errorFor(id, method, error, logger);
+    }
+  }
+
+  protected initialize(params: Record<string, unknown>): Record<string, unknown> {
+    return {
+      protocolVersion: negotiateProtocolVersion(params.protocolVersion),
+      capabilities: serverCapabilities(),
+      serverInfo: { ...this.serverInfo },
+    };
+  }
+
+  /** The agent's allowed tools; the non-standard `category` param narrows them (never widens). */
+  protected listTools(params: Record<string, unknown>, { agent }: McpCallContext): unknown {
+    const category = typeof params.category === 'string' ? params.category : undefined;
+    const tools = agent.toolDefinitions({ category }).map((tool) => {
+      const descriptor: Record<string, unknown> = {
+        name: tool.name,
+        description: tool.description,
+        inputSchema: tool.inputSchema,
+      };
+      if (tool.outputSchema) descriptor.outputSchema = tool.outputSchema;
+      descriptor._meta = { category: tool.category };
+      return descriptor;
+    });
+    return { tools };
+  }
+
+  protected async callTool(params: Record<string, unknown>, call: McpCallContext) {
+    const { agent, signal } = call;
+    const name = params.name;
+    if (!name) throw new AgentValidationError('Missing tool name');
+    if (typeof name !== 'string') {
+      throw new AgentValidationError('Invalid params: tool name must be a string');
+    }
+    const definition = this.tools.get(name);
+    if (!definition) throw new AgentValidationError(`Unknown tool: ${name}`);
+    const args = params.arguments ?? {};
+    if (!isPlainObject(args)) {
+      throw new AgentValidationError('Invalid params: arguments must be an object');
+    }
+
+    const token = progressToken(params);
+    const onProgress =
+      token === undefined
+        ? undefined
+        : (update: ProgressUpdate) => call.notify(progressNotification(token, update));
+    const envelope = await agent.execute(name, args, { signal, onProgress });
+    assertAuthorized(envelope);
+    const cancelled = agent.cancelled || signal.aborted;
+    return toCallToolResult(envelope, {
+      toolName: name,
+      outputSchema: definition.outputSchema,
+      cancelled,
+      cancelledText: cancelled ? cancellationText(signal, agent) : undefined,
+      maxBytes: this.maxResponseBytes,
+    });
+  }
+
+  protected async getPrompt(params: Record<string, unknown>, { agent }: McpCallContext) {
+    const name = params.name;
+    if (!name) throw new AgentValidationError('Missing prompt name');
+    const rendered = await this.prompts.render(String(name), params.arguments, agent);
+    const text = rendered.messages[0]?.content.text ?? '';
+    if (Buffer.byteLength(text, 'utf8') > this.maxResponseBytes) {
+      throw new AgentValidationError(
+        `Prompt output exceeded ${this.maxResponseBytes} bytes. Renderers should produce concise prompts; large data goes through tools, not prompts.`,
+      );
+    }
+    return rendered;
+  }
+
+  /** The one place errors become JSON-RPC answers. */
+  protected errorFor(
+    id: JsonRpcId,
+    method: string,
+    error: unknown,
+    logger?: DispatchLogger,
+  ): DispatchTerminal {
+    if (error instanceof AgentUnauthorizedError) {
+      return errorResponse(id, CODES.unauthorized, 'Unauthorized', 401);
+    }
+    if (error instanceof AgentValidationError) {
+      return errorResponse(id, CODES.invalidParams, error.message);
+    }
+    if (
+      error instanceof SecurityBlockedError ||
+      error instanceof AccessDeniedError ||
+      error instanceof InvalidQueryError
+    ) {
+      // The refusal's reason stays server-side, like any other security decision.
+      return errorResponse(id, CODES.invalidParams, 'Invalid params');
+    }
+    const name = error instanceof Error ? error.name : typeof error;
+    const message = error instanceof Error ? error.message : String(error);
+    const line = `MCP ${method} failed: ${name}: ${message}`;
+    try {
+      if (logger) logger.error(line, error);
+      else process.stderr.write(`[parse-agent] ${line}\n`);
+    } catch {
+      // A broken logger must not turn an error answer into a crash.
+    }
+    return errorResponse(id, CODES.internalError, 'Internal error');
+  }
+}
+
+function errorResponse(
+  id: JsonRpcId,
+  code: number,
+  message: string,
+  status = 200,
+): DispatchTerminal {
+  return { kind: 'response', status, message: { jsonrpc: '2.0', id, error: { code, message } } };
+}
+
+/** JSON-RPC ids are strings or numbers; anything else is answered with null. */
+function toJsonRpcId(value: unknown): JsonRpcId {
+  return typeof value === 'string' || (typeof value === 'number' && Number.isFinite(value))
+    ? value
+    : null;
+}
+
+function progressToken(params: Record<string, unknown>): string | number | undefined {
+  const meta = params._meta;
+  if (!isPlainObject(meta)) return undefined;
+  const token = meta.progressToken;
+  return typeof token === 'string' || typeof token === 'number' ? token : undefined;
+}
+
+function progressNotification(token: string | number, update: ProgressUpdate): JsonRpcNotification {
+  const params: Record<string, unknown> = { progressToken: token, progress: update.progress };
+  if (typeof update.total === 'number') params.total = update.total;
+  if (typeof update.message === 'string') params.message = update.message;
+  return { jsonrpc: '2.0', method: 'notifications/progress', params };
+}
+
+/** "Cancelled by client (<reason>)" from whichever signal fired first. */
+function cancellationText(signal: AbortSignal, agent: ParseAgent): string {
+  const reason: unknown = signal.aborted ? signal.reason : agent.signal.reason;
+  if (reason instanceof AgentCancelledError) return reason.message;
+  return new AgentCancelledError(typeof reason === 'string' ? reason : undefined).message;
+}

@@ -1,0 +1,47 @@
+/** JSON-RPC shapes the MCP dispatcher speaks, and what it hands to transports. */
+export type JsonRpcId = string | number | null;
+
+export interface JsonRpcError {
+  code: number;
+  message: string;
+}
+
+export interface JsonRpcResponse {
+  jsonrpc: '2.0';
+  id: JsonRpcId;
+  result?: unknown;
+  error?: JsonRpcError;
+}
+
+export interface JsonRpcNotification {
+  jsonrpc: '2.0';
+  method: string;
+  params?: Record<string, unknown>;
+}
+
+/**
+ * One item of a dispatch: zero or more notifications (e.g. notifications/progress) and then exactly
+ * one terminal item, either a response (with the HTTP status the transport should use: 200, or 401
+ * for Unauthorized) or `accepted` (the body was a notification or a client response: HTTP 202, no body).
+ */
+export type DispatchMessage =
+  | { kind: 'notification'; message: JsonRpcNotification }
+  | { kind: 'response'; status: number; message: JsonRpcResponse }
+  | { kind: 'accepted' };
+
+export interface DispatchLogger {
+  error(message: string, error?: unknown): void;
+  warn?(message: string): void;
+}
+
+export interface DispatchContext {
+  /** Aborts the in-flight call (notifications/cancelled, client disconnect). */
+  signal?: AbortSignal;
+  /** Unexpected errors are logged here; the wire only ever says "Internal error". */
+  logger?: DispatchLogger;
+}
+
+export interface McpServerInfo {
+  name: string;
+  version: string;
+}

@@ -1,0 +1,154 @@
+import { AgentValidationError } from '../core/errors';
+import type { ParseAgent } from '../core/parse-agent';
+import { isRecord } from '../format/is-record';
+import { MAX_TOOL_RESPONSE_BYTES } from '../format/response-size-cap';
+import { assertAuthorized, prettyJson } from './tool-call-result';
+
+/** `parse://<ClassName>[/schema|count|samples]`; the kind defaults to `schema`. */
+export const RESOURCE_URI_PATTERN =
+  /^parse:\/\/([A-Za-z_][A-Za-z0-9_]*)(?:\/(schema|count|samples))?$/;
+
+export type ResourceKind = 'schema' | 'count' | 'samples';
+
+const MIME_TYPE = 'application/json';
+const SAMPLE_LIMIT = 5;
+
+export interface McpResource {
+  uri: string;
+  name: string;
+  description: string;
+  mimeType: string;
+}
+
+export interface McpResourceTemplate {
+  uriTemplate: string;
+  name: string;
+  description: string;
+  mimeType: string;
+}
+
+export interface McpResourceContents {
+  uri: string;
+  mimeType: string;
+  text: string;
+}
+
+const RESOURCE_KINDS: ReadonlyArray<{
+  kind: ResourceKind;
+  templateName: string;
+  describe: (className: string) => string;
+  templateDescription: string;
+}> = [
+  {
+    kind: 'schema',
+    templateName: 'Parse class schema',
+    describe: (c) => `Fields and types of the ${c} class.`,
+    templateDescription: 'Fields and types of a Parse class, as the agent may see them.',
+  },
+  {
+    kind: 'count',
+    templateName: 'Parse class object count',
+    describe: (c) => `How many ${c} objects the agent can see.`,
+    templateDescription: 'How many objects of a Parse class the agent can see.',
+  },
+  {
+    kind: 'samples',
+    templateName: 'Parse class sample objects',
+    describe: (c) => `The ${SAMPLE_LIMIT} most recently created ${c} objects.`,
+    templateDescription: `The ${SAMPLE_LIMIT} most recently created objects of a Parse class.`,
+  },
+];
+
+/**
+ * `resources/list`: three resources per class the agent can see (`get_all_schemas` already leaves
+ * out hidden and filtered classes). If the agent cannot list schemas, the list is empty.
+ */
+export async function listResources(
+  agent: ParseAgent,
+  signal?: AbortSignal,
+): Promise<{ resources: McpResource[] }> {
+  const envelope = await agent.execute('get_all_schemas', {}, { signal });
+  assertAuthorized(envelope);
+  if (!envelope.success || !isRecord(envelope.data)) return { resources: [] };
+  const data = envelope.data;
+  const entries = [data.custom, data.built_in].some(Array.isArray)
+    ? [data.custom, data.built_in]
+    : [data.classes];
+  const names = entries
+    .flatMap((list) => (Array.isArray(list) ? list : []))
+    .map((entry) => (isRecord(entry) ? entry.name : entry))
+    .filter((name): name is string => typeof name === 'string' && name.length > 0);
+  return {
+    resources: names.flatMap((className) =>
+      RESOURCE_KINDS.map(({ kind, describe }) => ({
+        uri: `parse://${className}/${kind}`,
+        name: `${className} ${kind}`,
+        description: describe(className),
+        mimeType: MIME_TYPE,
+      })),
+    ),
+  };
+}
+
+/** `resources/templates/list`: static, so it never reveals which classes exist. */
+export function listResourceTemplates(): { resourceTemplates: McpResourceTemplate[] } {
+  return {
+    resourceTemplates: RESOURCE_KINDS.map(({ kind, templateName, templateDescription }) => ({
+      uriTemplate: `parse://{className}/${kind}`,
+      name: templateName,
+      description: templateDescription,
+      mimeType: MIME_TYPE,
+    })),
+  };
+}
+
+/**
+ * `resources/read`: validates the URI before any tool runs, then reads through the agent's
+ * ordinary tools, so hidden classes, class filters, ACLs and redaction apply exactly as for
+ * `tools/call`. A refused or failed read answers with the tool's own error text and nothing else.
+ */
+export async function readResource(
+  uri: unknown,
+  agent: ParseAgent,
+  options: { signal?: AbortSignal; maxBytes?: number } = {},
+): Promise<{ contents: McpResourceContents[] }> {
+  const requested = uriText(uri);
+  const match = RESOURCE_URI_PATTERN.exec(requested);
+  if (!match) throw new AgentValidationError(`Invalid resource URI: ${requested}`);
+  const className = match[1];
+  const kind = (match[2] ?? 'schema') as ResourceKind;
+
+  const call: Record<ResourceKind, [string, Record<string, unknown>]> = {
+    schema: ['get_schema', { class_name: className }],
+    count: ['count_objects', { class_name: className }],
+    samples: ['get_sample_objects', { class_name: className, limit: SAMPLE_LIMIT }],
+  };
+  const [tool, args] = call[kind];
+  const envelope = await agent.execute(tool, args, { signal: options.signal });
+  assertAuthorized(envelope);
+  // -32602 with the tool's text: the client named something it cannot read (unknown, hidden,
+  // filtered). The text is what tools/call would show, so nothing more leaks here.
+  if (!envelope.success) throw new AgentValidationError(envelope.error);
+
+  const text = prettyJson(envelope.data);
+  const maxBytes = options.maxBytes ?? MAX_TOOL_RESPONSE_BYTES;
+  const bytes = Buffer.byteLength(text, 'utf8');
+  if (bytes > maxBytes) {
+    throw new AgentValidationError(
+      `Resource ${requested} is ${bytes} bytes, more than the ${maxBytes}-byte limit; read it with tools instead (get_schema, or query_class with keys: and a lower limit:).`,
+    );
+  }
+  return { contents: [{ uri: requested, mimeType: MIME_TYPE, text }] };
+}
+
+/** The URI as the client sent it, for matching and for the error message; never throws. */
+function uriText(uri: unknown): string {
+  if (uri === undefined || uri === null) return '';
+  if (typeof uri === 'string') return uri;
+  if (typeof uri === 'number' || typeof uri === 'boolean') return String(uri);
+  try {
+    return JSON.stringify(uri) ?? '';
+  } catch {
+    return '';
+  }
+}

@@ -1,0 +1,107 @@
+import { AgentUnauthorizedError } from '../core/errors';
+import { failure, success } from '../core/envelope';
+import { MAX_TOOL_RESPONSE_BYTES } from '../format/response-size-cap';
+import { assertAuthorized, toCallToolResult } from './tool-call-result';
+
+const rows = (count: number, bodyChars: number) =>
+  Array.from({ length: count }, (_, i) => ({
+    objectId: `row${i}`,
+    title: `Row ${i}`,
+    body: 'b'.repeat(bodyChars),
+  }));
+
+describe('toCallToolResult', () => {
+  it('sends data as 2-space JSON text', () => {
+    const result = toCallToolResult(success({ count: 3 }), { toolName: 'count_objects' });
+    expect(result).toEqual({
+      content: [{ type: 'text', text: '{\n  "count": 3\n}' }],
+      isError: false,
+    });
+  });
+
+  it('adds structuredContent only for tools with an output schema and object data', () => {
+    const schema = { type: 'object' };
+    expect(
+      toCallToolResult(success({ a: 1 }), { toolName: 't', outputSchema: schema })
+        .structuredContent,
+    ).toEqual({ a: 1 });
+    expect(toCallToolResult(success({ a: 1 }), { toolName: 't' })).not.toHaveProperty(
+      'structuredContent',
+    );
+    expect(
+      toCallToolResult(success([1, 2]), { toolName: 't', outputSchema: schema }),
+    ).not.toHaveProperty('structuredContent');
+  });
+
+  it('turns failures into isError results with the error code in _meta', () => {
+    expect(toCallToolResult(failure('Nope', 'access_denied'), { toolName: 't' })).toEqual({
+      content: [{ type: 'text', text: 'Nope' }],
+      isError: true,
+      _meta: { 'parse.error_code': 'access_denied' },
+    });
+    const limited = { ...failure('Slow down', 'rate_limited'), retry_after: 2.5 };
+    expect(toCallToolResult(limited, { toolName: 't' })._meta).toEqual({
+      'parse.error_code': 'rate_limited',
+      'parse.retry_after': 2.5,
+    });
+  });
+
+  it('uses the cancelled shape for cancelled envelopes and cancelled calls', () => {
+    const envelope = {
+      ...failure('Cancelled by client (client_disconnect)', 'cancelled'),
+      cancelled: true as const,
+    };
+    expect(toCallToolResult(envelope, { toolName: 't' })).toEqual({
+      content: [{ type: 'text', text: 'Cancelled by client (client_disconnect)' }],
+      isError: true,
+      cancelled: true,
+    });
+    expect(
+      toCallToolResult(success({ late: true }), {
+        toolName: 't',
+        cancelled: true,
+        cancelledText: 'Cancelled by client (notifications_cancelled)',
+      }),
+    ).toEqual({
+      content: [{ type: 'text', text: 'Cancelled by client (notifications_cancelled)' }],
+      isError: true,
+      cancelled: true,
+    });
+  });
+
+  it('refuses oversized results of ordinary tools without sending their bytes', () => {
+    const data = { results: rows(3, 2 * 1024 * 1024) };
+    const result = toCallToolResult(success(data), {
+      toolName: 'get_objects',
+      outputSchema: { type: 'object' },
+    });
+    expect(result.isError).toBe(true);
+    expect(result._meta).toEqual({ 'parse.error_code': 'response_too_large' });
+    expect(result).not.toHaveProperty('structuredContent');
+    expect(Buffer.byteLength(JSON.stringify(result))).toBeLessThan(MAX_TOOL_RESPONSE_BYTES);
+    expect(result.content[0].text).toContain('body');
+    expect(result.content[0].text).not.toContain('bbbb');
+  });
+
+  it('trims an oversized query_class result and says so', () => {
+    const data = { class_name: 'Post', result_count: 20, results: rows(20, 1000) };
+    const result = toCallToolResult(success(data), { toolName: 'query_class', maxBytes: 4000 });
+    expect(result.isError).toBe(false);
+    expect(Buffer.byteLength(result.content[0].text)).toBeLessThanOrEqual(4000);
+    const sent = JSON.parse(result.content[0].text) as Record<string, unknown>;
+    expect(sent._truncated).toMatchObject({
+      reason: 'response_exceeded_max_bytes',
+      dropped_fields: ['body'],
+      original_count: 20,
+    });
+    expect(sent).not.toHaveProperty('result_count');
+  });
+});
+
+describe('assertAuthorized', () => {
+  it('throws for an unauthorized envelope only', () => {
+    expect(() => assertAuthorized(failure('no', 'unauthorized'))).toThrow(AgentUnauthorizedError);
+    expect(() => assertAuthorized(failure('no', 'access_denied'))).not.toThrow();
+    expect(() => assertAuthorized(success({}))).not.toThrow();
+  });
+});
