@@ -4,7 +4,7 @@ import tseslint from 'typescript-eslint';
 import prettier from 'eslint-config-prettier';
 
 export default tseslint.config(
-  { ignores: ['**/dist/**', 'node_modules/**', 'coverage/**', '.data/**', 'bench/*.js', 'jest.config.js'] },
+  { ignores: ['**/dist/**', 'node_modules/**', 'coverage/**', '.data/**', 'bench/**/*.js', 'jest.config.js'] },
   eslint.configs.recommended,
   ...tseslint.configs.recommended,
   prettier,

@@ -1,5 +1,8 @@
 import { Module, type DynamicModule } from '@nestjs/common';
-import { ParseAgentModule } from 'nestjs-parse-agent';
+import { ParseAgentModule, ParseRestClient } from 'nestjs-parse-agent';
+import { DemoAuthGuard } from './auth/demo-auth.guard';
+import { agentOptionsFor, type DemoRequest } from './auth/demo-principal';
+import { SessionVerifier } from './auth/session-verifier';
 import type { DemoSettings } from './config/demo-config';
 import { CORE_MODELS } from './demo/models';
 import { HealthController } from './health.controller';
@@ -9,6 +12,8 @@ export interface DemoRuntime {
   settings: DemoSettings;
   /** Where the demo reaches Parse Server (embedded: the in-process mount). */
   parseServerURL: string;
+  /** The operator key accepted in `X-MCP-API-Key`. */
+  mcpApiKey: string;
 }
 
 export const DEMO_RUNTIME = Symbol('DEMO_RUNTIME');
@@ -18,18 +23,26 @@ export const DEMO_RUNTIME = Symbol('DEMO_RUNTIME');
 export class AppModule {
   static forRoot(runtime: DemoRuntime): DynamicModule {
     const { settings } = runtime;
+    const parse = {
+      serverURL: runtime.parseServerURL,
+      appId: settings.appId,
+      masterKey: settings.masterKey,
+      javascriptKey: settings.mode === 'external' ? settings.javascriptKey : undefined,
+    };
+    const guard = new DemoAuthGuard(
+      new SessionVerifier(new ParseRestClient(parse)),
+      runtime.mcpApiKey,
+    );
     return {
       module: AppModule,
       imports: [
         ParseAgentModule.forRoot({
-          parse: {
-            serverURL: runtime.parseServerURL,
-            appId: settings.appId,
-            masterKey: settings.masterKey,
-            javascriptKey: settings.mode === 'external' ? settings.javascriptKey : undefined,
-          },
+          parse,
           models: CORE_MODELS,
           defaults: { permissions: 'readonly' },
+          // The demo guard has identified the caller; map them to an agent.
+          agentFactory: (request) => agentOptionsFor(request as unknown as DemoRequest),
+          mcp: { path: '/mcp', guards: [guard], maxConcurrentStreams: 200 },
         }),
         SupportModule,
       ],

@@ -3,6 +3,7 @@ import { Logger } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { ExpressAdapter, type NestExpressApplication } from '@nestjs/platform-express';
 import express from 'express';
+import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { AppModule } from './app.module';
 import { DemoConfigError, loadDemoSettings } from './config/demo-config';
@@ -41,8 +42,9 @@ async function main(): Promise<void> {
     parseServerURL = settings.serverURL;
   }
 
+  const mcpApiKey = settings.mcpApiKey ?? randomBytes(18).toString('base64url');
   const app = await NestFactory.create<NestExpressApplication>(
-    AppModule.forRoot({ settings, parseServerURL }),
+    AppModule.forRoot({ settings, parseServerURL, mcpApiKey }),
     new ExpressAdapter(server),
     { logger: ['log', 'warn', 'error'] },
   );
@@ -81,6 +83,8 @@ async function main(): Promise<void> {
     `  nestjs-parse-agent demo is up (${settings.mode === 'embedded' ? 'embedded PostgreSQL + Parse Server' : 'existing Parse Server'})`,
     `  Health:      ${base}/health`,
     `  Parse URL:   ${parseServerURL}   app id: ${settings.appId}`,
+    `  MCP URL:     ${base}/mcp   (Streamable HTTP; see docs/mcp-endpoint.md)`,
+    `  MCP auth:    Authorization: Bearer <Parse session token>   or   X-MCP-API-Key: ${mcpApiKey}${settings.mcpApiKey ? ' (from MCP_API_KEY)' : ' (generated; set MCP_API_KEY to fix it)'}`,
   ];
   if (settings.mode === 'embedded') {
     lines.push(

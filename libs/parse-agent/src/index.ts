@@ -7,6 +7,11 @@ export { ParseAgentFactory } from './nest/parse-agent.factory';
 export { PARSE_AGENT_RATE_LIMITER } from './nest/parse-agent.constants';
 export { PARSE_AGENT_MODULE_OPTIONS } from './nest/parse-agent.module-definition';
 export type { ParseAgentModuleExtras } from './nest/parse-agent.module-definition';
+export type { McpEndpointOptions } from './nest/mcp/mcp-endpoint-options';
+export type { McpAgentFactory } from './nest/mcp/mcp-http.handler';
+export type { McpRequest } from './nest/mcp/mcp-request-gate';
+export { startStandaloneMcpServer } from './nest/mcp/standalone-server';
+export type { StandaloneMcpServer, StandaloneMcpServerOptions } from './nest/mcp/standalone-server';
 export type {
   AgentDefaults,
   MongoConnectionConfig,
@@ -102,3 +107,29 @@ export type { ParseAuth, ParseSchema } from './data/parse-rest-client';
 export { ToolRegistry } from './tools/tool-registry';
 export type { JsonSchema, ToolDefinition, ToolRegistration } from './tools/tool-definition';
 export type { ProgressUpdate, ToolContext } from './tools/tool-context';
+
+// MCP protocol layer (pure)
+export { McpDispatcher } from './mcp/mcp-dispatcher';
+export type { McpDispatcherOptions } from './mcp/mcp-dispatcher';
+export { PromptRegistry } from './mcp/prompt-registry';
+export type {
+  PromptArgument,
+  PromptDescriptor,
+  PromptRegistration,
+  RenderedPrompt,
+} from './mcp/prompt-registry';
+export { BUILTIN_PROMPTS } from './mcp/builtin-prompts';
+export { PARSE_CONVENTIONS } from './mcp/parse-conventions';
+export {
+  JSON_RPC_ERROR_CODES,
+  negotiateProtocolVersion,
+  PROTOCOL_VERSION,
+  SUPPORTED_PROTOCOL_VERSIONS,
+} from './mcp/protocol.constants';
+export type {
+  DispatchContext,
+  DispatchMessage,
+  JsonRpcNotification,
+  JsonRpcResponse,
+  McpServerInfo,
+} from './mcp/mcp-dispatcher.types';

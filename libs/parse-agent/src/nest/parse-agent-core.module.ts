@@ -1,6 +1,8 @@
 import { Module } from '@nestjs/common';
 import { AgentEvents } from '../core/agent-events';
 import { ParseRestClient } from '../data/parse-rest-client';
+import { McpDispatcher } from '../mcp/mcp-dispatcher';
+import { PromptRegistry } from '../mcp/prompt-registry';
 import { MetadataRegistry } from '../metadata/metadata-registry';
 import { ToolRegistry } from '../tools/tool-registry';
 import { PARSE_AGENT_RATE_LIMITER } from './parse-agent.constants';
@@ -10,14 +12,23 @@ import {
   PARSE_AGENT_MODULE_OPTIONS,
 } from './parse-agent.module-definition';
 import { parseAgentProviders, PARSE_AGENT_SERVICES } from './parse-agent.providers';
+import { MCP_AGENT_FACTORY, MCP_MODULE_OPTIONS } from './mcp/mcp-http.constants';
 
 /** The configured module behind ParseAgentModule.forRoot / forRootAsync (global by default). */
 @Module({
-  providers: [...parseAgentProviders, ParseAgentFactory],
+  providers: [
+    ...parseAgentProviders,
+    ParseAgentFactory,
+    // Aliases the MCP endpoint injects (its files cannot import these two; see mcp-http.constants).
+    { provide: MCP_AGENT_FACTORY, useExisting: ParseAgentFactory },
+    { provide: MCP_MODULE_OPTIONS, useExisting: PARSE_AGENT_MODULE_OPTIONS },
+  ],
   exports: [
     ParseAgentFactory,
     MetadataRegistry,
     ToolRegistry,
+    PromptRegistry,
+    McpDispatcher,
     AgentEvents,
     ParseRestClient,
     PARSE_AGENT_RATE_LIMITER,

@@ -1,6 +1,7 @@
-import type { AgentOptions } from '../core/parse-agent';
+import type { AgentOptions, ParseAgent } from '../core/parse-agent';
 import type { RateLimiter } from '../core/rate-limiter';
 import type { ModelClass } from '../metadata/metadata.types';
+import type { McpRequest } from './mcp/mcp-request-gate';
 
 export interface ParseConnectionConfig {
   /** e.g. https://api.example.com/parse */
@@ -38,4 +39,13 @@ export interface ParseAgentModuleOptions {
   schemaCacheTtlMs?: number;
   /** Silence the master-key and unhide banners (a deliberate global master-key deployment). */
   suppressSecurityBanners?: boolean;
+  /**
+   * Maps an MCP request (after the transport checks and the host's guards, so `request.user` and
+   * friends are set) to the options of the agent that serves it, e.g.
+   * `(req) => ({ sessionToken: req.user.sessionToken })`. May be async. Throw
+   * AgentUnauthorizedError to refuse (401); any other error answers 500. Required with `mcp`.
+   */
+  agentFactory?(
+    request: McpRequest,
+  ): AgentOptions | ParseAgent | Promise<AgentOptions | ParseAgent>;
 }

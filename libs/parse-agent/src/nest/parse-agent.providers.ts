@@ -5,6 +5,9 @@ import { KeyedSlidingWindowRateLimiter, type RateLimiter } from '../core/rate-li
 import { suppressSecurityBanners } from '../core/security-banner';
 import { ParseRestClient } from '../data/parse-rest-client';
 import { SchemaCache } from '../data/schema-cache';
+import { BUILTIN_PROMPTS } from '../mcp/builtin-prompts';
+import { McpDispatcher } from '../mcp/mcp-dispatcher';
+import { PromptRegistry } from '../mcp/prompt-registry';
 import { MetadataRegistry } from '../metadata/metadata-registry';
 import { BUILTIN_TOOLS } from '../tools/builtin';
 import { ToolRegistry } from '../tools/tool-registry';
@@ -33,6 +36,12 @@ export const parseAgentProviders: Provider[] = [
     inject: [PARSE_AGENT_MODULE_OPTIONS],
   },
   { provide: ToolRegistry, useFactory: () => new ToolRegistry(BUILTIN_TOOLS) },
+  { provide: PromptRegistry, useFactory: () => new PromptRegistry(BUILTIN_PROMPTS) },
+  {
+    provide: McpDispatcher,
+    useFactory: (tools: ToolRegistry, prompts: PromptRegistry) => new McpDispatcher(tools, prompts),
+    inject: [ToolRegistry, PromptRegistry],
+  },
   { provide: AgentEvents, useFactory: () => new AgentEvents() },
   {
     provide: PARSE_AGENT_RATE_LIMITER,

@@ -1,0 +1,99 @@
+'use strict';
+// The system under test, in its own process: Parse Server 9 + the Nest app with the MCP endpoint
+// (built library), and beside it the official SDK's stateless Streamable HTTP server exposing the
+// same tool list. Prints one JSON line with its ports when ready.
+require('reflect-metadata');
+const express = require('express');
+const { NestFactory } = require('@nestjs/core');
+const { ExpressAdapter } = require('@nestjs/platform-express');
+const { Module } = require('@nestjs/common');
+const lib = require('nestjs-parse-agent');
+const { startParseServer } = require('../dist/src/embedded/parse-server-host');
+const { findFreePort } = require('../dist/src/embedded/free-port');
+const { ParseAdminClient } = require('../dist/src/demo/seed/parse-admin-client');
+const { seedDemoData } = require('../dist/src/demo/seed/demo-seeder');
+const models = require('../dist/src/demo/models');
+
+const APP_ID = 'parse-agent-bench';
+const MASTER_KEY = 'bench-master-key';
+
+async function sdkServer(toolList) {
+  const { Server } = require('@modelcontextprotocol/sdk/server/index.js');
+  const { StreamableHTTPServerTransport } = require('@modelcontextprotocol/sdk/server/streamableHttp.js');
+  const { ListToolsRequestSchema } = require('@modelcontextprotocol/sdk/types.js');
+  const app = express();
+  app.use(express.json());
+  // The SDK's documented stateless pattern: a fresh server and transport per request.
+  app.post('/mcp', async (req, res) => {
+    const server = new Server({ name: 'sdk-baseline', version: '1.0.0' }, { capabilities: { tools: {} } });
+    server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: toolList }));
+    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+    res.on('close', () => {
+      transport.close();
+      server.close();
+    });
+    await server.connect(transport);
+    await transport.handleRequest(req, res, req.body);
+  });
+  const port = await findFreePort();
+  await new Promise((r) => app.listen(port, '127.0.0.1', r));
+  return port;
+}
+
+async function main() {
+  process.env.TESTING = '1';
+  const databaseURI = process.env.BENCH_DATABASE_URI;
+  const port = await findFreePort();
+  const serverURL = `http://127.0.0.1:${port}/parse`;
+  const parse = await startParseServer({ databaseURI, appId: APP_ID, masterKey: MASTER_KEY, serverURL });
+  const root = express();
+  root.use('/parse', parse.app);
+  root.get('/bench/rss', (_req, res) => res.json({ rss: process.memoryUsage().rss }));
+
+  lib.suppressSecurityBanners();
+  class BenchModule {}
+  Module({
+    imports: [
+      lib.ParseAgentModule.forRoot({
+        parse: { serverURL, appId: APP_ID, masterKey: MASTER_KEY },
+        models: [...models.CORE_MODELS, models.SupportTicket],
+        rateLimiter: new lib.KeyedSlidingWindowRateLimiter(10_000_000, 60),
+        agentFactory: () => ({ permissions: 'readonly' }),
+        mcp: { path: '/mcp', heartbeatIntervalMs: 2000 },
+      }),
+    ],
+  })(BenchModule);
+  const app = await NestFactory.create(BenchModule, new ExpressAdapter(root), { logger: ['error'] });
+  const tools = app.get(lib.ToolRegistry);
+  tools.register({
+    name: 'bench_wait',
+    description: 'Waits (for the idle-stream benchmark) until its time is up or it is cancelled.',
+    inputSchema: { type: 'object', properties: { ms: { type: 'integer' } } },
+    timeout: 600,
+    handler: (args, { signal }) =>
+      new Promise((resolve) => {
+        const t = setTimeout(() => resolve({ waited: args.ms }), args.ms ?? 10_000);
+        signal.addEventListener('abort', () => {
+          clearTimeout(t);
+          resolve({ aborted: true });
+        });
+      }),
+  });
+  await app.listen(port, '127.0.0.1');
+
+  const admin = new ParseAdminClient(serverURL, APP_ID, MASTER_KEY);
+  await seedDemoData(admin, 'bench-password');
+
+  const agent = app.get(lib.ParseAgentFactory).create();
+  const toolList = agent
+    .toolDefinitions()
+    .filter((t) => t.name !== 'bench_wait')
+    .map((t) => ({ name: t.name, description: t.description, inputSchema: t.inputSchema, _meta: { category: t.category } }));
+  const sdkPort = await sdkServer(toolList);
+  process.stdout.write(JSON.stringify({ ready: true, port, sdkPort, serverURL, appId: APP_ID, masterKey: MASTER_KEY }) + '\n');
+}
+
+main().catch((e) => {
+  process.stderr.write(`bench server failed: ${e && e.stack ? e.stack : e}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,43 @@
+import {
+  Catch,
+  ForbiddenException,
+  HttpException,
+  Logger,
+  UnauthorizedException,
+  type ArgumentsHost,
+  type ExceptionFilter,
+} from '@nestjs/common';
+import type { ServerResponse } from 'node:http';
+import { MCP_LOG_CONTEXT } from './mcp-http.constants';
+import { sendJsonRpcError, sendUnauthorized } from './mcp-http-response';
+
+/**
+ * Keeps the endpoint speaking JSON-RPC when something outside the handler throws, typically a host
+ * guard: a refusal (Unauthorized or Forbidden) is the same fixed 401 body agentFactory refusals
+ * get, with no reason; anything unexpected is "Internal error". Only the class name is logged.
+ */
+@Catch()
+export class McpExceptionFilter implements ExceptionFilter {
+  protected readonly logger = new Logger(MCP_LOG_CONTEXT);
+
+  catch(exception: unknown, host: ArgumentsHost): void {
+    const res = host.switchToHttp().getResponse<ServerResponse>();
+    const name = exception instanceof Error ? exception.constructor.name : typeof exception;
+    if (res.headersSent) {
+      this.logger.warn(`Error after the response started: ${name}`);
+      if (!res.writableEnded) res.end();
+      return;
+    }
+    if (exception instanceof UnauthorizedException || exception instanceof ForbiddenException) {
+      this.logger.warn(`Unauthorized: ${name}`);
+      return sendUnauthorized(res);
+    }
+    if (exception instanceof HttpException) {
+      const status = exception.getStatus();
+      if (status === 429) return sendJsonRpcError(res, 429, -32000, 'Too Many Requests');
+      if (status < 500) return sendJsonRpcError(res, status, -32600, 'Invalid Request');
+    }
+    this.logger.warn(`Internal error: ${name}`);
+    sendJsonRpcError(res, 500, -32603, 'Internal error');
+  }
+}

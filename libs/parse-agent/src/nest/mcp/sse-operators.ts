@@ -1,0 +1,161 @@
+/**
+ * The SSE side of a dispatch as RxJS operators: frames from dispatch items, heartbeats while a tool
+ * runs, server notifications merged in while the call is live, and cancellation on unsubscribe.
+ */
+import {
+  catchError,
+  connect,
+  EMPTY,
+  endWith,
+  filter,
+  ignoreElements,
+  interval,
+  map,
+  merge,
+  Observable,
+  of,
+  takeUntil,
+  type MonoTypeOperatorFunction,
+  type OperatorFunction,
+  type SchedulerLike,
+} from 'rxjs';
+import type {
+  DispatchMessage,
+  JsonRpcId,
+  JsonRpcNotification,
+  JsonRpcResponse,
+} from '../../mcp/mcp-dispatcher.types';
+import { jsonRpcError } from './transport-checks';
+
+export type SseFrame =
+  | { kind: 'message'; message: JsonRpcResponse | JsonRpcNotification }
+  | { kind: 'comment'; text: string };
+
+export type ProgressToken = string | number;
+
+/**
+ * Every JSON-RPC message goes out as event `message` (clients drop other event names);
+ * comments keep proxies and idle connections alive without reaching the client's handlers.
+ */
+export function formatSseFrame(frame: SseFrame): string {
+  if (frame.kind === 'comment') return `: ${frame.text}\n\n`;
+  return `event: message\ndata: ${JSON.stringify(frame.message)}\n\n`;
+}
+
+export const messageFrame = (message: JsonRpcResponse | JsonRpcNotification): SseFrame => ({
+  kind: 'message',
+  message,
+});
+
+function isProgressFrame(frame: SseFrame): boolean {
+  return (
+    frame.kind === 'message' &&
+    (frame.message as JsonRpcNotification).method === 'notifications/progress'
+  );
+}
+
+/**
+ * Dispatch items to frames: notifications and the response pass, `accepted` has nothing to send.
+ * If the dispatcher itself fails, the stream still ends with an Internal error response.
+ */
+export function toSseFrames(
+  requestId: JsonRpcId,
+  onError?: (error: unknown) => void,
+): OperatorFunction<DispatchMessage, SseFrame> {
+  return (source) =>
+    source.pipe(
+      filter((item) => item.kind !== 'accepted'),
+      map((item) => messageFrame((item as Exclude<DispatchMessage, { kind: 'accepted' }>).message)),
+      catchError((error: unknown) => {
+        onError?.(error);
+        return of(messageFrame(jsonRpcError(-32603, 'Internal error', requestId)));
+      }),
+    );
+}
+
+/** Merges `side$` into the source until the source completes (sync sources included). */
+export function mergeWhileActive<T>(side$: Observable<T>): MonoTypeOperatorFunction<T> {
+  return (source) =>
+    source.pipe(
+      connect((shared) =>
+        merge(shared, side$.pipe(takeUntil(shared.pipe(ignoreElements(), endWith(true))))),
+      ),
+    );
+}
+
+/**
+ * While the call runs, every `intervalMs`: with a client progress token, a progress notification
+ * carrying the elapsed seconds, until the tool reports progress of its own; without one, a
+ * `keep-alive` comment (clients reject progress for tokens they never issued).
+ */
+export function withHeartbeats(
+  intervalMs: number,
+  progressToken: ProgressToken | undefined,
+  options: { now?: () => number; scheduler?: SchedulerLike } = {},
+): MonoTypeOperatorFunction<SseFrame> {
+  const now = options.now ?? (() => Date.now());
+  return (source) =>
+    new Observable<SseFrame>((subscriber) => {
+      const started = now();
+      const beat = (): SseFrame =>
+        progressToken === undefined
+          ? { kind: 'comment', text: 'keep-alive' }
+          : messageFrame({
+              jsonrpc: '2.0',
+              method: 'notifications/progress',
+              params: { progressToken, progress: Math.round((now() - started) / 100) / 10 },
+            });
+      return source
+        .pipe(
+          connect((shared) => {
+            const ended$ = shared.pipe(ignoreElements(), endWith(true));
+            const stop$ =
+              progressToken === undefined
+                ? ended$
+                : merge(ended$, shared.pipe(filter(isProgressFrame)));
+            const beats$ = interval(intervalMs, options.scheduler).pipe(
+              map(beat),
+              takeUntil(stop$),
+            );
+            return merge(shared, beats$);
+          }),
+        )
+        .subscribe(subscriber);
+    });
+}
+
+/** Server notifications (e.g. list_changed) as frames; EMPTY when there are none. */
+export function notificationFrames(
+  ...sources: Array<Observable<JsonRpcNotification>>
+): Observable<SseFrame> {
+  return sources.length ? merge(...sources).pipe(map(messageFrame)) : EMPTY;
+}
+
+/**
+ * Aborts `controller` with `reason` when the subscriber leaves before the source has finished
+ * (a disconnected client): the tool's in-flight I/O stops instead of running on unobserved.
+ */
+export function abortOnUnsubscribe<T>(
+  controller: AbortController,
+  reason: string,
+): MonoTypeOperatorFunction<T> {
+  return (source) =>
+    new Observable<T>((subscriber) => {
+      let settled = false;
+      const subscription = source.subscribe({
+        next: (value) => subscriber.next(value),
+        error: (error: unknown) => {
+          settled = true;
+          subscriber.error(error);
+        },
+        complete: () => {
+          settled = true;
+          subscriber.complete();
+        },
+      });
+      return () => {
+        if (!settled && !controller.signal.aborted) controller.abort(reason);
+        subscription.unsubscribe();
+      };
+    });
+}

@@ -1,0 +1,225 @@
+import {
+  Controller,
+  Get,
+  Inject,
+  Logger,
+  Module,
+  Req,
+  Res,
+  type DynamicModule,
+  type INestApplication,
+  type LoggerService,
+  type LogLevel,
+} from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import { createHash, timingSafeEqual } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { lastValueFrom } from 'rxjs';
+import type { PermissionLevel } from '../../core/constants';
+import { AgentUnauthorizedError, ParseAgentConfigError } from '../../core/errors';
+import type { AgentOptions } from '../../core/parse-agent';
+import type { RateLimiter } from '../../core/rate-limiter';
+import { McpDispatcher } from '../../mcp/mcp-dispatcher';
+import type { ModelClass } from '../../metadata/metadata.types';
+import { ParseAgentFactory } from '../parse-agent.factory';
+import { ParseAgentModule } from '../parse-agent.module';
+import type {
+  AgentDefaults,
+  MongoConnectionConfig,
+  ParseAgentModuleOptions,
+  ParseConnectionConfig,
+} from '../parse-agent-options.interface';
+import type { McpEndpointOptions } from './mcp-endpoint-options';
+import { HEADER } from './mcp-http.constants';
+import { sendJson, sendJsonRpcError } from './mcp-http-response';
+import { isLoopbackAddress } from './transport-checks';
+
+export interface StandaloneMcpServerOptions {
+  parse: ParseConnectionConfig;
+  mongo?: MongoConnectionConfig;
+  /** Interface to bind (default 127.0.0.1). Anything but loopback requires an API key. */
+  host?: string;
+  /** Port (default 3001; 0 picks a free one). */
+  port?: number;
+  /** Required in `X-MCP-API-Key` when set (default `process.env.MCP_API_KEY`; empty means unset). */
+  apiKey?: string;
+  /** Tier of the server's agent (default readonly). */
+  permissions?: PermissionLevel;
+  /** Act for this Parse session instead of the master key. */
+  sessionToken?: string;
+  models?: ModelClass[];
+  hiddenClasses?: ParseAgentModuleOptions['hiddenClasses'];
+  defaults?: AgentDefaults;
+  /** Shared by every request (default: 60 calls per 60 s in this process). */
+  rateLimiter?: RateLimiter;
+  preAuthRateLimiter?: RateLimiter;
+  allowedOrigins?: string[];
+  requireCustomHeader?: string | Record<string, string>;
+  /** Further endpoint settings (streaming, heartbeats, limits); the path is always /mcp. */
+  mcp?: Omit<McpEndpointOptions, 'path' | 'guards'>;
+  /** Silence the master-key banner (a standalone server acts with the master key by default). */
+  suppressSecurityBanners?: boolean;
+  /** Close the server on SIGINT / SIGTERM (default false). */
+  handleSignals?: boolean;
+  /** Nest logger or log levels (default warnings and errors). */
+  logger?: LoggerService | LogLevel[] | false;
+}
+
+export interface StandaloneMcpServer {
+  app: INestApplication;
+  /** e.g. http://127.0.0.1:3001 (the MCP endpoint is `${url}/mcp`). */
+  url: string;
+  host: string;
+  port: number;
+  close(): Promise<void>;
+}
+
+const LOOPBACK_HOSTS = new Set(['127.0.0.1', '::1', 'localhost']);
+const STANDALONE_SETTINGS = Symbol('parse-agent:standalone-settings');
+
+interface StandaloneSettings {
+  apiKey?: string;
+  agentOptions: AgentOptions;
+}
+
+/** Compares in constant time: both sides are hashed first, so lengths never differ. */
+export function apiKeyMatches(presented: unknown, expected: string): boolean {
+  if (typeof presented !== 'string' || !presented) return false;
+  const digest = (value: string) => createHash('sha256').update(value, 'utf8').digest();
+  return timingSafeEqual(digest(presented), digest(expected));
+}
+
+function presentedKey(req: IncomingMessage): string | undefined {
+  const value = req.headers[HEADER.apiKey];
+  return Array.isArray(value) ? value[0] : value;
+}
+
+@Controller()
+class StandaloneController {
+  constructor(
+    @Inject(STANDALONE_SETTINGS) protected readonly settings: StandaloneSettings,
+    @Inject(ParseAgentFactory) protected readonly agents: ParseAgentFactory,
+    @Inject(McpDispatcher) protected readonly dispatcher: McpDispatcher,
+  ) {}
+
+  @Get('health')
+  health(): { status: string; mcp_enabled: boolean } {
+    return { status: 'ok', mcp_enabled: true };
+  }
+
+  @Get('tools')
+  async tools(@Req() req: IncomingMessage, @Res() res: ServerResponse): Promise<void> {
+    const { apiKey } = this.settings;
+    if (apiKey && !apiKeyMatches(presentedKey(req), apiKey)) {
+      return sendJson(res, 401, { error: 'Unauthorized: invalid or missing API key' });
+    }
+    const agent = this.agents.create(this.settings.agentOptions);
+    const items = await lastValueFrom(
+      this.dispatcher.dispatch({ jsonrpc: '2.0', id: 0, method: 'tools/list' }, agent),
+      { defaultValue: undefined },
+    );
+    const result =
+      items?.kind === 'response' ? (items.message.result as { tools?: unknown }) : undefined;
+    if (!Array.isArray(result?.tools)) return sendJsonRpcError(res, 500, -32603, 'Internal error');
+    sendJson(res, 200, result.tools);
+  }
+}
+
+@Module({})
+class StandaloneMcpModule {
+  static register(
+    options: StandaloneMcpServerOptions,
+    settings: StandaloneSettings,
+  ): DynamicModule {
+    return {
+      module: StandaloneMcpModule,
+      imports: [
+        ParseAgentModule.forRoot({
+          parse: options.parse,
+          mongo: options.mongo,
+          models: options.models,
+          hiddenClasses: options.hiddenClasses,
+          defaults: options.defaults,
+          rateLimiter: options.rateLimiter,
+          suppressSecurityBanners: options.suppressSecurityBanners,
+          agentFactory: (req) => {
+            if (settings.apiKey && !apiKeyMatches(presentedKey(req), settings.apiKey)) {
+              throw new AgentUnauthorizedError('invalid or missing API key', {
+                reason: 'bad_api_key',
+              });
+            }
+            return { ...settings.agentOptions };
+          },
+          mcp: {
+            ...options.mcp,
+            path: '/mcp',
+            preAuthRateLimiter: options.preAuthRateLimiter ?? options.mcp?.preAuthRateLimiter,
+            allowedOrigins: options.allowedOrigins ?? options.mcp?.allowedOrigins,
+            requireCustomHeader: options.requireCustomHeader ?? options.mcp?.requireCustomHeader,
+          },
+        }),
+      ],
+      controllers: [StandaloneController],
+      providers: [{ provide: STANDALONE_SETTINGS, useValue: settings }],
+    };
+  }
+}
+
+/**
+ * Runs the MCP endpoint as its own small server: `/mcp`, `/health` (no auth) and `/tools`.
+ * Refuses to listen beyond loopback without an API key.
+ */
+export async function startStandaloneMcpServer(
+  options: StandaloneMcpServerOptions,
+): Promise<StandaloneMcpServer> {
+  const host = options.host ?? '127.0.0.1';
+  const port = options.port ?? 3001;
+  const apiKey = options.apiKey || process.env.MCP_API_KEY || undefined;
+  if (!apiKey && !LOOPBACK_HOSTS.has(host) && !isLoopbackAddress(host)) {
+    throw new ParseAgentConfigError(
+      `startStandaloneMcpServer: refusing to listen on ${JSON.stringify(host)} without an API key. Bind to 127.0.0.1, ::1 or localhost, or set an API key (the apiKey option or the MCP_API_KEY environment variable); clients then send it in X-MCP-API-Key.`,
+    );
+  }
+  const permissions = options.permissions ?? 'readonly';
+  const settings: StandaloneSettings = {
+    apiKey,
+    agentOptions: { permissions, sessionToken: options.sessionToken },
+  };
+  const logger = new Logger('ParseAgentMcpServer');
+  const app = await NestFactory.create(StandaloneMcpModule.register(options, settings), {
+    logger: options.logger ?? ['log', 'warn', 'error'],
+  });
+  // Sub-paths of /mcp other than /mcp/tools answer in JSON-RPC, like the endpoint itself.
+  app.use((req: IncomingMessage, res: ServerResponse, next: () => void) => {
+    const path = (req.url ?? '').split('?')[0].toLowerCase().replace(/\/+$/, '');
+    if (path.startsWith('/mcp/') && path !== '/mcp/tools') {
+      return sendJsonRpcError(res, 404, -32601, 'Not Found');
+    }
+    next();
+  });
+  await app.listen(port, host);
+  const address = app.getHttpServer().address() as AddressInfo;
+  const shownHost = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  const url = `http://${shownHost}:${address.port}`;
+
+  let closing: Promise<void> | undefined;
+  const onSignal = () => void close();
+  const close = () => {
+    closing ??= (async () => {
+      process.off('SIGINT', onSignal);
+      process.off('SIGTERM', onSignal);
+      await app.close();
+    })();
+    return closing;
+  };
+  if (options.handleSignals) {
+    process.once('SIGINT', onSignal);
+    process.once('SIGTERM', onSignal);
+  }
+
+  const tools = app.get(ParseAgentFactory).create(settings.agentOptions).allowedTools();
+  logger.log(`MCP server listening on ${url}/mcp (permissions: ${permissions})`);
+  logger.log(`Tools: ${tools.join(', ')}`);
+  return { app, url, host: address.address, port: address.port, close };
+}

@@ -1,0 +1,90 @@
+import { Injectable, type CanActivate } from '@nestjs/common';
+import { GUARDS_METADATA, PATH_METADATA } from '@nestjs/common/constants';
+import { Test } from '@nestjs/testing';
+import { ParseAgentModule } from '../parse-agent.module';
+import { McpHttpHandler } from './mcp-http.handler';
+import { resolveMcpEndpointOptions } from './mcp-endpoint-options';
+
+@Injectable()
+class AllowAll implements CanActivate {
+  canActivate(): boolean {
+    return true;
+  }
+}
+
+const parse = { serverURL: 'http://127.0.0.1:1/parse', appId: 'app', masterKey: 'mk' };
+
+describe('the mcp extra of ParseAgentModule.forRoot', () => {
+  it('mounts nothing without it', () => {
+    const module = ParseAgentModule.forRoot({ parse });
+    expect(module.controllers ?? []).toHaveLength(0);
+  });
+
+  it('adds a controller at the configured path behind the configured guards', () => {
+    const module = ParseAgentModule.forRoot({
+      parse,
+      agentFactory: () => ({}),
+      mcp: { path: '/agent/mcp/', guards: [AllowAll] },
+    });
+    expect(module.controllers).toHaveLength(1);
+    const controller = module.controllers![0];
+    expect(Reflect.getMetadata(PATH_METADATA, controller)).toBe('/agent/mcp');
+    expect(Reflect.getMetadata(GUARDS_METADATA, controller)).toEqual([AllowAll]);
+    expect(module.global).toBe(true);
+  });
+
+  it('works with forRootAsync (the extra stays synchronous)', async () => {
+    const moduleRef = await Test.createTestingModule({
+      imports: [
+        ParseAgentModule.forRootAsync({
+          useFactory: () => ({ parse, agentFactory: () => ({}) }),
+          mcp: { streaming: false },
+        }),
+      ],
+    }).compile();
+    expect(moduleRef.get(McpHttpHandler)).toBeInstanceOf(McpHttpHandler);
+    await moduleRef.close();
+  });
+
+  it('fails the boot with a fix-it message when agentFactory is missing', async () => {
+    await expect(
+      Test.createTestingModule({
+        imports: [ParseAgentModule.forRoot({ parse, mcp: {} })],
+      }).compile(),
+    ).rejects.toThrow(/agentFactory\(request\)/);
+  });
+});
+
+describe('resolveMcpEndpointOptions', () => {
+  it('applies the defaults', () => {
+    expect(resolveMcpEndpointOptions({})).toEqual(
+      expect.objectContaining({
+        path: '/mcp',
+        guards: [],
+        streaming: true,
+        heartbeatIntervalMs: 2000,
+        maxBodyBytes: 1_048_576,
+        maxJsonDepth: 20,
+        sessions: true,
+        allowedHosts: [],
+      }),
+    );
+  });
+
+  it('names the setting to fix', () => {
+    expect(() => resolveMcpEndpointOptions({ path: 'mcp' })).toThrow(/extras\.mcp: path/);
+    expect(() => resolveMcpEndpointOptions({ heartbeatIntervalMs: 0 })).toThrow(
+      /heartbeatIntervalMs must be a positive number/,
+    );
+    expect(() => resolveMcpEndpointOptions({ guards: [null as never] })).toThrow(/guards/);
+    expect(() => resolveMcpEndpointOptions({ preAuthRateLimiter: {} as never })).toThrow(
+      /preAuthRateLimiter must have a check/,
+    );
+    expect(() => resolveMcpEndpointOptions({ requireCustomHeader: 5 as never })).toThrow(
+      /requireCustomHeader/,
+    );
+    expect(() => resolveMcpEndpointOptions({ allowedOrigins: 'x' as never })).toThrow(
+      /allowedOrigins/,
+    );
+  });
+});

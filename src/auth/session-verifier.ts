@@ -1,0 +1,50 @@
+import { createHash } from 'node:crypto';
+import { Injectable } from '@nestjs/common';
+import { ParseRequestError, ParseRestClient } from 'nestjs-parse-agent';
+
+export interface VerifiedUser {
+  userId: string;
+  username: string;
+  tenantId?: string;
+}
+
+const TTL_MS = 60_000;
+const MAX_ENTRIES = 5_000;
+
+/**
+ * Checks a Parse session token with `/users/me` and remembers the answer for a minute, so an MCP
+ * conversation does not pay an extra Parse round trip per message. Keys are token hashes.
+ */
+@Injectable()
+export class SessionVerifier {
+  protected readonly cache = new Map<string, { at: number; user: VerifiedUser | null }>();
+
+  constructor(protected readonly parse: ParseRestClient) {}
+
+  async verify(sessionToken: string): Promise<VerifiedUser | null> {
+    const key = createHash('sha256').update(sessionToken).digest('hex');
+    const hit = this.cache.get(key);
+    if (hit && Date.now() - hit.at < TTL_MS) return hit.user;
+    let user: VerifiedUser | null = null;
+    try {
+      const me = await this.parse.request<Record<string, unknown>>('GET', '/users/me', undefined, {
+        sessionToken,
+      });
+      user = {
+        userId: String(me.objectId),
+        username: String(me.username),
+        tenantId: typeof me.tenantId === 'string' ? me.tenantId : undefined,
+      };
+    } catch (error) {
+      if (
+        !(error instanceof ParseRequestError) ||
+        error.status === undefined ||
+        error.status >= 500
+      )
+        throw error;
+    }
+    if (this.cache.size >= MAX_ENTRIES) this.cache.delete(this.cache.keys().next().value as string);
+    this.cache.set(key, { at: Date.now(), user });
+    return user;
+  }
+}

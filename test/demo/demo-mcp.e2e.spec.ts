@@ -1,0 +1,107 @@
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { INestApplication } from '@nestjs/common';
+import { Test } from '@nestjs/testing';
+import request from 'supertest';
+import { AppModule } from '../../src/app.module';
+import type { ExternalSettings } from '../../src/config/demo-config';
+import { seedDemo } from '../harness/demo-data';
+import { testParseConfig } from '../harness/parse-rest';
+
+const API_KEY = 'demo-test-operator-key';
+
+/** The demo app's MCP endpoint, with its own guard and agent factory, on the real Parse Server. */
+describe('demo app serves MCP (guard + agentFactory)', () => {
+  let app: INestApplication;
+  let url: string;
+  let tokens: { alice: string; bob: string };
+
+  beforeAll(async () => {
+    tokens = await seedDemo();
+    const cfg = testParseConfig();
+    // The demo pointed at an existing deployment: the test run's Parse Server (which needs its JS key).
+    const settings: ExternalSettings = {
+      mode: 'external',
+      port: 0,
+      host: '127.0.0.1',
+      serverURL: cfg.serverURL,
+      appId: cfg.appId,
+      masterKey: cfg.masterKey,
+      javascriptKey: cfg.javascriptKey,
+      demoPassword: 'demo-password',
+    };
+    const module = await Test.createTestingModule({
+      imports: [AppModule.forRoot({ settings, parseServerURL: cfg.serverURL, mcpApiKey: API_KEY })],
+    }).compile();
+    app = module.createNestApplication({ logger: false });
+    await app.listen(0, '127.0.0.1');
+    url = `${await app.getUrl()}/mcp`.replace('[::1]', '127.0.0.1');
+  }, 60_000);
+  afterAll(() => app.close());
+
+  async function connect(headers: Record<string, string>) {
+    const client = new Client({ name: 'demo-test', version: '1.0.0' });
+    await client.connect(
+      new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers } }),
+    );
+    return client;
+  }
+
+  function countOf(result: unknown): number {
+    const text = (result as { content: Array<{ text: string }> }).content[0].text;
+    return JSON.parse(text).count;
+  }
+
+  it('scopes a Bearer session token to that user and tenant', async () => {
+    const client = await connect({ Authorization: `Bearer ${tokens.alice}` });
+    const count = await client.callTool({
+      name: 'count_objects',
+      arguments: { class_name: 'Order' },
+    });
+    expect(countOf(count)).toBe(1470);
+    const other = await client.callTool({
+      name: 'query_class',
+      arguments: { class_name: 'Order', where: { tenantId: 'globex' } },
+    });
+    expect(other.isError).toBe(true);
+    const hidden = await client.callTool({
+      name: 'query_class',
+      arguments: { class_name: 'ApiCredential' },
+    });
+    expect(hidden.isError).toBe(true);
+    expect(JSON.stringify(hidden)).not.toMatch(/sk_live|whsec/);
+    await client.close();
+  });
+
+  it('gives the operator key a master-key readonly agent across tenants', async () => {
+    const client = await connect({ 'X-MCP-API-Key': API_KEY });
+    expect(
+      countOf(await client.callTool({ name: 'count_objects', arguments: { class_name: 'Order' } })),
+    ).toBe(2940);
+    const tools = await client.listTools();
+    expect(tools.tools.map((t) => t.name)).toContain('query_class');
+    expect(tools.tools.map((t) => t.name)).not.toContain('create_object');
+    await client.close();
+  });
+
+  it('answers 401 with the fixed body for a missing, wrong or expired credential', async () => {
+    const body = { jsonrpc: '2.0', id: 1, method: 'ping' };
+    for (const headers of [
+      {},
+      { 'X-MCP-API-Key': 'wrong' },
+      { Authorization: 'Bearer r:not-a-session' },
+    ]) {
+      const res = await request(app.getHttpServer())
+        .post('/mcp')
+        .set(headers)
+        .send(body)
+        .expect(401);
+      expect(res.body).toEqual({
+        jsonrpc: '2.0',
+        id: null,
+        error: { code: -32001, message: 'Unauthorized' },
+      });
+    }
+    await request(app.getHttpServer()).get('/health').expect(200, { status: 'ok' });
+  });
+});
