@@ -16,10 +16,10 @@ const { startEmbeddedPostgres } = require('../dist/src/embedded/embedded-postgre
 const SECONDS = Number(process.env.BENCH_SECONDS || 8);
 const STREAMS = Number(process.env.BENCH_STREAMS || 1000);
 
-function startServer(databaseURI) {
+function startProcess(script, env) {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [path.join(__dirname, 'server.js')], {
-      env: { ...process.env, BENCH_DATABASE_URI: databaseURI },
+    const child = spawn(process.execPath, [path.join(__dirname, script)], {
+      env: { ...process.env, ...env },
       stdio: ['ignore', 'pipe', 'inherit'],
     });
     let buffer = '';
@@ -28,7 +28,7 @@ function startServer(databaseURI) {
       const line = buffer.split('\n').find((l) => l.startsWith('{"ready"'));
       if (line) resolve({ child, info: JSON.parse(line) });
     });
-    child.on('exit', (code) => reject(new Error(`bench server exited with ${code}`)));
+    child.on('exit', (code) => reject(new Error(`${script} exited with ${code}`)));
   });
 }
 
@@ -156,11 +156,19 @@ async function main() {
   fs.chmodSync(tmp, 0o755);
   const pg = await startEmbeddedPostgres({ dataDir: path.join(tmp, 'pg'), fast: true });
   let server;
+  let parse;
   try {
-    server = await startServer(pg.uri);
+    parse = await startProcess('parse-server.js', { BENCH_DATABASE_URI: pg.uri });
+    server = await startProcess('server.js', {
+      BENCH_PARSE_URL: parse.info.serverURL,
+      BENCH_APP_ID: parse.info.appId,
+      BENCH_MASTER_KEY: parse.info.masterKey,
+    });
     const { info } = server;
     const machine = `${os.cpus().length} x ${os.cpus()[0].model.trim()}, ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB, Node ${process.version}`;
-    console.log(`Machine: ${machine}\nEach measurement: ${SECONDS}s closed loop, after a 1s warm-up.\n`);
+    console.log(`Machine: ${machine}`);
+    console.log('Processes: PostgreSQL (embedded), Parse Server, the MCP app (Nest + library), this load generator.');
+    console.log(`Each measurement: ${SECONDS}s closed loop, after a 1s warm-up.\n`);
 
     console.log('1. tools/call query_class (100 rows) over MCP vs the same find on Parse REST');
     for (const r of await toolCallVsDirect(info)) {
@@ -188,6 +196,7 @@ async function main() {
     );
   } finally {
     if (server) server.child.kill('SIGKILL');
+    if (parse) parse.child.kill('SIGKILL');
     await pg.stop();
     fs.rmSync(tmp, { recursive: true, force: true });
   }

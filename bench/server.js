@@ -1,21 +1,20 @@
 'use strict';
-// The system under test, in its own process: Parse Server 9 + the Nest app with the MCP endpoint
-// (built library), and beside it the official SDK's stateless Streamable HTTP server exposing the
-// same tool list. Prints one JSON line with its ports when ready.
+// The system under test, in its own process: the Nest app with the MCP endpoint (built library) in
+// front of the Parse Server process, and beside it the official SDK's stateless Streamable HTTP
+// server exposing the same tool list. Prints one JSON line with its ports when ready.
 require('reflect-metadata');
 const express = require('express');
 const { NestFactory } = require('@nestjs/core');
 const { ExpressAdapter } = require('@nestjs/platform-express');
 const { Module } = require('@nestjs/common');
 const lib = require('nestjs-parse-agent');
-const { startParseServer } = require('../dist/src/embedded/parse-server-host');
 const { findFreePort } = require('../dist/src/embedded/free-port');
 const { ParseAdminClient } = require('../dist/src/demo/seed/parse-admin-client');
 const { seedDemoData } = require('../dist/src/demo/seed/demo-seeder');
 const models = require('../dist/src/demo/models');
 
-const APP_ID = 'parse-agent-bench';
-const MASTER_KEY = 'bench-master-key';
+const APP_ID = process.env.BENCH_APP_ID;
+const MASTER_KEY = process.env.BENCH_MASTER_KEY;
 
 async function sdkServer(toolList) {
   const { Server } = require('@modelcontextprotocol/sdk/server/index.js');
@@ -41,13 +40,9 @@ async function sdkServer(toolList) {
 }
 
 async function main() {
-  process.env.TESTING = '1';
-  const databaseURI = process.env.BENCH_DATABASE_URI;
   const port = await findFreePort();
-  const serverURL = `http://127.0.0.1:${port}/parse`;
-  const parse = await startParseServer({ databaseURI, appId: APP_ID, masterKey: MASTER_KEY, serverURL });
+  const serverURL = process.env.BENCH_PARSE_URL;
   const root = express();
-  root.use('/parse', parse.app);
   root.get('/bench/rss', (_req, res) => res.json({ rss: process.memoryUsage().rss }));
 
   lib.suppressSecurityBanners();
@@ -97,3 +92,4 @@ main().catch((e) => {
   process.stderr.write(`bench server failed: ${e && e.stack ? e.stack : e}\n`);
   process.exit(1);
 });
+process.on('SIGINT', () => process.exit(0));

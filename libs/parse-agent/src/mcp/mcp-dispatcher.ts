@@ -29,6 +29,7 @@ import {
   negotiateProtocolVersion,
   serverCapabilities,
 } from './protocol.constants';
+import { withPreserializedJson } from './preserialized';
 import { assertAuthorized, toCallToolResult } from './tool-call-result';
 
 export interface McpDispatcherOptions {
@@ -67,6 +68,9 @@ export class McpDispatcher {
   protected readonly maxResponseBytes: number;
   protected readonly handlers: ReadonlyMap<string, McpMethodHandler>;
 
+  /** tools/list results by tool set, each serialized once. */
+  protected readonly toolListCache = new Map<string, object>();
+
   constructor(
     protected readonly tools: ToolRegistry,
     protected readonly prompts: PromptRegistry,
@@ -83,6 +87,8 @@ export class McpDispatcher {
       throw new ParseAgentConfigError('serverInfo must be { name: string, version: string }.');
     }
     this.serverInfo = { name: serverInfo.name, version: serverInfo.version };
+    // Any registry change can alter a cached list (same names, new schema): start over.
+    tools.changes$.subscribe(() => this.toolListCache.clear());
     this.maxResponseBytes = maxResponseBytes;
     this.handlers = new Map<string, McpMethodHandler>([
       ['initialize', (params) => this.initialize(params)],
@@ -189,7 +195,12 @@ export class McpDispatcher {
   /** The agent's allowed tools; the non-standard `category` param narrows them (never widens). */
   protected listTools(params: Record<string, unknown>, { agent }: McpCallContext): unknown {
     const category = typeof params.category === 'string' ? params.category : undefined;
-    const tools = agent.toolDefinitions({ category }).map((tool) => {
+    const definitions = agent.toolDefinitions({ category });
+    // Most agents share a handful of tool sets: build (and serialize) each list once.
+    const key = definitions.map((t) => t.name).join(',');
+    const cached = this.toolListCache.get(key);
+    if (cached) return cached;
+    const tools = definitions.map((tool) => {
       const descriptor: Record<string, unknown> = {
         name: tool.name,
         description: tool.description,
@@ -199,7 +210,10 @@ export class McpDispatcher {
       descriptor._meta = { category: tool.category };
       return descriptor;
     });
-    return { tools };
+    const result = withPreserializedJson({ tools });
+    if (this.toolListCache.size > 256) this.toolListCache.clear();
+    this.toolListCache.set(key, result);
+    return result;
   }
 
   protected async callTool(params: Record<string, unknown>, call: McpCallContext) {

@@ -1,4 +1,4 @@
-import { Module } from '@nestjs/common';
+import { Module, type OnApplicationShutdown } from '@nestjs/common';
 import { AgentEvents } from '../core/agent-events';
 import { ParseRestClient } from '../data/parse-rest-client';
 import { McpDispatcher } from '../mcp/mcp-dispatcher';
@@ -36,4 +36,13 @@ import { MCP_AGENT_FACTORY, MCP_MODULE_OPTIONS } from './mcp/mcp-http.constants'
     PARSE_AGENT_MODULE_OPTIONS,
   ],
 })
-export class ParseAgentCoreModule extends ConfigurableModuleClass {}
+export class ParseAgentCoreModule extends ConfigurableModuleClass implements OnApplicationShutdown {
+  constructor(protected readonly parse: ParseRestClient) {
+    super();
+  }
+
+  /** Releases the keep-alive sockets to Parse Server so the process can exit. */
+  onApplicationShutdown(): void {
+    this.parse.close();
+  }
+}

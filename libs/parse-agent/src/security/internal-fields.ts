@@ -26,6 +26,11 @@ export const INTERNAL_FIELDS: ReadonlySet<string> = new Set([
 export const INTERNAL_FIELD_PREFIXES: readonly string[] = ['_auth_data_'];
 
 export function isInternalField(name: string): boolean {
-  const root = name.split('.')[0];
-  return INTERNAL_FIELDS.has(root) || INTERNAL_FIELD_PREFIXES.some((p) => root.startsWith(p));
+  // Hot path (every key of every row): avoid allocating unless the name is dotted.
+  const dot = name.indexOf('.');
+  const root = dot === -1 ? name : name.slice(0, dot);
+  if (INTERNAL_FIELDS.has(root)) return true;
+  return (
+    root.charCodeAt(0) === 95 /* _ */ && INTERNAL_FIELD_PREFIXES.some((p) => root.startsWith(p))
+  );
 }

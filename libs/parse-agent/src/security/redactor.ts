@@ -11,6 +11,7 @@ const CLASS_ID_STRING = /^([A-Za-z_][A-Za-z0-9_]*)\$(.+)$/;
 export function redact(value: unknown, isDenied: (className: string) => boolean): unknown {
   if (Array.isArray(value)) return value.map((v) => redact(v, isDenied));
   if (typeof value === 'string') {
+    if (value.indexOf('$') === -1) return value; // fast path: most strings name no class
     const m = CLASS_ID_STRING.exec(value);
     if (m && isDenied(m[1])) return { className: m[1], __redacted: true };
     return value;
@@ -21,9 +22,16 @@ export function redact(value: unknown, isDenied: (className: string) => boolean)
     return { className: value.className, __redacted: true };
   }
   const out: Record<string, unknown> = {};
-  for (const [key, v] of Object.entries(value)) {
+  for (const key in value) {
+    if (!Object.prototype.hasOwnProperty.call(value, key)) continue;
     if (key === 'ACL' || isInternalField(key)) continue;
-    out[key] = redact(v, isDenied);
+    const v = value[key];
+    out[key] =
+      v !== null && typeof v === 'object'
+        ? redact(v, isDenied)
+        : typeof v === 'string'
+          ? redact(v, isDenied)
+          : v;
   }
   return out;
 }

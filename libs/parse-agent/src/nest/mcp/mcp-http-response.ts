@@ -1,5 +1,6 @@
 import type { ServerResponse } from 'node:http';
 import type { JsonRpcId } from '../../mcp/mcp-dispatcher.types';
+import { stringifyJsonRpc } from '../../mcp/preserialized';
 import { jsonRpcError } from './transport-checks';
 
 /** Writes a JSON response with the Node API (works under any Express version or none). */
@@ -16,7 +17,7 @@ export function sendJson(
   res.statusCode = status;
   for (const [name, value] of Object.entries(headers)) res.setHeader(name, value);
   res.setHeader('Content-Type', 'application/json');
-  res.end(body === undefined ? '' : JSON.stringify(body));
+  res.end(body === undefined ? '' : stringifyJsonRpc(body));
 }
 
 /** A JSON-RPC error envelope with the given HTTP status. */

@@ -2,6 +2,7 @@
  * The SSE side of a dispatch as RxJS operators: frames from dispatch items, heartbeats while a tool
  * runs, server notifications merged in while the call is live, and cancellation on unsubscribe.
  */
+import { stringifyJsonRpc } from '../../mcp/preserialized';
 import {
   catchError,
   connect,
@@ -39,7 +40,7 @@ export type ProgressToken = string | number;
  */
 export function formatSseFrame(frame: SseFrame): string {
   if (frame.kind === 'comment') return `: ${frame.text}\n\n`;
-  return `event: message\ndata: ${JSON.stringify(frame.message)}\n\n`;
+  return `event: message\ndata: ${stringifyJsonRpc(frame.message)}\n\n`;
 }
 
 export const messageFrame = (message: JsonRpcResponse | JsonRpcNotification): SseFrame => ({
