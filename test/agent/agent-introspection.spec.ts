@@ -1,0 +1,85 @@
+import { ParseAgentConfigError, RecursionLimitExceededError } from 'nestjs-parse-agent';
+import { CORE_MODELS, Order } from '../../src/demo/models';
+import { createAgentTestBed, type AgentTestBed } from '../harness/agent-module';
+
+describe('agent introspection and sub-agents', () => {
+  let bed: AgentTestBed;
+  beforeAll(async () => {
+    bed = await createAgentTestBed(CORE_MODELS);
+  });
+  afterAll(() => bed.close());
+
+  it('describes itself without secrets', () => {
+    const agent = bed.factory.create({
+      sessionToken: 'r:secret-token',
+      tenantId: 'acme',
+      classes: ['Order'],
+    });
+    const d = agent.describe();
+    expect(d).toMatchObject({
+      auth_type: 'session_token',
+      using_master_key: false,
+      permissions: 'readonly',
+      tenant_id: 'acme',
+    });
+    expect(JSON.stringify(d)).not.toContain('secret-token');
+    expect(d.classes).toEqual({ only: ['Order'], except: [] });
+  });
+
+  it('answers wouldPermit without running anything', () => {
+    const agent = bed.factory.create({ tenantId: 'acme', classes: { except: ['Customer'] } });
+    expect(agent.wouldPermit('query_class', { className: 'Order' })).toBe(true);
+    expect(agent.wouldPermit('query_class', { className: 'Customer' })).toBe(false);
+    expect(agent.wouldPermit('query_class', { className: 'ApiCredential' })).toBe(false);
+    expect(agent.wouldPermit('create_object')).toBe(false);
+    const unbound = bed.factory.create({ sessionToken: 'r:x' });
+    expect(unbound.wouldPermit('query_class', { className: 'Order' })).toBe(false);
+  });
+
+  it('reports the filter it applies to a class, by name or by model', () => {
+    const agent = bed.factory.create({ filters: { Order: { status: 'paid' }, default: { a: 1 } } });
+    expect(agent.filterFor(Order)).toEqual({ $and: [{ status: 'paid' }, { a: 1 }] });
+    expect(agent.filterFor('Tenant')).toEqual({ a: 1 });
+    expect(agent.describeFor(Order)).toMatchObject({
+      class_name: 'Order',
+      accessible: true,
+      canonical_filter: { isDeleted: { $ne: true } },
+    });
+    expect(agent.describeFor('ApiCredential')).toMatchObject({ accessible: false });
+  });
+
+  it('only narrows in sub-agents and stops at the recursion limit', () => {
+    const parent = bed.factory.create({
+      sessionToken: 'r:p',
+      tenantId: 'acme',
+      classes: ['Order', 'Tenant'],
+      recursionDepth: 1,
+    });
+    const child = parent.subAgent({ classes: ['Order'] });
+    expect(child.sessionToken).toBe('r:p');
+    expect(child.tenantId).toBe('acme');
+    expect(child.agentDepth).toBe(1);
+    expect(child.wouldPermit('query_class', { className: 'Tenant' })).toBe(false);
+    expect(() => parent.subAgent({ permissions: 'admin' })).toThrow(ParseAgentConfigError);
+    expect(() => parent.subAgent({ tenantId: 'globex' })).toThrow(ParseAgentConfigError);
+    expect(() => parent.subAgent({ classes: ['Customer'] })).toThrow(ParseAgentConfigError);
+    expect(() => child.subAgent()).toThrow(RecursionLimitExceededError);
+  });
+
+  it('refuses bad options at construction with a message that says what to fix', () => {
+    expect(() => bed.factory.create({ permissions: 'root' as never })).toThrow(
+      /readonly, write, admin/,
+    );
+    expect(() => bed.factory.create({ sessionToken: 'r:a', aclRole: 'x' })).toThrow(
+      /only one identity/,
+    );
+    expect(() => bed.factory.create({ aclRole: 'staff' })).toThrow(/direct MongoDB path/);
+    expect(() => bed.factory.create({ filters: { Order: { $where: '1' } } })).toThrow(
+      /filters.Order/,
+    );
+    expect(() => bed.factory.create({ tools: { only: ['nope'] }, strictToolFilter: true })).toThrow(
+      /unknown tool/,
+    );
+    expect(() => bed.factory.create({ classes: { bogus: [] } as never })).toThrow(/only/);
+  });
+});
