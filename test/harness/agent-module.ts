@@ -11,7 +11,7 @@ import {
   type ModelClass,
   type ParseAgentModuleOptions,
 } from 'nestjs-parse-agent';
-import { testParseConfig } from './parse-rest';
+import { testParseConnection } from './parse-rest';
 
 export interface AgentTestBed {
   module: TestingModule;
@@ -28,16 +28,10 @@ export async function createAgentTestBed(
   extra: Partial<ParseAgentModuleOptions> = {},
 ): Promise<AgentTestBed> {
   suppressSecurityBanners();
-  const cfg = testParseConfig();
   const module = await Test.createTestingModule({
     imports: [
       ParseAgentModule.forRoot({
-        parse: {
-          serverURL: cfg.serverURL,
-          appId: cfg.appId,
-          masterKey: cfg.masterKey,
-          javascriptKey: cfg.javascriptKey,
-        },
+        parse: testParseConnection(),
         models,
         schemaCacheTtlMs: 0,
         // Suites make hundreds of calls as one identity; rate limiting has its own tests.

@@ -33,6 +33,12 @@ export function testParseConfig() {
   };
 }
 
+/** The `parse` option of ParseAgentModule.forRoot for the test run's Parse Server. */
+export function testParseConnection() {
+  const { serverURL, appId, masterKey, javascriptKey } = testParseConfig();
+  return { serverURL, appId, masterKey, javascriptKey };
+}
+
 /** A thin client for Parse's REST API, used by fixtures and by tests that check Parse itself. */
 export async function parseRest<T = Record<string, unknown>>(
   method: string,

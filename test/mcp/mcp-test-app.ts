@@ -9,7 +9,7 @@ import {
   type ParseAgentModuleOptions,
 } from 'nestjs-parse-agent';
 import { PromptRegistry } from 'nestjs-parse-agent/mcp/prompt-registry';
-import { testParseConfig } from '../harness/parse-rest';
+import { testParseConnection } from '../harness/parse-rest';
 
 export interface McpTestApp {
   app: INestApplication;
@@ -34,16 +34,10 @@ export interface McpTestAppOptions {
 
 /** Boots a Nest app with ParseAgentModule and its MCP endpoint on a free loopback port. */
 export async function startMcpTestApp(options: McpTestAppOptions = {}): Promise<McpTestApp> {
-  const cfg = testParseConfig();
   const moduleRef = await Test.createTestingModule({
     imports: [
       ParseAgentModule.forRoot({
-        parse: {
-          serverURL: cfg.serverURL,
-          appId: cfg.appId,
-          masterKey: cfg.masterKey,
-          javascriptKey: cfg.javascriptKey,
-        },
+        parse: testParseConnection(),
         // Tool calls are many in these suites; rate limiting has its own tests elsewhere.
         rateLimiter: { check: () => undefined },
         suppressSecurityBanners: true,
