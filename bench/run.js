@@ -62,8 +62,8 @@ async function toolCallVsDirect(info) {
   const rows = [];
   for (const connections of [1, 16]) {
     // warm-up, then measure each side in turn
-    await runLoad({ ...direct, connections, durationMs: 1000 });
-    await runLoad({ ...mcp, connections, durationMs: 1000 });
+    await runLoad({ ...direct, connections, durationMs: 2000 });
+    await runLoad({ ...mcp, connections, durationMs: 2000 });
     const d = await runLoad({ ...direct, connections, durationMs: SECONDS * 1000 });
     const m = await runLoad({ ...mcp, connections, durationMs: SECONDS * 1000 });
     rows.push({ connections, direct: d, mcp: m, ratio: m.rps / d.rps });
@@ -76,8 +76,8 @@ async function toolsListVsSdk(info) {
   const headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
   const ours = { url: `http://127.0.0.1:${info.port}/mcp`, headers, body, check: (b) => b.includes('query_class') };
   const sdk = { url: `http://127.0.0.1:${info.sdkPort}/mcp`, headers, body, check: (b) => b.includes('query_class') };
-  await runLoad({ ...ours, connections: 16, durationMs: 1000 });
-  await runLoad({ ...sdk, connections: 16, durationMs: 1000 });
+  await runLoad({ ...ours, connections: 16, durationMs: 2000 });
+  await runLoad({ ...sdk, connections: 16, durationMs: 2000 });
   const o = await runLoad({ ...ours, connections: 16, durationMs: SECONDS * 1000 });
   const s = await runLoad({ ...sdk, connections: 16, durationMs: SECONDS * 1000 });
   return { ours: o, sdk: s, ratio: o.rps / s.rps };
@@ -168,7 +168,7 @@ async function main() {
     const machine = `${os.cpus().length} x ${os.cpus()[0].model.trim()}, ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB, Node ${process.version}`;
     console.log(`Machine: ${machine}`);
     console.log('Processes: PostgreSQL (embedded), Parse Server, the MCP app (Nest + library), this load generator.');
-    console.log(`Each measurement: ${SECONDS}s closed loop, after a 1s warm-up.\n`);
+    console.log(`Each measurement: ${SECONDS}s closed loop, after a 2s warm-up.\n`);
 
     console.log('1. tools/call query_class (100 rows) over MCP vs the same find on Parse REST');
     for (const r of await toolCallVsDirect(info)) {

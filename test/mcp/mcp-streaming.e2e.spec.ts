@@ -121,9 +121,28 @@ describe('MCP endpoint: SSE streaming, heartbeats, cancellation, list changes', 
       .post('/mcp')
       .set('Content-Type', 'application/json')
       .set('Accept', SSE_ACCEPT)
-      .send({ jsonrpc: '2.0', id: 3, method: 'ping' });
+      .send({ jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'list_tools' } });
     expect(res.status).toBe(200);
-    expect(res.text).toBe(`event: message\ndata: {"jsonrpc":"2.0","id":3,"result":{}}\n\n`);
+    expect(res.headers['content-type']).toMatch(/^text\/event-stream/);
+    const events = parseSse(res.text);
+    expect(events).toHaveLength(1);
+    expect(sseMessages(res.text)).toEqual([
+      expect.objectContaining({ id: 3, result: expect.objectContaining({ isError: false }) }),
+    ]);
+  });
+
+  it('answers methods that run no tool as plain JSON even when SSE is accepted', async () => {
+    for (const method of ['ping', 'tools/list', 'prompts/list']) {
+      const res = await request(t.app.getHttpServer())
+        .post('/mcp')
+        .set('Content-Type', 'application/json')
+        .set('Accept', SSE_ACCEPT)
+        .send({ jsonrpc: '2.0', id: 9, method });
+      expect(res.status).toBe(200);
+      expect(res.headers['content-type']).toMatch(/^application\/json/);
+      expect(res.body).toMatchObject({ jsonrpc: '2.0', id: 9 });
+      expect(res.body.result).toBeDefined();
+    }
   });
 
   it('answers a notification sent with an SSE Accept with 202, not a stream', async () => {
@@ -338,8 +357,14 @@ describe('MCP endpoint: maxConcurrentStreams', () => {
       .post('/mcp')
       .set('Content-Type', 'application/json')
       .set('Accept', SSE_ACCEPT)
-      .send({ jsonrpc: '2.0', id: 4, method: 'ping' });
+      .send({ jsonrpc: '2.0', id: 4, method: 'tools/call', params: { name: 'list_tools' } });
     expect(third.status).toBe(200);
-    expect(sseMessages(third.text)).toEqual([{ jsonrpc: '2.0', id: 4, result: {} }]);
+    expect(sseMessages(third.text)).toEqual([
+      expect.objectContaining({
+        jsonrpc: '2.0',
+        id: 4,
+        result: expect.objectContaining({ isError: false }),
+      }),
+    ]);
   });
 });

@@ -40,6 +40,9 @@ import {
 import { acceptsEventStream } from './transport-checks';
 
 /** Maps the authenticated HTTP request to the options of the agent that serves it. */
+
+/** Methods answered over SSE when the client accepts it. */
+const STREAMED_METHODS = new Set(['tools/call', 'resources/read']);
 export type McpAgentFactory = (
   request: McpRequest,
 ) => AgentOptions | ParseAgent | Promise<AgentOptions | ParseAgent>;
@@ -141,8 +144,13 @@ export class McpHttpHandler implements BeforeApplicationShutdown {
     if (kind === 'response') return sendJson(res, 202, undefined);
 
     const requestId = (body.id ?? null) as JsonRpcId;
+    // Only calls that run a tool can report progress or take long; everything else (initialize,
+    // tools/list, ping...) is answered as plain JSON, which the Streamable HTTP spec allows.
     const streaming =
-      this.deps.options.streaming && kind === 'request' && acceptsEventStream(req.headers.accept);
+      this.deps.options.streaming &&
+      kind === 'request' &&
+      STREAMED_METHODS.has(String(body.method)) &&
+      acceptsEventStream(req.headers.accept);
     if (streaming) return this.serveStream(req, res, body, agent, scope, requestId, headers);
     return this.serveJson(res, body, agent, kind === 'request' ? scope : undefined, requestId, {
       headers,
