@@ -54,6 +54,9 @@ export interface ReadRequest {
  * tools can too (`context.access`).
  */
 export class AgentAccess {
+  protected readonly deniedCache = new Map<string, boolean>();
+  protected readonly allowSets = new Map<string, ReadonlySet<string> | null>();
+
   constructor(
     readonly identity: AgentIdentity,
     readonly metadata: MetadataRegistry,
@@ -74,10 +77,15 @@ export class AgentAccess {
 
   /** Hidden, or outside this agent's `classes` filter. Used for redaction (no throw). */
   isDenied(className: string): boolean {
-    return (
-      this.metadata.isHidden(className, this.identity.usingMasterKey) ||
-      !passesListFilter(this.classFilter, this.metadata.nameVariants(className))
-    );
+    // Asked for every pointer of every row; an agent lives for one request, so memoize per agent.
+    let denied = this.deniedCache.get(className);
+    if (denied === undefined) {
+      denied =
+        this.metadata.isHidden(className, this.identity.usingMasterKey) ||
+        !passesListFilter(this.classFilter, this.metadata.nameVariants(className));
+      this.deniedCache.set(className, denied);
+    }
+    return denied;
   }
 
   /** Refuses classes the agent may not reach, with the reason in `details.kind`. */
@@ -147,6 +155,17 @@ export class AgentAccess {
 
   protected allowlist(className: string): string[] | undefined {
     return this.meta(className)?.fields;
+  }
+
+  /** The allowlist as a Set (looked up for every key of every row). */
+  protected allowSet(className: string): ReadonlySet<string> | undefined {
+    let set = this.allowSets.get(className);
+    if (set === undefined) {
+      const list = this.allowlist(className);
+      set = list ? new Set(list) : null;
+      this.allowSets.set(className, set);
+    }
+    return set ?? undefined;
   }
 
   protected denyField(className: string, field: string, where: string): never {
@@ -360,10 +379,10 @@ export class AgentAccess {
       value.__type === 'Object' && typeof value.className === 'string'
         ? value.className
         : className;
-    const allowed = own ? this.allowlist(own) : undefined;
+    const allowed = own ? this.allowSet(own) : undefined;
     const out: Record<string, unknown> = {};
     for (const [key, v] of Object.entries(value)) {
-      if (allowed && !allowed.includes(key) && key !== '__type' && key !== 'className') continue;
+      if (allowed && !allowed.has(key) && key !== '__type' && key !== 'className') continue;
       out[key] = this.applyToJoined(v);
     }
     return out;

@@ -37,6 +37,11 @@ export class AgentEvents {
     this.subject.next(event);
   }
 
+  /** Whether anyone listens: events cost work (result sizes) only when they are consumed. */
+  get observed(): boolean {
+    return this.subject.observed;
+  }
+
   complete(): void {
     this.subject.complete();
   }

@@ -563,6 +563,7 @@ export class ParseAgent implements AgentIdentity {
     envelope: ToolEnvelope,
     durationMs: number,
   ): void {
+    if (!this.services.events.observed) return;
     const event: ToolCallEvent = {
       tool: toolName,
       args_keys: Object.keys(args).filter((k) => !SENSITIVE_ARGUMENT_KEYS.has(k)),

@@ -117,13 +117,17 @@ export class McpDispatcher {
   ): Observable<DispatchMessage> {
     return new Observable<DispatchMessage>((subscriber) => {
       const teardown = new AbortController();
-      const signal = context.signal
-        ? AbortSignal.any([context.signal, teardown.signal])
-        : teardown.signal;
+      // Combined lazily: most methods never look at the signal, and AbortSignal.any is not free.
+      let signal: AbortSignal | undefined;
       let settled = false;
       const call: McpCallContext = {
         agent,
-        signal,
+        get signal() {
+          signal ??= context.signal
+            ? AbortSignal.any([context.signal, teardown.signal])
+            : teardown.signal;
+          return signal;
+        },
         notify: (message) => {
           if (!settled && !subscriber.closed) subscriber.next({ kind: 'notification', message });
         },
