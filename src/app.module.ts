@@ -5,6 +5,7 @@ import { agentOptionsFor, type DemoRequest } from './auth/demo-principal';
 import { SessionVerifier } from './auth/session-verifier';
 import type { DemoSettings } from './config/demo-config';
 import { CORE_MODELS } from './demo/models';
+import { ToolCallAuditService } from './audit/tool-call-audit.service';
 import { HealthController } from './health.controller';
 import { SupportModule } from './support/support.module';
 
@@ -47,7 +48,7 @@ export class AppModule {
         SupportModule,
       ],
       controllers: [HealthController],
-      providers: [{ provide: DEMO_RUNTIME, useValue: runtime }],
+      providers: [{ provide: DEMO_RUNTIME, useValue: runtime }, ToolCallAuditService],
     };
   }
 }
