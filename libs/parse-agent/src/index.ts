@@ -83,6 +83,8 @@ export { AgentCanonicalFilter } from './metadata/decorators/agent-canonical-filt
 export { AgentTenantScope } from './metadata/decorators/agent-tenant-scope.decorator';
 export { BelongsTo, HasMany } from './metadata/decorators/relation.decorators';
 export { AgentMethod } from './metadata/decorators/agent-method.decorator';
+export { AgentTool } from './metadata/decorators/agent-tool.decorator';
+export type { AgentToolOptions } from './metadata/decorators/agent-tool.decorator';
 export { MetadataRegistry } from './metadata/metadata-registry';
 export type {
   AgentFieldOptions,

@@ -13,4 +13,5 @@ export const METADATA = {
   fieldDocs: 'parse-agent:field-docs',
   relations: 'parse-agent:relations',
   methods: 'parse-agent:methods',
+  tool: 'parse-agent:tool',
 } as const;

@@ -1,4 +1,6 @@
 import { Module, type OnApplicationShutdown } from '@nestjs/common';
+import { DiscoveryModule } from '@nestjs/core';
+import { AgentToolExplorer } from './agent-tool.explorer';
 import { AgentEvents } from '../core/agent-events';
 import { ParseRestClient } from '../data/parse-rest-client';
 import { McpDispatcher } from '../mcp/mcp-dispatcher';
@@ -16,9 +18,11 @@ import { MCP_AGENT_FACTORY, MCP_MODULE_OPTIONS } from './mcp/mcp-http.constants'
 
 /** The configured module behind ParseAgentModule.forRoot / forRootAsync (global by default). */
 @Module({
+  imports: [DiscoveryModule],
   providers: [
     ...parseAgentProviders,
     ParseAgentFactory,
+    AgentToolExplorer,
     // Aliases the MCP endpoint injects (its files cannot import these two; see mcp-http.constants).
     { provide: MCP_AGENT_FACTORY, useExisting: ParseAgentFactory },
     { provide: MCP_MODULE_OPTIONS, useExisting: PARSE_AGENT_MODULE_OPTIONS },

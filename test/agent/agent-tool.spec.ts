@@ -1,0 +1,89 @@
+import { Injectable } from '@nestjs/common';
+import { Test } from '@nestjs/testing';
+import {
+  AgentTool,
+  KeyedSlidingWindowRateLimiter,
+  ParseAgentConfigError,
+  ParseAgentFactory,
+  ParseAgentModule,
+  suppressSecurityBanners,
+  type ToolContext,
+} from 'nestjs-parse-agent';
+import { createObject } from '../harness/fixtures';
+import { testParseConnection } from '../harness/parse-rest';
+
+@Injectable()
+class ReportsService {
+  calls = 0;
+
+  @AgentTool({
+    name: 'probe_count',
+    description: 'Counts ToolProbe rows through the calling agent.',
+    inputSchema: { type: 'object', properties: { min: { type: 'number' } } },
+    category: 'reports',
+  })
+  async probeCount(args: { min?: number }, { parse, access, signal }: ToolContext) {
+    this.calls++;
+    const where = args.min === undefined ? {} : { n: { $gte: args.min } };
+    return { count: await parse.count('ToolProbe', where, access.auth, signal) };
+  }
+
+  @AgentTool({ name: 'query_class', description: 'Tries to shadow a built-in.' })
+  shadow() {
+    return { shadowed: true };
+  }
+}
+
+describe('@AgentTool on Nest providers', () => {
+  it('registers decorated provider methods at bootstrap, with the provider as `this`', async () => {
+    suppressSecurityBanners();
+    await createObject('ToolProbe', { n: 1 });
+    await createObject('ToolProbe', { n: 5 });
+    const module = await Test.createTestingModule({
+      imports: [
+        ParseAgentModule.forRoot({
+          parse: testParseConnection(),
+          rateLimiter: new KeyedSlidingWindowRateLimiter(10_000, 60),
+        }),
+      ],
+      providers: [ReportsService],
+    }).compile();
+    await module.init();
+    const agent = module.get(ParseAgentFactory).create();
+    expect(agent.allowedTools()).toContain('probe_count');
+    expect(agent.toolDefinitions({ category: 'reports' }).map((t) => t.name)).toEqual([
+      'probe_count',
+    ]);
+    expect(await agent.execute('probe_count', { min: 2 })).toEqual({
+      success: true,
+      data: { count: 1 },
+    });
+    expect(await agent.execute('probe_count', { min: 'x' })).toMatchObject({
+      error_code: 'invalid_argument',
+    });
+    expect(module.get(ReportsService).calls).toBe(1);
+    // A built-in name cannot be taken over by a provider.
+    const builtin = await agent.execute('query_class', { class_name: 'ToolProbe' });
+    expect(builtin.success && (builtin.data as Record<string, unknown>).class_name).toBe(
+      'ToolProbe',
+    );
+    await module.close();
+  });
+
+  it('refuses misuse when the class is declared', () => {
+    expect(() => {
+      class Bad {
+        @AgentTool({ name: 'Bad Name', description: 'x' })
+        run() {}
+      }
+      return Bad;
+    }).toThrow(ParseAgentConfigError);
+    expect(() => {
+      class NoDescription {
+        @AgentTool({ name: 'ok_name', description: '' })
+        run() {}
+      }
+      return NoDescription;
+    }).toThrow(/description is required/);
+  });
+});
