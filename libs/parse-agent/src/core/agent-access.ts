@@ -10,7 +10,6 @@ import {
   type Where,
 } from '../security/constraint-translator';
 import { passesListFilter, type NormalizedListFilter } from '../security/class-filter';
-import { isPlainObject } from '../security/field-names';
 import { isInternalField } from '../security/internal-fields';
 import { redact } from '../security/redactor';
 import {
@@ -368,30 +367,9 @@ export class AgentAccess {
    * row of a class with an allowlist (top-level or joined) cut down to that allowlist.
    */
   redactRows<T>(rows: T, className?: string): T {
-    const scrubbed = redact(rows, (c) => this.isDenied(c));
-    return this.applyAllowlists(scrubbed, className) as T;
-  }
-
-  protected applyAllowlists(value: unknown, className?: string): unknown {
-    if (Array.isArray(value)) return value.map((v) => this.applyAllowlists(v, className));
-    if (!isPlainObject(value)) return value;
-    const own =
-      value.__type === 'Object' && typeof value.className === 'string'
-        ? value.className
-        : className;
-    const allowed = own ? this.allowSet(own) : undefined;
-    const out: Record<string, unknown> = {};
-    for (const [key, v] of Object.entries(value)) {
-      if (allowed && !allowed.has(key) && key !== '__type' && key !== 'className') continue;
-      out[key] = this.applyToJoined(v);
-    }
-    return out;
-  }
-
-  /** Nested plain JSON is row data; only joined Parse objects get their class's allowlist. */
-  protected applyToJoined(value: unknown): unknown {
-    if (Array.isArray(value)) return value.map((v) => this.applyToJoined(v));
-    if (isPlainObject(value) && value.__type === 'Object') return this.applyAllowlists(value);
-    return value;
+    return redact(rows, (c) => this.isDenied(c), {
+      allowlistFor: (c) => this.allowSet(c),
+      rootClass: className,
+    }) as T;
   }
 }

@@ -163,3 +163,51 @@ describe('redact', () => {
     expect(predicate).toHaveBeenCalledWith('Team');
   });
 });
+
+describe('redact with allowlists', () => {
+  const allow: Record<string, ReadonlySet<string>> = {
+    Order: new Set(['objectId', 'total', 'customer', 'meta']),
+    Customer: new Set(['objectId', 'name']),
+  };
+  const allowlistFor = (c: string) => allow[c];
+  const never = () => false;
+
+  it('cuts top-level rows of the root class and joined rows to their allowlists, not plain JSON', () => {
+    const rows = [
+      {
+        objectId: 'o1',
+        total: 5,
+        secretNote: 'x',
+        meta: { anything: 1, phone: 'kept: plain JSON is data' },
+        customer: {
+          __type: 'Object',
+          className: 'Customer',
+          objectId: 'c1',
+          name: 'Ann',
+          phone: '555',
+        },
+      },
+    ];
+    expect(redact(rows, never, { allowlistFor, rootClass: 'Order' })).toEqual([
+      {
+        objectId: 'o1',
+        total: 5,
+        meta: { anything: 1, phone: 'kept: plain JSON is data' },
+        customer: { __type: 'Object', className: 'Customer', objectId: 'c1', name: 'Ann' },
+      },
+    ]);
+  });
+
+  it('still redacts denied classes and internal fields while applying allowlists', () => {
+    const out = redact(
+      {
+        objectId: 'o1',
+        customer: { __type: 'Pointer', className: 'Secret', objectId: 's' },
+        _rperm: ['*'],
+      },
+      (c) => c === 'Secret',
+      { allowlistFor, rootClass: 'Order' },
+    );
+    expect(out).toEqual({ objectId: 'o1', customer: { className: 'Secret', __redacted: true } });
+  });
+});

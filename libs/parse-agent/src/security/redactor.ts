@@ -3,34 +3,63 @@ import { isInternalField } from './internal-fields';
 
 const CLASS_ID_STRING = /^([A-Za-z_][A-Za-z0-9_]*)\$(.+)$/;
 
+export interface RedactOptions {
+  /** Allowlist of a class (wire names), or undefined when the class has none. */
+  allowlistFor?: (className: string) => ReadonlySet<string> | undefined;
+  /** Class of the top-level rows, whose allowlist applies to them. */
+  rootClass?: string;
+}
+
 /**
- * Scrubs a response for an agent: objects (pointers, included rows) of classes it may not see become
- * `{ className, __redacted: true }`, "Class$id" strings naming such classes are replaced the same way
- * whatever key holds them, ACL maps are dropped, and internal fields vanish at every depth.
+ * Scrubs a response for an agent in one pass: objects (pointers, included rows) of classes it may
+ * not see become `{ className, __redacted: true }`, "Class$id" strings naming such classes are
+ * replaced the same way whatever key holds them, ACL maps are dropped, internal fields vanish at
+ * every depth, and (with `allowlistFor`) top-level rows of `rootClass` and joined rows
+ * (`__type: 'Object'`) keep only their class's allowlisted fields. Nested plain JSON is data: no
+ * allowlist applies inside it.
  */
-export function redact(value: unknown, isDenied: (className: string) => boolean): unknown {
-  if (Array.isArray(value)) return value.map((v) => redact(v, isDenied));
-  if (typeof value === 'string') {
-    if (value.indexOf('$') === -1) return value; // fast path: most strings name no class
-    const m = CLASS_ID_STRING.exec(value);
-    if (m && isDenied(m[1])) return { className: m[1], __redacted: true };
-    return value;
-  }
+export function redact(
+  value: unknown,
+  isDenied: (className: string) => boolean,
+  options: RedactOptions = {},
+): unknown {
+  return scrub(value, isDenied, options.allowlistFor, options.rootClass);
+}
+
+function scrubString(value: string, isDenied: (className: string) => boolean): unknown {
+  if (value.indexOf('$') === -1) return value; // fast path: most strings name no class
+  const m = CLASS_ID_STRING.exec(value);
+  if (m && isDenied(m[1])) return { className: m[1], __redacted: true };
+  return value;
+}
+
+function scrub(
+  value: unknown,
+  isDenied: (className: string) => boolean,
+  allowlistFor: RedactOptions['allowlistFor'],
+  rowClass: string | undefined,
+): unknown {
+  if (Array.isArray(value)) return value.map((v) => scrub(v, isDenied, allowlistFor, rowClass));
+  if (typeof value === 'string') return scrubString(value, isDenied);
   // Driver rows (direct MongoDB path) carry Date instances: values, not objects to walk.
   if (!isPlainObject(value) || value instanceof Date) return value;
   if (typeof value.className === 'string' && isDenied(value.className)) {
     return { className: value.className, __redacted: true };
   }
+  const own =
+    value.__type === 'Object' && typeof value.className === 'string' ? value.className : rowClass;
+  const allowed = own && allowlistFor ? allowlistFor(own) : undefined;
   const out: Record<string, unknown> = {};
   for (const key in value) {
     if (!Object.prototype.hasOwnProperty.call(value, key)) continue;
     if (key === 'ACL' || isInternalField(key)) continue;
+    if (allowed && !allowed.has(key) && key !== '__type' && key !== 'className') continue;
     const v = value[key];
     out[key] =
       v !== null && typeof v === 'object'
-        ? redact(v, isDenied)
+        ? scrub(v, isDenied, allowlistFor, undefined)
         : typeof v === 'string'
-          ? redact(v, isDenied)
+          ? scrubString(v, isDenied)
           : v;
   }
   return out;
