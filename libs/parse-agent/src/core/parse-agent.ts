@@ -122,7 +122,8 @@ export class ParseAgent implements AgentIdentity {
   protected readonly classFilter?: NormalizedListFilter;
   protected readonly filters: Readonly<Record<string, Where>>;
   protected readonly rateLimiter: RateLimiter;
-  protected readonly controller = new AbortController();
+  /** Created on first use: many agents (one per MCP request) never need one. */
+  protected abortController?: AbortController;
   protected readonly progressSubject = new Subject<ProgressUpdate>();
   protected currentProgress?: (update: ProgressUpdate) => void;
   protected correlation?: string;
@@ -289,12 +290,17 @@ export class ParseAgent implements AgentIdentity {
   }
 
   get cancelled(): boolean {
-    return this.controller.signal.aborted;
+    return this.abortController?.signal.aborted ?? false;
   }
 
   /** Cancels in-flight and future calls of this agent. */
   cancel(reason?: string): void {
     if (!this.controller.signal.aborted) this.controller.abort(new AgentCancelledError(reason));
+  }
+
+  protected get controller(): AbortController {
+    this.abortController ??= new AbortController();
+    return this.abortController;
   }
 
   get correlationId(): string | undefined {
