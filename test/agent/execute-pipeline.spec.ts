@@ -176,7 +176,8 @@ describe('execute(): rate limit, validation, timeout, cancellation, progress', (
     });
     const err = await dead.find('X', {}, { masterKey: true }).catch((e: unknown) => e);
     expect(err).toMatchObject({ errorCode: 'parse_error' });
-    expect((err as Error).message).toContain('unreachable');
+    expect((err as Error).message).toBe('Parse error: Parse Server is unreachable (ECONNREFUSED).');
+    expect((err as Error).message).not.toContain('127.0.0.1');
     expect((await master.execute('count_objects', { class_name: 'PipelineProbe' })).success).toBe(
       true,
     );

@@ -114,8 +114,10 @@ export class ParseRestClient {
       response = await this.send(httpMethod, path, headers, payload, signal);
     } catch (error) {
       if (signal?.aborted) throw abortReason(signal);
+      // The error code only: the message would tell the agent Parse Server's internal address.
+      const code = (error as { code?: unknown }).code;
       throw new ParseRequestError(
-        `Parse error: Parse Server is unreachable (${(error as Error).message}).`,
+        `Parse error: Parse Server is unreachable${typeof code === 'string' ? ` (${code})` : ''}.`,
       );
     }
     const text = response.text;
