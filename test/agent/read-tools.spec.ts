@@ -98,6 +98,19 @@ describe('read tools against a real Parse Server (demo dataset)', () => {
       }
     });
 
+    it('applies names and prefix after hiding, so they cannot probe for hidden classes', async () => {
+      const byName = ok(
+        await master.execute('get_all_schemas', { names: ['ApiCredential', 'Order', '_Session'] }),
+      );
+      expect([...byName.custom, ...byName.built_in].map((c: Data) => c.name)).toEqual(['Order']);
+      const byPrefix = ok(await master.execute('get_all_schemas', { prefix: 'Api' }));
+      expect(byPrefix.total).toBe(0);
+      const orders = ok(await master.execute('get_all_schemas', { prefix: 'Or' }));
+      expect(orders.custom).toEqual([
+        expect.objectContaining({ name: 'Order', desc: expect.any(String) }),
+      ]);
+    });
+
     it('refuses a hidden class reached through $inQuery', async () => {
       const res = refused(
         await master.execute('query_class', {
