@@ -1,4 +1,4 @@
-import { Injectable } from '@nestjs/common';
+import { Injectable, UseGuards, type CanActivate, type ExecutionContext } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import {
   AgentTool,
@@ -12,8 +12,23 @@ import {
 import { createObject } from '../harness/fixtures';
 import { testParseConnection } from '../harness/parse-rest';
 
+/** Lets only agents bound to tenant acme through; reads the tool context like any guard would. */
+class AcmeOnlyGuard implements CanActivate {
+  canActivate(context: ExecutionContext): boolean {
+    expect(context.getType()).toBe('parse-agent-tool');
+    const toolContext = context.getArgByIndex<ToolContext>(1);
+    return toolContext.agent.tenantId === 'acme';
+  }
+}
+
 @Injectable()
 class ReportsService {
+  @AgentTool({ name: 'acme_report', description: 'Only for acme agents.' })
+  @UseGuards(AcmeOnlyGuard)
+  acmeReport(args: unknown, context: ToolContext) {
+    return { tenant: context.agent.tenantId };
+  }
+
   calls = 0;
 
   @AgentTool({
@@ -62,6 +77,15 @@ describe('@AgentTool on Nest providers', () => {
       error_code: 'invalid_argument',
     });
     expect(module.get(ReportsService).calls).toBe(1);
+    const factory = module.get(ParseAgentFactory);
+    expect(await factory.create({ tenantId: 'acme' }).execute('acme_report')).toEqual({
+      success: true,
+      data: { tenant: 'acme' },
+    });
+    expect(await factory.create({ tenantId: 'globex' }).execute('acme_report')).toMatchObject({
+      success: false,
+      error_code: 'access_denied',
+    });
     // A built-in name cannot be taken over by a provider.
     const builtin = await agent.execute('query_class', { class_name: 'ToolProbe' });
     expect(builtin.success && (builtin.data as Record<string, unknown>).class_name).toBe(

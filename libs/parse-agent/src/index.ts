@@ -4,6 +4,7 @@ export { PARSE_AGENT_VERSION } from './version';
 // Nest integration
 export { ParseAgentModule } from './nest/parse-agent.module';
 export { ParseAgentFactory } from './nest/parse-agent.factory';
+export { AGENT_TOOL_CONTEXT_TYPE } from './nest/agent-tool.explorer';
 export { PARSE_AGENT_RATE_LIMITER } from './nest/parse-agent.constants';
 export { PARSE_AGENT_MODULE_OPTIONS } from './nest/parse-agent.module-definition';
 export type { ParseAgentModuleExtras } from './nest/parse-agent.module-definition';
