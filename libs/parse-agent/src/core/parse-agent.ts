@@ -211,7 +211,6 @@ export class ParseAgent implements AgentIdentity {
       this.agentDepth = 0;
     }
 
-    const warn = services.warn ?? ((m: string) => process.stderr.write(`[parse-agent] ${m}\n`));
     this.toolFilter = normalizeListFilter(options.tools, 'tools', (t) => [String(t)]);
     if (this.toolFilter) {
       const known = new Set([
@@ -224,7 +223,7 @@ export class ParseAgent implements AgentIdentity {
       if (unknown.length) {
         const message = `tools filter names unknown tool(s): ${unknown.join(', ')}.`;
         if (options.strictToolFilter) throw new ParseAgentConfigError(message);
-        warn(message);
+        this.warn(message);
       }
     }
     this.methodFilter = normalizeListFilter(options.methods, 'methods', (m) => [String(m)]);
@@ -465,7 +464,7 @@ export class ParseAgent implements AgentIdentity {
   ): Promise<ToolEnvelope> {
     try {
       await checkRateLimit(this.rateLimiter, this.rateLimitKey(), (error) =>
-        (this.services.warn ?? ((m: string) => process.stderr.write(`[parse-agent] ${m}\n`)))(
+        this.warn(
           `rate limiter failure: ${(error as Error)?.name ?? 'Error'}: ${(error as Error)?.message ?? String(error)}`,
         ),
       );
@@ -523,9 +522,7 @@ export class ParseAgent implements AgentIdentity {
           ? abortError([...signals, timeout.signal])
           : error;
       if (!(cause instanceof ParseAgentError)) {
-        (this.services.warn ?? ((m: string) => process.stderr.write(`[parse-agent] ${m}\n`)))(
-          `${toolName} failed: ${(cause as Error)?.stack ?? String(cause)}`,
-        );
+        this.warn(`${toolName} failed: ${(cause as Error)?.stack ?? String(cause)}`);
       }
       envelope = failureFromError(cause, toolName);
     } finally {
@@ -534,6 +531,12 @@ export class ParseAgent implements AgentIdentity {
     }
     this.emitEvent(toolName, args, envelope, Date.now() - started);
     return envelope;
+  }
+
+  /** Operator-facing warnings: the services' sink, or stderr. */
+  protected warn(message: string): void {
+    if (this.services.warn) this.services.warn(message);
+    else process.stderr.write(`[parse-agent] ${message}\n`);
   }
 
   protected rateLimitKey(): string {
