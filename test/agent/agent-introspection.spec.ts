@@ -83,3 +83,19 @@ describe('agent introspection and sub-agents', () => {
     expect(() => bed.factory.create({ classes: { bogus: [] } as never })).toThrow(/only/);
   });
 });
+
+describe('registry changes reach agents that already exist', () => {
+  it('refuses a class hidden after the agent first read it', async () => {
+    const bed = await createAgentTestBed(CORE_MODELS);
+    const agent = bed.factory.create();
+    expect((await agent.execute('count_objects', { class_name: 'Tenant' })).success).toBe(true);
+    bed.metadata.hide('Tenant');
+    expect(await agent.execute('count_objects', { class_name: 'Tenant' })).toMatchObject({
+      success: false,
+      error_code: 'access_denied',
+      details: { kind: 'hidden_class' },
+    });
+    expect(agent.access.isDenied('Tenant')).toBe(true);
+    await bed.close();
+  });
+});

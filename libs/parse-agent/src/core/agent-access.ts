@@ -53,7 +53,8 @@ export interface ReadRequest {
  * tools can too (`context.access`).
  */
 export class AgentAccess {
-  protected readonly deniedCache = new Map<string, boolean>();
+  protected readonly deniedCache = new Map<string, 'hidden_class' | 'class_filter' | null>();
+  protected memoVersion = -1;
   protected readonly allowSets = new Map<string, ReadonlySet<string> | null>();
 
   constructor(
@@ -74,17 +75,54 @@ export class AgentAccess {
     return this.metadata.get(className);
   }
 
+  /**
+   * Why this agent may not see a class (hidden, or outside its `classes` filter), or undefined.
+   * Asked for every pointer of every row, so memoized per agent; the memo is dropped whenever the
+   * registry changes (a class hidden at runtime is refused by agents created before).
+   */
+  protected denialOf(className: string): 'hidden_class' | 'class_filter' | undefined {
+    this.syncWithRegistry();
+    let denial = this.deniedCache.get(className);
+    if (denial === undefined) {
+      denial = this.metadata.isHidden(className, this.identity.usingMasterKey)
+        ? 'hidden_class'
+        : passesListFilter(this.classFilter, this.metadata.nameVariants(className))
+          ? null
+          : 'class_filter';
+      this.deniedCache.set(className, denial);
+    }
+    return denial ?? undefined;
+  }
+
+  /** Drops the per-agent memos when the registry changed since they were built. */
+  protected syncWithRegistry(): void {
+    if (this.memoVersion === this.metadata.version) return;
+    this.deniedCache.clear();
+    this.allowSets.clear();
+    this.memoVersion = this.metadata.version;
+  }
+
   /** Hidden, or outside this agent's `classes` filter. Used for redaction (no throw). */
   isDenied(className: string): boolean {
-    // Asked for every pointer of every row; an agent lives for one request, so memoize per agent.
-    let denied = this.deniedCache.get(className);
-    if (denied === undefined) {
-      denied =
-        this.metadata.isHidden(className, this.identity.usingMasterKey) ||
-        !passesListFilter(this.classFilter, this.metadata.nameVariants(className));
-      this.deniedCache.set(className, denied);
+    return this.denialOf(className) !== undefined;
+  }
+
+  /** Throws the access refusal for a class this agent may not see; `subject` opens the message. */
+  protected assertNotDenied(className: string, subject: string): void {
+    const kind = this.denialOf(className);
+    if (kind === 'hidden_class') {
+      throw new AccessDeniedError(`${subject} '${className}' is not accessible to this agent`, {
+        kind,
+      });
     }
-    return denied;
+    if (kind === 'class_filter') {
+      throw new AccessDeniedError(
+        `${subject} '${className}' is outside this agent's classes: allowlist`,
+        {
+          kind,
+        },
+      );
+    }
   }
 
   /** Refuses classes the agent may not reach, with the reason in `details.kind`. */
@@ -97,19 +135,7 @@ export class AgentAccess {
         `'${className}' is not a valid class name (letters, digits and underscores).`,
       );
     }
-    if (this.metadata.isHidden(className, this.identity.usingMasterKey)) {
-      throw new AccessDeniedError(`Class '${className}' is not accessible to this agent`, {
-        kind: 'hidden_class',
-      });
-    }
-    if (!passesListFilter(this.classFilter, this.metadata.nameVariants(className))) {
-      throw new AccessDeniedError(
-        `Class '${className}' is outside this agent's classes: allowlist`,
-        {
-          kind: 'class_filter',
-        },
-      );
-    }
+    this.assertNotDenied(className, 'Class');
   }
 
   tenant(className: string): ResolvedTenant | undefined {
@@ -158,6 +184,7 @@ export class AgentAccess {
 
   /** The allowlist as a Set (looked up for every key of every row). */
   protected allowSet(className: string): ReadonlySet<string> | undefined {
+    this.syncWithRegistry();
     let set = this.allowSets.get(className);
     if (set === undefined) {
       const list = this.allowlist(className);
@@ -268,20 +295,7 @@ export class AgentAccess {
       for (const segment of segments) {
         const target = (await this.fieldTypes(current))[segment];
         if (!target || target.type !== 'Pointer' || !target.targetClass) break;
-        if (this.metadata.isHidden(target.targetClass, this.identity.usingMasterKey)) {
-          throw new AccessDeniedError(
-            `Pointer-include target '${target.targetClass}' is not accessible to this agent`,
-            {
-              kind: 'hidden_class',
-            },
-          );
-        }
-        if (!passesListFilter(this.classFilter, this.metadata.nameVariants(target.targetClass))) {
-          throw new AccessDeniedError(
-            `Pointer-include target '${target.targetClass}' is outside this agent's classes: allowlist`,
-            { kind: 'class_filter' },
-          );
-        }
+        this.assertNotDenied(target.targetClass, 'Pointer-include target');
         current = target.targetClass;
       }
     }

@@ -26,6 +26,12 @@ export class MetadataRegistry {
   protected readonly classes = new Map<string, ClassMetadata>();
   protected readonly byModel = new Map<ModelClass, ClassMetadata>();
   protected readonly hidden = new Map<string, HiddenEntry>();
+  protected changes = 0;
+
+  /** Bumped by every register, hide and unhide, so caches built on the registry know to refresh. */
+  get version(): number {
+    return this.changes;
+  }
 
   constructor() {
     for (const name of BUILTIN_HIDDEN_CLASSES) this.hidden.set(name, {});
@@ -51,6 +57,7 @@ export class MetadataRegistry {
       this.byModel.set(model, meta);
       const hidden = Reflect.getMetadata(METADATA.hidden, model) as HiddenEntry | undefined;
       if (hidden) this.hidden.set(meta.className, { except: hidden.except });
+      this.changes++;
     }
     return this;
   }
@@ -89,6 +96,7 @@ export class MetadataRegistry {
       throw new ParseAgentConfigError(`hide(): except only accepts 'masterKey'.`);
     }
     this.hidden.set(className, { except: entry.except });
+    this.changes++;
   }
 
   /**
@@ -98,6 +106,7 @@ export class MetadataRegistry {
    */
   unhide(className: string): boolean {
     if (!this.hidden.delete(className)) return false;
+    this.changes++;
     securityBanner(
       `unhide:${className}`,
       `Class '${className}' was unhidden: every agent can now reach it. Master-key agents bypass ACLs and CLPs, so only @AgentFields, canonical filters and tenant scopes limit what they see (credential columns stay stripped).`,
