@@ -11,6 +11,7 @@ import {
   type NormalizedListFilter,
 } from '../security/class-filter';
 import { validateWhere, type Where } from '../security/constraint-translator';
+import { andWhere } from '../security/where-composer';
 import { isPlainObject } from '../security/field-names';
 import type { ToolContext, ProgressUpdate } from '../tools/tool-context';
 import type { ToolDefinition } from '../tools/tool-definition';
@@ -336,7 +337,7 @@ export class ParseAgent implements AgentIdentity {
           );
         throw error;
       }
-      out[key] = parent?.filters[key] ? { $and: [parent.filters[key], where] } : where;
+      out[key] = andWhere(parent?.filters[key], where);
     }
     return out;
   }

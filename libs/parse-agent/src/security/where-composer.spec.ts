@@ -1,4 +1,4 @@
-import { composeWhere } from './where-composer';
+import { andWhere, composeWhere } from './where-composer';
 
 describe('composeWhere', () => {
   const caller = { status: 'open' };
@@ -51,5 +51,13 @@ describe('composeWhere', () => {
     expect(out).toEqual({ $and: [nested, tenant] });
     expect(nested).toEqual({ $and: [{ a: 1 }, { b: 2 }] });
     expect(tenant).toEqual({ tenantId: 't1' });
+  });
+});
+
+describe('andWhere', () => {
+  it('drops empty clauses and keeps order', () => {
+    expect(andWhere()).toEqual({});
+    expect(andWhere({}, undefined, { a: 1 })).toEqual({ a: 1 });
+    expect(andWhere({ a: 1 }, {}, { b: 2 })).toEqual({ $and: [{ a: 1 }, { b: 2 }] });
   });
 });

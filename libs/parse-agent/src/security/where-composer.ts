@@ -15,13 +15,18 @@ const isEmpty = (w?: Where) => !w || Object.keys(w).length === 0;
  * `$and`, so an auditor can read each layer at its position. A single layer is returned as is.
  */
 export function composeWhere(layers: WhereLayers): Where {
-  const parts = [
+  return andWhere(
     layers.caller,
     layers.canonical,
     layers.perClass,
     layers.defaultFilter,
     layers.tenant,
-  ].filter((w): w is Where => !isEmpty(w));
+  );
+}
+
+/** ANDs constraints in order, dropping empty ones: `{}`, the one left as is, or a top-level `$and`. */
+export function andWhere(...clauses: Array<Where | undefined>): Where {
+  const parts = clauses.filter((w): w is Where => !isEmpty(w));
   if (parts.length === 0) return {};
   if (parts.length === 1) return parts[0];
   return { $and: parts };

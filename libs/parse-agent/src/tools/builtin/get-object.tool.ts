@@ -2,6 +2,7 @@ import { OBJECT_ID_PATTERN } from '../../core/constants';
 import { AccessDeniedError, AgentValidationError, ParseRequestError } from '../../core/errors';
 import { formatObjectResult } from '../../format/object-result';
 import { rowInTenant } from '../../security/tenant-scope';
+import { andWhere } from '../../security/where-composer';
 import type { ToolDefinition } from '../tool-definition';
 import {
   APPLY_CANONICAL_FILTER_ARG,
@@ -62,7 +63,7 @@ export const getObject: ToolDefinition<Args> = {
       const rows = await parse.find(
         args.class_name,
         {
-          where: { $and: [plan.where, { objectId: args.object_id }] },
+          where: andWhere(plan.where, { objectId: args.object_id }),
           keys: plan.keys,
           include: plan.include,
           limit: 1,

@@ -2,7 +2,7 @@ import { MAX_GET_OBJECTS_IDS, OBJECT_ID_PATTERN } from '../../core/constants';
 import { AgentValidationError } from '../../core/errors';
 import { formatObjectsResult } from '../../format/object-result';
 import { rowInTenant } from '../../security/tenant-scope';
-import { composeWhere } from '../../security/where-composer';
+import { andWhere } from '../../security/where-composer';
 import type { ToolDefinition } from '../tool-definition';
 import { tenantMismatch } from './get-object.tool';
 import { APPLY_CANONICAL_FILTER_ARG, CLASS_NAME_ARG, INCLUDE_ARG } from './tool-schemas';
@@ -52,7 +52,7 @@ export const getObjects: ToolDefinition<Args> = {
     const rows = await parse.find(
       args.class_name,
       {
-        where: composeWhere({ caller: { objectId: { $in: ids } }, canonical: plan.where }),
+        where: andWhere({ objectId: { $in: ids } }, plan.where),
         keys: plan.keys,
         include: plan.include,
         limit: ids.length,
