@@ -1,22 +1,41 @@
-/** One jest run for unit specs (beside the code) and integration/e2e suites (test/). */
+/**
+ * Two jest projects. `unit`: the pure specs beside the code (and the architecture check); they never
+ * start a server, so `npm run test:unit` needs no database. `integration`: the suites under test/,
+ * which share one real Parse Server on a real PostgreSQL started by the global setup.
+ */
 // Transpile only (type checking is `npm run build` / lint's job), so the suite starts fast.
 const tsJest = ['ts-jest', { tsconfig: '<rootDir>/tsconfig.json', diagnostics: false }];
 
-module.exports = {
+const shared = {
   rootDir: __dirname,
   testEnvironment: 'node',
   transform: { '^.+\\.ts$': tsJest },
   moduleFileExtensions: ['ts', 'js', 'json'],
-  testMatch: [
-    '<rootDir>/libs/parse-agent/src/**/*.spec.ts',
-    '<rootDir>/src/**/*.spec.ts',
-    '<rootDir>/test/**/*.spec.ts',
-  ],
   moduleNameMapper: {
     '^nestjs-parse-agent$': '<rootDir>/libs/parse-agent/src/index.ts',
     '^nestjs-parse-agent/(.*)$': '<rootDir>/libs/parse-agent/src/$1',
   },
-  globalSetup: '<rootDir>/test/harness/global-setup.ts',
-  globalTeardown: '<rootDir>/test/harness/global-teardown.ts',
+};
+
+module.exports = {
   testTimeout: 30000,
+  projects: [
+    {
+      ...shared,
+      displayName: 'unit',
+      testMatch: [
+        '<rootDir>/libs/parse-agent/src/**/*.spec.ts',
+        '<rootDir>/src/**/*.spec.ts',
+        '<rootDir>/test/architecture/**/*.spec.ts',
+      ],
+    },
+    {
+      ...shared,
+      displayName: 'integration',
+      testMatch: ['<rootDir>/test/**/*.spec.ts'],
+      testPathIgnorePatterns: ['<rootDir>/test/architecture/'],
+      globalSetup: '<rootDir>/test/harness/global-setup.ts',
+      globalTeardown: '<rootDir>/test/harness/global-teardown.ts',
+    },
+  ],
 };

@@ -73,7 +73,7 @@ describe('agent introspection and sub-agents', () => {
     expect(() => bed.factory.create({ sessionToken: 'r:a', aclRole: 'x' })).toThrow(
       /only one identity/,
     );
-    expect(() => bed.factory.create({ aclRole: 'staff' })).toThrow(/direct MongoDB path/);
+    expect(() => bed.factory.create({ aclRole: 'staff' })).toThrow(/direct database path/);
     expect(() => bed.factory.create({ filters: { Order: { $where: '1' } } })).toThrow(
       /filters.Order/,
     );

@@ -37,10 +37,10 @@ class ReportsService {
     inputSchema: { type: 'object', properties: { min: { type: 'number' } } },
     category: 'reports',
   })
-  async probeCount(args: { min?: number }, { parse, access, signal }: ToolContext) {
+  async probeCount(args: { min?: number }, { data, signal }: ToolContext) {
     this.calls++;
     const where = args.min === undefined ? {} : { n: { $gte: args.min } };
-    return { count: await parse.count('ToolProbe', where, access.auth, signal) };
+    return { count: await data.count('ToolProbe', where, signal) };
   }
 
   @AgentTool({ name: 'query_class', description: 'Tries to shadow a built-in.' })

@@ -1,4 +1,4 @@
-// Public surface of nestjs-parse-agent: named re-exports only.
+// Public surface of nestjs-parse-agent: named re-exports only. Anything not listed here is internal.
 export { PARSE_AGENT_VERSION } from './version';
 
 // Nest integration
@@ -8,9 +8,7 @@ export { AGENT_TOOL_CONTEXT_TYPE } from './nest/agent-tool.explorer';
 export { PARSE_AGENT_RATE_LIMITER } from './nest/parse-agent.constants';
 export { PARSE_AGENT_MODULE_OPTIONS } from './nest/parse-agent.module-definition';
 export type { ParseAgentModuleExtras } from './nest/parse-agent.module-definition';
-export type { McpEndpointOptions } from './nest/mcp/mcp-endpoint-options';
-export type { McpAgentFactory } from './nest/mcp/mcp-http.handler';
-export type { McpRequest } from './nest/mcp/mcp-request-gate';
+export type { McpEndpointOptions, McpGuard } from './nest/mcp/mcp-endpoint-options';
 export { startStandaloneMcpServer } from './nest/mcp/standalone-server';
 export type { StandaloneMcpServer, StandaloneMcpServerOptions } from './nest/mcp/standalone-server';
 export type {
@@ -20,29 +18,26 @@ export type {
   ParseConnectionConfig,
 } from './nest/parse-agent-options.interface';
 
-// Agent core
-export { ParseAgent } from './core/parse-agent';
+// HTTP transport types the agentFactory sees
+export type { McpAgentFactory } from './transport/http/mcp-http.handler';
+export type { McpRequest } from './transport/http/mcp-request-gate';
+
+// The agent
+export { ParseAgent } from './agent/parse-agent';
 export type {
   AgentOptions,
   AgentServices,
   ExecuteOptions,
   ToolDefinitionsOptions,
-} from './core/parse-agent';
-export { AgentAccess } from './core/agent-access';
+} from './agent/parse-agent';
+
+// Ground: identity, events, envelope, errors, limits
 export { AgentEvents } from './core/agent-events';
 export type { ToolCallEvent } from './core/agent-events';
 export type { AgentIdentity, AuthType } from './core/agent-identity';
-export {
-  ALWAYS_KEEP_FIELDS,
-  BUILTIN_CATEGORIES,
-  BUILTIN_HIDDEN_CLASSES,
-  DEFAULT_LIMIT,
-  MAX_LIMIT,
-  PERMISSION_LEVELS,
-  TOOL_TIMEOUTS,
-} from './core/constants';
-export type { PermissionLevel, ToolCategory } from './core/constants';
-export { ENV_GATES, isTruthyEnv } from './core/env-gates';
+export { ALWAYS_KEEP_FIELDS, DEFAULT_LIMIT, MAX_LIMIT } from './core/constants';
+export type { PermissionLevel } from './core/constants';
+export type { ParseSchema, SchemaSource } from './core/parse-schema';
 export type { FailureEnvelope, SuccessEnvelope, ToolEnvelope } from './core/envelope';
 export {
   AccessDeniedError,
@@ -61,9 +56,22 @@ export {
   ToolTimeoutError,
 } from './core/errors';
 export type { AccessDeniedKind } from './core/errors';
-export { KeyedSlidingWindowRateLimiter, SlidingWindowRateLimiter } from './core/rate-limiter';
-export type { RateLimiter } from './core/rate-limiter';
 export { suppressSecurityBanners } from './core/security-banner';
+
+// Ports: interfaces with same-named injection tokens, and their in-memory defaults
+export { RateLimiter } from './ports/rate-limiter';
+export {
+  KeyedSlidingWindowRateLimiter,
+  SlidingWindowRateLimiter,
+} from './ports/in-memory-rate-limiter';
+export { SessionStore } from './ports/session-store';
+export type { McpSession } from './ports/session-store';
+export { InMemorySessionStore } from './ports/in-memory-session-store';
+export { CancellationBus } from './ports/cancellation-bus';
+export type { RequestId } from './ports/cancellation-bus';
+export { InMemoryCancellationBus } from './ports/in-memory-cancellation-bus';
+export { DataPathProvider } from './ports/data-path';
+export type { DataFindQuery, DataOperation, DataPath, DataRow } from './ports/data-path';
 
 // Model decorators and metadata
 export {
@@ -84,8 +92,7 @@ export { AgentCanonicalFilter } from './metadata/decorators/agent-canonical-filt
 export { AgentTenantScope } from './metadata/decorators/agent-tenant-scope.decorator';
 export { BelongsTo, HasMany } from './metadata/decorators/relation.decorators';
 export { AgentMethod } from './metadata/decorators/agent-method.decorator';
-export { AgentTool } from './metadata/decorators/agent-tool.decorator';
-export type { AgentToolOptions } from './metadata/decorators/agent-tool.decorator';
+export { BUILTIN_HIDDEN_CLASSES } from './metadata/builtin-hidden-classes';
 export { MetadataRegistry } from './metadata/metadata-registry';
 export type {
   AgentFieldOptions,
@@ -97,19 +104,32 @@ export type {
   TenantScopeSubject,
 } from './metadata/metadata.types';
 
-// Security building blocks
-export type { Where } from './security/constraint-translator';
-export type { ListFilter, ListFilterInput } from './security/class-filter';
-export { INTERNAL_FIELDS } from './security/internal-fields';
+// Query language and policy (types custom tools use)
+export type { Where } from './query/constraint-translator';
+export { INTERNAL_FIELDS } from './query/internal-fields';
+export type { ListFilterInput } from './security/class-filter';
+export type { ReadPolicy, PlannedRead, ReadRequest } from './security/read-policy';
 
-// Data path
-export { ParseRestClient } from './data/parse-rest-client';
-export type { ParseAuth, ParseSchema } from './data/parse-rest-client';
+// Data: the Parse REST client (the demo verifies sessions with it)
+export { ParseRestClient } from './data/parse-rest/parse-rest-client';
+export type { ParseAuth } from './data/parse-rest/parse-rest-client';
 
 // Tools
+export { AgentTool } from './tools/agent-tool.decorator';
+export type { AgentToolOptions } from './tools/agent-tool.decorator';
 export { ToolRegistry } from './tools/tool-registry';
-export type { JsonSchema, ToolDefinition, ToolRegistration } from './tools/tool-definition';
-export type { ProgressUpdate, ToolContext } from './tools/tool-context';
+export type {
+  JsonSchema,
+  ToolAnnotations,
+  ToolDefinition,
+  ToolRegistration,
+} from './tools/tool-definition';
+export type { ProgressUpdate, ToolAgent, ToolContext } from './tools/tool-context';
+export { ENV_GATES, isTruthyEnv } from './tools/env-gates';
+export type { ToolEnvGate } from './tools/env-gates';
+export { PERMISSION_LEVELS } from './tools/tool-tiers';
+export { BUILTIN_CATEGORIES } from './tools/tool-categories';
+export type { ToolCategory } from './tools/tool-categories';
 
 // MCP protocol layer (pure)
 export { McpDispatcher } from './mcp/mcp-dispatcher';
@@ -121,11 +141,8 @@ export type {
   PromptRegistration,
   RenderedPrompt,
 } from './mcp/prompt-registry';
-export { BUILTIN_PROMPTS } from './mcp/builtin-prompts';
-export { PARSE_CONVENTIONS } from './mcp/parse-conventions';
 export {
   JSON_RPC_ERROR_CODES,
-  negotiateProtocolVersion,
   PROTOCOL_VERSION,
   SUPPORTED_PROTOCOL_VERSIONS,
 } from './mcp/protocol.constants';

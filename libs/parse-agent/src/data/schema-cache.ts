@@ -1,10 +1,11 @@
-import type { ParseRestClient, ParseSchema } from './parse-rest-client';
+import type { ParseSchema, SchemaSource } from '../core/parse-schema';
+import type { ParseRestClient } from './parse-rest/parse-rest-client';
 
 /**
  * Parse schemas, fetched with the master key and kept for a short time: every query needs field
  * types (pointer and date normalization) and schema changes are rare. `invalidate()` drops the copy.
  */
-export class SchemaCache {
+export class SchemaCache implements SchemaSource {
   protected cached?: { at: number; byName: Map<string, ParseSchema> };
   protected inflight?: Promise<Map<string, ParseSchema>>;
 

@@ -1,4 +1,4 @@
-import type { ParseAgent } from '../core/parse-agent';
+import type { ParseAgent } from '../agent/parse-agent';
 import type { RelationEdge } from '../metadata/metadata.types';
 import { PARSE_CONVENTIONS } from './parse-conventions';
 import {

@@ -8,9 +8,9 @@ import {
   ParseAgentConfigError,
   SecurityBlockedError,
 } from '../core/errors';
-import type { ParseAgent } from '../core/parse-agent';
+import type { ParseAgent } from '../agent/parse-agent';
 import { MAX_TOOL_RESPONSE_BYTES } from '../format/response-size-cap';
-import { isPlainObject } from '../security/field-names';
+import { isPlainObject } from '../query/field-names';
 import type { ProgressUpdate } from '../tools/tool-context';
 import type { ToolRegistry } from '../tools/tool-registry';
 import type {

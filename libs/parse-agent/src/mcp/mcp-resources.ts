@@ -1,5 +1,5 @@
 import { AgentValidationError } from '../core/errors';
-import type { ParseAgent } from '../core/parse-agent';
+import type { ParseAgent } from '../agent/parse-agent';
 import { isRecord } from '../format/is-record';
 import { MAX_TOOL_RESPONSE_BYTES } from '../format/response-size-cap';
 import { assertAuthorized, prettyJson } from './tool-call-result';

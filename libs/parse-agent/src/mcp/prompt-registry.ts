@@ -1,7 +1,7 @@
 import { Subject, type Observable } from 'rxjs';
 import { AgentValidationError, ParseAgentConfigError } from '../core/errors';
-import type { ParseAgent } from '../core/parse-agent';
-import { isPlainObject } from '../security/field-names';
+import type { ParseAgent } from '../agent/parse-agent';
+import { isPlainObject } from '../query/field-names';
 import { requireArg, type PromptArgs } from './prompt-arguments';
 
 export interface PromptArgument {

@@ -1,4 +1,5 @@
-import { ALWAYS_KEEP_FIELDS, BUILTIN_HIDDEN_CLASSES, CLASS_NAME_PATTERN } from '../core/constants';
+import { ALWAYS_KEEP_FIELDS, CLASS_NAME_PATTERN } from '../core/constants';
+import { BUILTIN_HIDDEN_CLASSES } from './builtin-hidden-classes';
 import { ParseAgentConfigError } from '../core/errors';
 import { securityBanner } from '../core/security-banner';
 import { METADATA } from './metadata.constants';

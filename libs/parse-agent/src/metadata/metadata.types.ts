@@ -1,5 +1,5 @@
 import type { PermissionLevel } from '../core/constants';
-import type { Where } from '../security/constraint-translator';
+import type { Where } from '../query/constraint-translator';
 
 // eslint-disable-next-line @typescript-eslint/no-unsafe-function-type
 export type ModelClass = Function;

@@ -8,7 +8,7 @@ import {
 import { DiscoveryService, MetadataScanner } from '@nestjs/core';
 import { ExternalContextCreator } from '@nestjs/core/helpers/external-context-creator';
 import { AccessDeniedError } from '../core/errors';
-import { agentToolOptionsOf } from '../metadata/decorators/agent-tool.decorator';
+import { agentToolOptionsOf } from '../tools/agent-tool.decorator';
 import type { ToolContext } from '../tools/tool-context';
 import { ToolRegistry } from '../tools/tool-registry';
 

@@ -1,32 +1,27 @@
 import { Module, type OnApplicationShutdown } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
-import { AgentToolExplorer } from './agent-tool.explorer';
 import { AgentEvents } from '../core/agent-events';
-import { ParseRestClient } from '../data/parse-rest-client';
+import { DataRouter } from '../data/data-router';
+import { ParseRestClient } from '../data/parse-rest/parse-rest-client';
+import { SchemaCache } from '../data/schema-cache';
 import { McpDispatcher } from '../mcp/mcp-dispatcher';
 import { PromptRegistry } from '../mcp/prompt-registry';
 import { MetadataRegistry } from '../metadata/metadata-registry';
+import { RateLimiter } from '../ports/rate-limiter';
 import { ToolRegistry } from '../tools/tool-registry';
-import { PARSE_AGENT_RATE_LIMITER } from './parse-agent.constants';
+import { AgentToolExplorer } from './agent-tool.explorer';
+import { PARSE_AGENT_SERVICES } from './parse-agent.constants';
 import { ParseAgentFactory } from './parse-agent.factory';
 import {
   ConfigurableModuleClass,
   PARSE_AGENT_MODULE_OPTIONS,
 } from './parse-agent.module-definition';
-import { parseAgentProviders, PARSE_AGENT_SERVICES } from './parse-agent.providers';
-import { MCP_AGENT_FACTORY, MCP_MODULE_OPTIONS } from './mcp/mcp-http.constants';
+import { parseAgentProviders } from './parse-agent.providers';
 
 /** The configured module behind ParseAgentModule.forRoot / forRootAsync (global by default). */
 @Module({
   imports: [DiscoveryModule],
-  providers: [
-    ...parseAgentProviders,
-    ParseAgentFactory,
-    AgentToolExplorer,
-    // Aliases the MCP endpoint injects (its files cannot import these two; see mcp-http.constants).
-    { provide: MCP_AGENT_FACTORY, useExisting: ParseAgentFactory },
-    { provide: MCP_MODULE_OPTIONS, useExisting: PARSE_AGENT_MODULE_OPTIONS },
-  ],
+  providers: [...parseAgentProviders, ParseAgentFactory, AgentToolExplorer],
   exports: [
     ParseAgentFactory,
     MetadataRegistry,
@@ -35,7 +30,9 @@ import { MCP_AGENT_FACTORY, MCP_MODULE_OPTIONS } from './mcp/mcp-http.constants'
     McpDispatcher,
     AgentEvents,
     ParseRestClient,
-    PARSE_AGENT_RATE_LIMITER,
+    SchemaCache,
+    DataRouter,
+    RateLimiter,
     PARSE_AGENT_SERVICES,
     PARSE_AGENT_MODULE_OPTIONS,
   ],

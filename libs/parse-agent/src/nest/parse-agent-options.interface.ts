@@ -1,7 +1,7 @@
-import type { AgentOptions, ParseAgent } from '../core/parse-agent';
-import type { RateLimiter } from '../core/rate-limiter';
+import type { AgentOptions, ParseAgent } from '../agent/parse-agent';
+import type { RateLimiter } from '../ports/rate-limiter';
 import type { ModelClass } from '../metadata/metadata.types';
-import type { McpRequest } from './mcp/mcp-request-gate';
+import type { McpRequest } from '../transport/http/mcp-request-gate';
 
 export interface ParseConnectionConfig {
   /** e.g. https://api.example.com/parse */

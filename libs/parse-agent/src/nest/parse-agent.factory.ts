@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { ParseAgent, type AgentOptions, type AgentServices } from '../core/parse-agent';
-import { PARSE_AGENT_SERVICES } from './parse-agent.providers';
+import { ParseAgent, type AgentOptions, type AgentServices } from '../agent/parse-agent';
+import { PARSE_AGENT_SERVICES } from './parse-agent.constants';
 import { PARSE_AGENT_MODULE_OPTIONS } from './parse-agent.module-definition';
 import type { ParseAgentModuleOptions } from './parse-agent-options.interface';
 

@@ -1,6 +1,5 @@
 import { ConfigurableModuleBuilder } from '@nestjs/common';
 import type { McpEndpointOptions } from './mcp/mcp-endpoint-options';
-import { withMcpEndpoint } from './mcp/with-mcp-endpoint';
 import type { ParseAgentModuleOptions } from './parse-agent-options.interface';
 
 /** Settings that shape the module itself, so they are synchronous even with forRootAsync. */
@@ -21,7 +20,8 @@ export const {
   ASYNC_OPTIONS_TYPE,
 } = new ConfigurableModuleBuilder<ParseAgentModuleOptions>({ moduleName: 'ParseAgent' })
   .setClassMethodName('forRoot')
-  .setExtras<ParseAgentModuleExtras>({ isGlobal: true }, (definition, extras) =>
-    withMcpEndpoint({ ...definition, global: extras.isGlobal }, extras.mcp),
-  )
+  .setExtras<ParseAgentModuleExtras>({ isGlobal: true }, (definition, extras) => ({
+    ...definition,
+    global: extras.isGlobal,
+  }))
   .build();

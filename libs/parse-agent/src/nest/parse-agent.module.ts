@@ -2,6 +2,7 @@ import { Module, type DynamicModule } from '@nestjs/common';
 import { ParseAgentConfigError } from '../core/errors';
 import { MetadataRegistry } from '../metadata/metadata-registry';
 import type { ModelClass } from '../metadata/metadata.types';
+import { withMcpEndpoint } from './mcp/with-mcp-endpoint';
 import { ParseAgentCoreModule } from './parse-agent-core.module';
 import { ASYNC_OPTIONS_TYPE, OPTIONS_TYPE } from './parse-agent.module-definition';
 
@@ -14,11 +15,11 @@ let featureCount = 0;
 @Module({})
 export class ParseAgentModule {
   static forRoot(options: typeof OPTIONS_TYPE): DynamicModule {
-    return ParseAgentCoreModule.forRoot(options);
+    return withMcpEndpoint(ParseAgentCoreModule.forRoot(options), options?.mcp);
   }
 
   static forRootAsync(options: typeof ASYNC_OPTIONS_TYPE): DynamicModule {
-    return ParseAgentCoreModule.forRootAsync(options);
+    return withMcpEndpoint(ParseAgentCoreModule.forRootAsync(options), options?.mcp);
   }
 
   static forFeature(models: ModelClass[]): DynamicModule {

@@ -1,24 +1,26 @@
 import type { Provider } from '@nestjs/common';
 import { AgentEvents } from '../core/agent-events';
-import type { AgentServices } from '../core/parse-agent';
-import { KeyedSlidingWindowRateLimiter, type RateLimiter } from '../core/rate-limiter';
 import { suppressSecurityBanners } from '../core/security-banner';
-import { ParseRestClient } from '../data/parse-rest-client';
+import type { AgentServices } from '../agent/parse-agent';
+import { DataRouter } from '../data/data-router';
+import { ParseRestClient } from '../data/parse-rest/parse-rest-client';
+import { ParseRestDataPathProvider } from '../data/parse-rest/parse-rest-data-path';
 import { SchemaCache } from '../data/schema-cache';
 import { BUILTIN_PROMPTS } from '../mcp/builtin-prompts';
 import { McpDispatcher } from '../mcp/mcp-dispatcher';
 import { PromptRegistry } from '../mcp/prompt-registry';
 import { MetadataRegistry } from '../metadata/metadata-registry';
+import { DataPathProvider } from '../ports/data-path';
+import { KeyedSlidingWindowRateLimiter } from '../ports/in-memory-rate-limiter';
+import { RateLimiter } from '../ports/rate-limiter';
 import { BUILTIN_TOOLS } from '../tools/builtin';
 import { ToolRegistry } from '../tools/tool-registry';
-import { PARSE_AGENT_RATE_LIMITER } from './parse-agent.constants';
+import { PARSE_AGENT_SERVICES } from './parse-agent.constants';
 import { PARSE_AGENT_MODULE_OPTIONS } from './parse-agent.module-definition';
 import type { ParseAgentModuleOptions } from './parse-agent-options.interface';
 import { validateModuleOptions } from './validate-module-options';
 
-/** Internal token: the shared services every agent of this module runs on. */
-export const PARSE_AGENT_SERVICES = Symbol('PARSE_AGENT_SERVICES');
-
+/** The providers of the configured module: registries, ports with their defaults, services. */
 export const parseAgentProviders: Provider[] = [
   {
     provide: MetadataRegistry,
@@ -44,7 +46,7 @@ export const parseAgentProviders: Provider[] = [
   },
   { provide: AgentEvents, useFactory: () => new AgentEvents() },
   {
-    provide: PARSE_AGENT_RATE_LIMITER,
+    provide: RateLimiter,
     useFactory: (options: ParseAgentModuleOptions): RateLimiter =>
       options.rateLimiter ?? new KeyedSlidingWindowRateLimiter(),
     inject: [PARSE_AGENT_MODULE_OPTIONS],
@@ -56,30 +58,35 @@ export const parseAgentProviders: Provider[] = [
     inject: [PARSE_AGENT_MODULE_OPTIONS],
   },
   {
+    provide: SchemaCache,
+    useFactory: (options: ParseAgentModuleOptions, parse: ParseRestClient) =>
+      new SchemaCache(parse, options.schemaCacheTtlMs ?? 30_000),
+    inject: [PARSE_AGENT_MODULE_OPTIONS, ParseRestClient],
+  },
+  {
+    // Tried in order by the DataRouter. Parse REST serves session-token and master-key reads;
+    // direct database paths join this list when configured.
+    provide: DataPathProvider,
+    useFactory: (parse: ParseRestClient): DataPathProvider[] => [
+      new ParseRestDataPathProvider(parse),
+    ],
+    inject: [ParseRestClient],
+  },
+  {
+    provide: DataRouter,
+    useFactory: (providers: DataPathProvider[]) => new DataRouter(providers),
+    inject: [DataPathProvider],
+  },
+  {
     provide: PARSE_AGENT_SERVICES,
     useFactory: (
-      options: ParseAgentModuleOptions,
       metadata: MetadataRegistry,
       tools: ToolRegistry,
       events: AgentEvents,
       rateLimiter: RateLimiter,
-      parse: ParseRestClient,
-    ): AgentServices => ({
-      parse,
-      schemas: new SchemaCache(parse, options.schemaCacheTtlMs ?? 30_000),
-      metadata,
-      tools,
-      events,
-      rateLimiter,
-      directMongo: false,
-    }),
-    inject: [
-      PARSE_AGENT_MODULE_OPTIONS,
-      MetadataRegistry,
-      ToolRegistry,
-      AgentEvents,
-      PARSE_AGENT_RATE_LIMITER,
-      ParseRestClient,
-    ],
+      data: DataRouter,
+      schemas: SchemaCache,
+    ): AgentServices => ({ data, schemas, metadata, tools, events, rateLimiter }),
+    inject: [MetadataRegistry, ToolRegistry, AgentEvents, RateLimiter, DataRouter, SchemaCache],
   },
 ];

@@ -1,5 +1,5 @@
 import { ParseAgentConfigError } from '../core/errors';
-import { isPlainObject } from '../security/field-names';
+import { isPlainObject } from '../query/field-names';
 import type { ParseAgentModuleOptions } from './parse-agent-options.interface';
 
 /** Fails the boot with one message naming the setting to fix. */

@@ -1,5 +1,5 @@
-import { isPlainObject } from './field-names';
-import { isInternalField } from './internal-fields';
+import { isPlainObject } from '../query/field-names';
+import { isInternalField } from '../query/internal-fields';
 
 const CLASS_ID_STRING = /^([A-Za-z_][A-Za-z0-9_]*)\$(.+)$/;
 

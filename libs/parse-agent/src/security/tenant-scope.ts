@@ -1,7 +1,7 @@
 import { AccessDeniedError } from '../core/errors';
 import type { ClassMetadata, TenantScopeSubject } from '../metadata/metadata.types';
-import type { Where } from './constraint-translator';
-import { fieldSpellings, isPlainObject } from './field-names';
+import type { Where } from '../query/constraint-translator';
+import { fieldSpellings, isPlainObject } from '../query/field-names';
 
 export interface ResolvedTenant {
   field: string;

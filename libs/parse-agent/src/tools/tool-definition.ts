@@ -1,9 +1,25 @@
 import type { PermissionLevel } from '../core/constants';
+import type { ToolEnvGate } from './env-gates';
 import type { ToolContext } from './tool-context';
 
 export type JsonSchema = Record<string, unknown>;
 
-/** A tool agents can call: built-in or registered by the application. */
+/** Seconds a tool may run when its definition names no timeout. */
+export const DEFAULT_TOOL_TIMEOUT = 30;
+
+/** MCP tool annotations: hints for clients about what a call does. */
+export interface ToolAnnotations {
+  title?: string;
+  readOnlyHint?: boolean;
+  destructiveHint?: boolean;
+  idempotentHint?: boolean;
+  openWorldHint?: boolean;
+}
+
+/**
+ * A tool agents can call: built-in or registered by the application. Everything the library knows
+ * about a tool lives here; nothing else lists tool names.
+ */
 export interface ToolDefinition<TArgs = Record<string, unknown>, TResult = unknown> {
   name: string;
   description: string;
@@ -13,8 +29,13 @@ export interface ToolDefinition<TArgs = Record<string, unknown>, TResult = unkno
   /** Lowest permission tier that may use the tool. */
   permission: PermissionLevel;
   category: string;
-  /** Seconds before the call is aborted. */
+  /** Seconds before the call is aborted (default 30). */
   timeout?: number;
+  /** Operator switches the tool needs besides its tier (see ENV_GATES). */
+  envGate?: ToolEnvGate;
+  /** Results over the response cap: 'trim-rows' keeps the leading `results` rows that fit. */
+  oversize?: 'refuse' | 'trim-rows';
+  annotations?: ToolAnnotations;
   /** Registered tools marked safe for client (session-token, no master key) deployments. */
   clientSafe?: boolean;
   handler: (args: TArgs, context: ToolContext) => Promise<TResult> | TResult;
@@ -29,6 +50,12 @@ export interface ToolRegistration<TArgs = Record<string, unknown>, TResult = unk
   permission?: PermissionLevel;
   category?: string;
   timeout?: number;
+  annotations?: ToolAnnotations;
   clientSafe?: boolean;
   handler: (args: TArgs, context: ToolContext) => Promise<TResult> | TResult;
+}
+
+/** Seconds the tool may run. */
+export function timeoutOf(tool: Pick<ToolDefinition, 'timeout'>): number {
+  return tool.timeout ?? DEFAULT_TOOL_TIMEOUT;
 }

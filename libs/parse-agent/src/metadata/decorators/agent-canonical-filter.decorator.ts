@@ -1,6 +1,6 @@
 import { ParseAgentError } from '../../core/errors';
-import { validateWhere, type Where } from '../../security/constraint-translator';
-import { isPlainObject } from '../../security/field-names';
+import { validateWhere, type Where } from '../../query/constraint-translator';
+import { isPlainObject } from '../../query/field-names';
 import { METADATA } from '../metadata.constants';
 import { decoratorError } from './decorator-errors';
 

@@ -1,5 +1,5 @@
 import { ALWAYS_KEEP_FIELDS } from '../../core/constants';
-import { isInternalField } from '../../security/internal-fields';
+import { isInternalField } from '../../query/internal-fields';
 import { METADATA } from '../metadata.constants';
 import type { AgentFieldOptions, FieldDoc } from '../metadata.types';
 import { decoratorError } from './decorator-errors';

@@ -1,7 +1,7 @@
 import { METADATA } from '../metadata.constants';
 import type { TenantScope, TenantScopeOptions } from '../metadata.types';
 import { decoratorError } from './decorator-errors';
-import { isInternalField } from '../../security/internal-fields';
+import { isInternalField } from '../../query/internal-fields';
 
 /**
  * Binds every agent query on the class to the agent's tenant: `field` must equal the value `from`

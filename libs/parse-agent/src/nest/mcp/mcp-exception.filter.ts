@@ -8,8 +8,8 @@ import {
   type ExceptionFilter,
 } from '@nestjs/common';
 import type { ServerResponse } from 'node:http';
-import { MCP_LOG_CONTEXT } from './mcp-http.constants';
-import { sendJsonRpcError, sendUnauthorized } from './mcp-http-response';
+import { MCP_LOG_CONTEXT } from '../../transport/http/mcp-http.constants';
+import { sendJsonRpcError, sendUnauthorized } from '../../transport/http/mcp-http-response';
 
 /**
  * Keeps the endpoint speaking JSON-RPC when something outside the handler throws, typically a host

@@ -13,8 +13,8 @@ import {
 import type { ServerResponse } from 'node:http';
 import type { ResolvedMcpEndpointOptions } from './mcp-endpoint-options';
 import { McpExceptionFilter } from './mcp-exception.filter';
-import { McpHttpHandler } from './mcp-http.handler';
-import type { McpRequest } from './mcp-request-gate';
+import { McpHttpHandler } from '../../transport/http/mcp-http.handler';
+import type { McpRequest } from '../../transport/http/mcp-request-gate';
 
 /**
  * Builds the endpoint's controller for the configured path and host guards (a class per module

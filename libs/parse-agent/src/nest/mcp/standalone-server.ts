@@ -18,8 +18,8 @@ import type { AddressInfo } from 'node:net';
 import { lastValueFrom } from 'rxjs';
 import type { PermissionLevel } from '../../core/constants';
 import { AgentUnauthorizedError, ParseAgentConfigError } from '../../core/errors';
-import type { AgentOptions } from '../../core/parse-agent';
-import type { RateLimiter } from '../../core/rate-limiter';
+import type { AgentOptions } from '../../agent/parse-agent';
+import type { RateLimiter } from '../../ports/rate-limiter';
 import { McpDispatcher } from '../../mcp/mcp-dispatcher';
 import type { ModelClass } from '../../metadata/metadata.types';
 import { ParseAgentFactory } from '../parse-agent.factory';
@@ -31,9 +31,9 @@ import type {
   ParseConnectionConfig,
 } from '../parse-agent-options.interface';
 import type { McpEndpointOptions } from './mcp-endpoint-options';
-import { HEADER } from './mcp-http.constants';
-import { sendJson, sendJsonRpcError } from './mcp-http-response';
-import { isLoopbackAddress } from './transport-checks';
+import { HEADER } from '../../transport/http/mcp-http.constants';
+import { sendJson, sendJsonRpcError } from '../../transport/http/mcp-http-response';
+import { isLoopbackAddress } from '../../transport/http/transport-checks';
 
 export interface StandaloneMcpServerOptions {
   parse: ParseConnectionConfig;

@@ -2,8 +2,8 @@ import { Injectable, type CanActivate } from '@nestjs/common';
 import { GUARDS_METADATA, PATH_METADATA } from '@nestjs/common/constants';
 import { Test } from '@nestjs/testing';
 import { ParseAgentModule } from '../parse-agent.module';
-import { McpHttpHandler } from './mcp-http.handler';
-import { resolveMcpEndpointOptions } from './mcp-endpoint-options';
+import { McpHttpHandler } from '../../transport/http/mcp-http.handler';
+import { resolveMcpEndpointOptions } from '../../transport/http/mcp-endpoint-options';
 
 @Injectable()
 class AllowAll implements CanActivate {

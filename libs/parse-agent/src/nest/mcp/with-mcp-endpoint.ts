@@ -3,31 +3,26 @@ import { ExternalContextCreator, HttpAdapterHost } from '@nestjs/core';
 import { take } from 'rxjs';
 import { McpDispatcher } from '../../mcp/mcp-dispatcher';
 import { PromptRegistry } from '../../mcp/prompt-registry';
+import { CancellationBus } from '../../ports/cancellation-bus';
+import { InMemoryCancellationBus } from '../../ports/in-memory-cancellation-bus';
+import { InMemorySessionStore } from '../../ports/in-memory-session-store';
+import { SessionStore } from '../../ports/session-store';
 import { ToolRegistry } from '../../tools/tool-registry';
-import type { ParseAgentFactory } from '../parse-agent.factory';
+import { resolveMcpEndpointOptions } from '../../transport/http/mcp-endpoint-options';
+import { MCP_LOG_CONTEXT } from '../../transport/http/mcp-http.constants';
+import { McpHttpHandler } from '../../transport/http/mcp-http.handler';
+import { McpRequestGate } from '../../transport/http/mcp-request-gate';
+import { MCP_ENDPOINT_OPTIONS } from '../parse-agent.constants';
+import { ParseAgentFactory } from '../parse-agent.factory';
+import { PARSE_AGENT_MODULE_OPTIONS } from '../parse-agent.module-definition';
 import type { ParseAgentModuleOptions } from '../parse-agent-options.interface';
 import { createMcpController } from './mcp.controller';
-import {
-  resolveMcpEndpointOptions,
-  type McpEndpointOptions,
-  type ResolvedMcpEndpointOptions,
-} from './mcp-endpoint-options';
-import {
-  MCP_AGENT_FACTORY,
-  MCP_ENDPOINT_OPTIONS,
-  MCP_LOG_CONTEXT,
-  MCP_MODULE_OPTIONS,
-} from './mcp-http.constants';
-import { McpHttpHandler } from './mcp-http.handler';
-import { McpRequestGate } from './mcp-request-gate';
-import { McpSessionRegistry } from './mcp-session-registry';
+import type { McpEndpointOptions, ResolvedMcpEndpointOptions } from './mcp-endpoint-options';
 
 /**
- * Adds the MCP endpoint (controller, handler, transport gate, sessions) to the module definition
- * when the `mcp` extra is present. Called by the ConfigurableModuleBuilder extras transform.
- *
- * The module options and ParseAgentFactory are injected through aliases (MCP_MODULE_OPTIONS,
- * MCP_AGENT_FACTORY) because the module definition imports this file.
+ * Adds the MCP endpoint (controller, handler, transport gate, session store, cancellation bus) to
+ * the module definition when the `mcp` extra is present. The session store and cancellation bus
+ * are the in-memory defaults unless the application provides its own under the port tokens.
  */
 export function withMcpEndpoint(
   definition: DynamicModule,
@@ -38,11 +33,12 @@ export function withMcpEndpoint(
   const providers: Provider[] = [
     { provide: MCP_ENDPOINT_OPTIONS, useValue: options },
     {
-      provide: McpSessionRegistry,
+      provide: SessionStore,
       useFactory: (o: ResolvedMcpEndpointOptions) =>
-        new McpSessionRegistry(o.sessionIdleTimeoutMs, o.maxSessions),
+        new InMemorySessionStore(o.sessionIdleTimeoutMs, o.maxSessions),
       inject: [MCP_ENDPOINT_OPTIONS],
     },
+    { provide: CancellationBus, useFactory: () => new InMemoryCancellationBus() },
     {
       provide: McpRequestGate,
       useFactory: (
@@ -79,7 +75,8 @@ export function withMcpEndpoint(
         tools: ToolRegistry,
         prompts: PromptRegistry,
         gate: McpRequestGate,
-        sessions: McpSessionRegistry,
+        sessions: SessionStore,
+        cancellations: CancellationBus,
       ) =>
         new McpHttpHandler({
           options: o,
@@ -90,17 +87,19 @@ export function withMcpEndpoint(
           promptChanges$: prompts.changes$,
           gate,
           sessions,
+          cancellations,
           logger: new Logger(MCP_LOG_CONTEXT),
         }),
       inject: [
         MCP_ENDPOINT_OPTIONS,
-        MCP_MODULE_OPTIONS,
-        MCP_AGENT_FACTORY,
+        PARSE_AGENT_MODULE_OPTIONS,
+        ParseAgentFactory,
         McpDispatcher,
         ToolRegistry,
         PromptRegistry,
         McpRequestGate,
-        McpSessionRegistry,
+        SessionStore,
+        CancellationBus,
       ],
     },
   ];
@@ -108,6 +107,7 @@ export function withMcpEndpoint(
     ...definition,
     controllers: [...(definition.controllers ?? []), createMcpController(options)],
     providers: [...(definition.providers ?? []), ...providers],
+    exports: [...(definition.exports ?? []), SessionStore, CancellationBus],
   };
 }
 

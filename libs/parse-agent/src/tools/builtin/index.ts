@@ -1,12 +1,12 @@
 import type { ToolDefinition } from '../tool-definition';
-import { countObjects } from './count-objects.tool';
-import { getAllSchemas } from './get-all-schemas.tool';
-import { getObject } from './get-object.tool';
-import { getObjects } from './get-objects.tool';
-import { getSampleObjects } from './get-sample-objects.tool';
-import { getSchema } from './get-schema.tool';
-import { listTools } from './list-tools.tool';
-import { queryClass } from './query-class.tool';
+import { countObjects } from './query/count-objects.tool';
+import { getAllSchemas } from './schema/get-all-schemas.tool';
+import { getObject } from './query/get-object.tool';
+import { getObjects } from './query/get-objects.tool';
+import { getSampleObjects } from './query/get-sample-objects.tool';
+import { getSchema } from './schema/get-schema.tool';
+import { listTools } from './discovery/list-tools.tool';
+import { queryClass } from './query/query-class.tool';
 
 /** The built-in tools implemented so far, in the order agents see them. */
 export const BUILTIN_TOOLS: ToolDefinition[] = [

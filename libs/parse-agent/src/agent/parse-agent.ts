@@ -1,0 +1,633 @@
+import { randomUUID } from 'node:crypto';
+import { Subject, type Observable } from 'rxjs';
+import type { SchemaSource } from '../core/parse-schema';
+import type { DataRouter } from '../data/data-router';
+import type { MetadataRegistry } from '../metadata/metadata-registry';
+import type { ModelClass } from '../metadata/metadata.types';
+import {
+  normalizeListFilter,
+  passesListFilter,
+  type ListFilterInput,
+  type NormalizedListFilter,
+} from '../security/class-filter';
+import { validateWhere, type Where } from '../query/constraint-translator';
+import { andWhere } from '../query/where-composer';
+import { isPlainObject } from '../query/field-names';
+import { envGateRefusal } from '../tools/env-gates';
+import type { ToolContext, ProgressUpdate, ToolAgent } from '../tools/tool-context';
+import { timeoutOf, type ToolDefinition } from '../tools/tool-definition';
+import { PERMISSION_LEVELS, reservedTier } from '../tools/tool-tiers';
+import type { ToolRegistry } from '../tools/tool-registry';
+import { ReadPolicy } from '../security/read-policy';
+import type { AgentEvents } from '../core/agent-events';
+import type { AgentIdentity, AuthType } from '../core/agent-identity';
+import {
+  CORRELATION_ID_PATTERN,
+  DEFAULT_RECURSION_DEPTH,
+  isPermissionLevel,
+  MAX_CORRELATION_ID_LENGTH,
+  PERMISSION_HIERARCHY,
+  type PermissionLevel,
+} from '../core/constants';
+import { failure, failureFromError, success, type ToolEnvelope } from '../core/envelope';
+import {
+  AgentCancelledError,
+  AgentUnauthorizedError,
+  AgentValidationError,
+  ParseAgentConfigError,
+  ParseAgentError,
+  PermissionDeniedError,
+  RecursionLimitExceededError,
+  ToolFilteredError,
+  ToolTimeoutError,
+} from '../core/errors';
+import { SlidingWindowRateLimiter } from '../ports/in-memory-rate-limiter';
+import { checkRateLimit, type RateLimiter } from '../ports/rate-limiter';
+import { buildToolCallEvent, describeFilter } from './tool-call-audit';
+import { securityBanner } from '../core/security-banner';
+
+export interface AgentOptions {
+  /** Tool tier: readonly (default), write or admin. */
+  permissions?: PermissionLevel;
+  /** A Parse session token: Parse Server enforces that user's ACLs, CLPs and protectedFields. */
+  sessionToken?: string;
+  /** Scope reads to a user's ACL on the direct MongoDB path (needs `mongo` configured). */
+  aclUser?: string | { objectId: string };
+  /** Scope reads to a role's ACL on the direct MongoDB path (needs `mongo` configured). */
+  aclRole?: string;
+  /** The tenant this agent is bound to (read by @AgentTenantScope). */
+  tenantId?: string;
+  tools?: ListFilterInput<string>;
+  methods?: ListFilterInput<string>;
+  classes?: ListFilterInput<string | ModelClass>;
+  /** Per-class constraints ANDed into every read (`default` applies to every class). */
+  filters?: Record<string, Where>;
+  parent?: ParseAgent;
+  recursionDepth?: number;
+  rateLimiter?: RateLimiter;
+  /** Unknown names in `tools` throw instead of warning. */
+  strictToolFilter?: boolean;
+  /** Unknown names in `classes.only` throw instead of warning. */
+  strictClassFilter?: boolean;
+  correlationId?: string;
+  /** Aborting it cancels the agent's in-flight and future calls. */
+  signal?: AbortSignal;
+}
+
+/** Shared services an agent runs on (one set per module / application). */
+export interface AgentServices {
+  /** Chooses the data path per operation and identity (fails closed). */
+  data: DataRouter;
+  schemas: SchemaSource;
+  metadata: MetadataRegistry;
+  tools: ToolRegistry;
+  events: AgentEvents;
+  /** Used when the agent has no rateLimiter of its own. */
+  rateLimiter?: RateLimiter;
+  warn?: (message: string) => void;
+}
+
+export interface ToolDefinitionsOptions {
+  /** mcp (default): { name, description, inputSchema }; openai: function tools; anthropic: tool use. */
+  format?: 'mcp' | 'openai' | 'anthropic';
+  category?: string;
+}
+
+export interface ExecuteOptions {
+  /** Cancels this one call. */
+  signal?: AbortSignal;
+  /** Receives the tool's progress reports for this call. */
+  onProgress?: (update: ProgressUpdate) => void;
+}
+
+/**
+ * An agent acting for one principal (a user session or the master key), limited to a permission
+ * tier, tool and class filters, per-class filters and a tenant. `execute()` never throws for tool
+ * failures: it resolves to the wire envelope.
+ */
+export class ParseAgent implements AgentIdentity, ToolAgent {
+  readonly agentId = randomUUID();
+  readonly permissions: PermissionLevel;
+  readonly sessionToken?: string;
+  readonly aclRole?: string;
+  readonly aclUser?: string;
+  readonly tenantId?: string;
+  readonly authType: AuthType;
+  readonly agentDepth: number;
+  readonly recursionDepth: number;
+  readonly parentAgentId?: string;
+  readonly access: ReadPolicy;
+  protected readonly toolFilter?: NormalizedListFilter;
+  protected readonly methodFilter?: NormalizedListFilter;
+  protected readonly classFilter?: NormalizedListFilter;
+  protected readonly filters: Readonly<Record<string, Where>>;
+  protected readonly rateLimiter: RateLimiter;
+  /** Created on first use: many agents (one per MCP request) never need one. */
+  protected abortController?: AbortController;
+  protected readonly progressSubject = new Subject<ProgressUpdate>();
+  protected currentProgress?: (update: ProgressUpdate) => void;
+  protected correlation?: string;
+
+  /** Tool progress reported during calls (the MCP layer forwards it as notifications). */
+  readonly progress$: Observable<ProgressUpdate> = this.progressSubject.asObservable();
+
+  constructor(
+    options: AgentOptions,
+    protected readonly services: AgentServices,
+  ) {
+    const parent = options.parent;
+    const permissions = options.permissions ?? 'readonly';
+    if (!isPermissionLevel(permissions)) {
+      throw new ParseAgentConfigError(
+        `permissions must be one of readonly, write, admin (got ${JSON.stringify(permissions)}).`,
+      );
+    }
+    if (parent && PERMISSION_HIERARCHY[permissions] > PERMISSION_HIERARCHY[parent.permissions]) {
+      throw new ParseAgentConfigError(
+        `A sub-agent cannot have more permissions (${permissions}) than its parent (${parent.permissions}).`,
+      );
+    }
+    this.permissions = permissions;
+
+    const identities = [
+      options.sessionToken ? 'sessionToken' : undefined,
+      options.aclUser ? 'aclUser' : undefined,
+      options.aclRole ? 'aclRole' : undefined,
+    ].filter(Boolean);
+    if (identities.length > 1) {
+      throw new ParseAgentConfigError(`Pass only one identity; got ${identities.join(' and ')}.`);
+    }
+    if (options.sessionToken !== undefined && typeof options.sessionToken !== 'string') {
+      throw new ParseAgentConfigError('sessionToken must be a string.');
+    }
+    this.sessionToken = options.sessionToken || undefined;
+    this.aclRole = options.aclRole || undefined;
+    this.aclUser =
+      typeof options.aclUser === 'object'
+        ? options.aclUser?.objectId
+        : options.aclUser || undefined;
+    if (parent && identities.length === 0) {
+      this.sessionToken = parent.sessionToken;
+      this.aclRole = parent.aclRole;
+      this.aclUser = parent.aclUser;
+    }
+    if (parent?.sessionToken && this.sessionToken !== parent.sessionToken) {
+      throw new ParseAgentConfigError(
+        'A sub-agent of a session-scoped agent must act for the same session.',
+      );
+    }
+    this.authType = this.sessionToken
+      ? 'session_token'
+      : this.aclUser
+        ? 'acl_user'
+        : this.aclRole
+          ? 'acl_role'
+          : 'master_key';
+    if ((this.aclUser || this.aclRole) && !services.data.serves('find', this)) {
+      throw new ParseAgentConfigError(
+        'aclUser and aclRole scopes are enforced on a direct database path; configure `mongo` or `postgres` in ParseAgentModule.forRoot, or use sessionToken.',
+      );
+    }
+
+    if (
+      options.tenantId !== undefined &&
+      options.tenantId !== null &&
+      typeof options.tenantId !== 'string'
+    ) {
+      throw new ParseAgentConfigError('tenantId must be a string.');
+    }
+    this.tenantId = options.tenantId || parent?.tenantId || undefined;
+    if (parent?.tenantId && this.tenantId !== parent.tenantId) {
+      throw new ParseAgentConfigError('A sub-agent cannot change its parent’s tenant.');
+    }
+
+    if (parent) {
+      if (parent.recursionDepth - 1 < 0) throw new RecursionLimitExceededError(parent.agentDepth);
+      this.recursionDepth = parent.recursionDepth - 1;
+      this.agentDepth = parent.agentDepth + 1;
+      this.parentAgentId = parent.agentId;
+    } else {
+      this.recursionDepth = options.recursionDepth ?? DEFAULT_RECURSION_DEPTH;
+      this.agentDepth = 0;
+    }
+
+    this.toolFilter = normalizeListFilter(options.tools, 'tools', (t) => [String(t)]);
+    if (this.toolFilter) {
+      const known = new Set([
+        ...services.tools.list().map((t) => t.name),
+        ...PERMISSION_LEVELS.admin,
+      ]);
+      const unknown = [...(this.toolFilter.only ?? []), ...this.toolFilter.except].filter(
+        (t) => !known.has(t),
+      );
+      if (unknown.length) {
+        const message = `tools filter names unknown tool(s): ${unknown.join(', ')}.`;
+        if (options.strictToolFilter) throw new ParseAgentConfigError(message);
+        this.warn(message);
+      }
+    }
+    this.methodFilter = normalizeListFilter(options.methods, 'methods', (m) => [String(m)]);
+    const classNames = (c: string | ModelClass) => {
+      if (typeof c === 'string') return [c];
+      const name = services.metadata.resolveClassName(c);
+      return services.metadata.nameVariants(name);
+    };
+    this.classFilter = normalizeListFilter(options.classes, 'classes', classNames);
+    if (parent?.classFilter)
+      this.classFilter = intersectClassFilters(parent.classFilter, this.classFilter);
+    if (this.classFilter?.only && options.strictClassFilter) {
+      const registered = new Set(services.metadata.all().map((m) => m.className));
+      const unknown = [...this.classFilter.only].filter(
+        (c) => !registered.has(c) && !c.startsWith('_'),
+      );
+      if (unknown.length)
+        throw new ParseAgentConfigError(
+          `classes filter names unregistered class(es): ${unknown.join(', ')}.`,
+        );
+    }
+
+    this.filters = Object.freeze(this.buildFilters(options.filters, parent));
+    this.rateLimiter =
+      options.rateLimiter ??
+      parent?.rateLimiter ??
+      services.rateLimiter ??
+      new SlidingWindowRateLimiter();
+    this.correlationId = options.correlationId ?? parent?.correlationId;
+
+    for (const signal of [options.signal, parent?.signal]) {
+      if (!signal) continue;
+      if (signal.aborted) this.controller.abort(signal.reason);
+      else
+        signal.addEventListener('abort', () => this.controller.abort(signal.reason), {
+          once: true,
+        });
+    }
+
+    this.access = new ReadPolicy(
+      this,
+      services.metadata,
+      services.schemas,
+      this.classFilter,
+      this.filters,
+    );
+
+    if (this.authType === 'master_key' && !parent) {
+      securityBanner(
+        'master-key-agent',
+        'An agent without a session token runs with the master key: Parse ACLs and CLPs do not apply. Hidden classes, @AgentFields, canonical filters and tenant scopes are the only limits. Pass sessionToken to scope an agent to a user, or call suppressSecurityBanners() if this is intended.',
+      );
+    }
+  }
+
+  get usingMasterKey(): boolean {
+    return this.authType === 'master_key';
+  }
+
+  /** Aborted when the agent is cancelled; pass it to long work in custom tools. */
+  get signal(): AbortSignal {
+    return this.controller.signal;
+  }
+
+  get cancelled(): boolean {
+    return this.abortController?.signal.aborted ?? false;
+  }
+
+  /** Cancels in-flight and future calls of this agent. */
+  cancel(reason?: string): void {
+    if (!this.controller.signal.aborted) this.controller.abort(new AgentCancelledError(reason));
+  }
+
+  protected get controller(): AbortController {
+    this.abortController ??= new AbortController();
+    return this.abortController;
+  }
+
+  get correlationId(): string | undefined {
+    return this.correlation;
+  }
+
+  /** Accepts `[A-Za-z0-9._-]`, at most 128 characters; anything else is ignored. */
+  set correlationId(value: string | undefined) {
+    if (value === undefined || value === null || value === '') {
+      this.correlation = undefined;
+      return;
+    }
+    if (typeof value !== 'string' || !CORRELATION_ID_PATTERN.test(value)) return;
+    this.correlation = value.slice(0, MAX_CORRELATION_ID_LENGTH);
+  }
+
+  protected buildFilters(
+    input: AgentOptions['filters'],
+    parent?: ParseAgent,
+  ): Record<string, Where> {
+    const out: Record<string, Where> = { ...(parent?.filters ?? {}) };
+    if (input === undefined || input === null) return out;
+    if (!isPlainObject(input))
+      throw new ParseAgentConfigError('filters must be an object of { ClassName: where }.');
+    for (const [key, where] of Object.entries(input)) {
+      if (!isPlainObject(where))
+        throw new ParseAgentConfigError(`filters.${key} must be a where object.`);
+      try {
+        validateWhere(where);
+      } catch (error) {
+        if (error instanceof ParseAgentError)
+          throw new ParseAgentConfigError(
+            `filters.${key} is not a valid constraint: ${error.message}`,
+          );
+        throw error;
+      }
+      out[key] = andWhere(parent?.filters[key], where);
+    }
+    return out;
+  }
+
+  /** Creates a sub-agent: same or narrower permissions, classes and tenant; one level deeper. */
+  subAgent(options: Omit<AgentOptions, 'parent'> = {}): ParseAgent {
+    return new ParseAgent({ ...options, parent: this }, this.services);
+  }
+
+  /** Tools this agent may call: tier tools and registered tools at or below its tier, minus filters. */
+  allowedTools(): string[] {
+    const level = PERMISSION_HIERARCHY[this.permissions];
+    return this.services.tools
+      .list()
+      .filter((t) => PERMISSION_HIERARCHY[t.permission] <= level)
+      .filter((t) => passesListFilter(this.toolFilter, [t.name]))
+      .map((t) => t.name);
+  }
+
+  /** Definitions of the allowed tools, in MCP shape or an LLM provider's. */
+  toolDefinitions(
+    options: ToolDefinitionsOptions = {},
+  ): Array<ToolDefinition & Record<string, unknown>> {
+    const allowed = new Set(this.allowedTools());
+    const wanted = options.category?.toLowerCase();
+    const tools = this.services.tools
+      .list()
+      .filter((t) => allowed.has(t.name))
+      .filter((t) => !wanted || t.category.toLowerCase() === wanted);
+    if (options.format === 'openai') {
+      return tools.map((t) => ({
+        ...t,
+        type: 'function',
+        function: { name: t.name, description: t.description, parameters: t.inputSchema },
+      }));
+    }
+    if (options.format === 'anthropic') {
+      return tools.map((t) => ({ ...t, input_schema: t.inputSchema }));
+    }
+    return tools as Array<ToolDefinition & Record<string, unknown>>;
+  }
+
+  /** Would this agent be allowed to run the tool (on the class)? No I/O, no side effects. */
+  wouldPermit(toolName: string, options: { className?: string } = {}): boolean {
+    if (!this.allowedTools().includes(toolName)) return false;
+    const tool = this.services.tools.get(toolName);
+    if (tool && envGateRefusal(tool, false)) return false;
+    if (options.className) {
+      try {
+        this.access.assertClassAccessible(options.className);
+        this.access.tenant(options.className);
+      } catch {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  /** The per-agent filter this agent applies to a class (its own entry ANDed with `default`). */
+  filterFor(cls: string | ModelClass): Where | undefined {
+    return this.access.filterFor(this.services.metadata.resolveClassName(cls));
+  }
+
+  /** A summary of what this agent is and may do (no secrets). */
+  describe(): Record<string, unknown> {
+    return {
+      agent_id: this.agentId,
+      auth_type: this.authType,
+      using_master_key: this.usingMasterKey,
+      permissions: this.permissions,
+      tenant_id: this.tenantId ?? null,
+      agent_depth: this.agentDepth,
+      allowed_tools: this.allowedTools(),
+      classes: describeFilter(this.classFilter),
+      filters: Object.fromEntries(
+        Object.entries(this.filters).map(([k, w]) => [k, Object.keys(w).sort()]),
+      ),
+    };
+  }
+
+  /** What this agent sees of one class: access, tenant binding, allowlist, filters. */
+  describeFor(cls: string | ModelClass): Record<string, unknown> {
+    const className = this.services.metadata.resolveClassName(cls);
+    const meta = this.services.metadata.get(className);
+    let accessible = true;
+    let reason: string | undefined;
+    try {
+      this.access.assertClassAccessible(className);
+    } catch (error) {
+      accessible = false;
+      reason = (error as Error).message;
+    }
+    let tenant: unknown = null;
+    try {
+      tenant = this.access.tenant(className) ?? null;
+    } catch (error) {
+      reason ??= (error as Error).message;
+      accessible = false;
+    }
+    return {
+      class_name: className,
+      accessible,
+      ...(reason ? { reason } : {}),
+      tenant_scope: tenant,
+      agent_fields: meta?.fields ?? null,
+      canonical_filter: meta?.canonicalFilter ?? null,
+      filter: this.filterFor(className) ?? null,
+    };
+  }
+
+  /** Called by tools (built-in or custom) to report progress of the current call. */
+  reportProgress(update: ProgressUpdate): void {
+    if (!Number.isFinite(update.progress)) return;
+    this.currentProgress?.(update);
+    this.progressSubject.next(update);
+  }
+
+  /**
+   * Runs a tool and resolves to the wire envelope; never rejects for tool failures. Only an
+   * AgentUnauthorizedError raised by a tool propagates (the transport answers 401).
+   */
+  async execute(
+    toolName: string,
+    args: Record<string, unknown> = {},
+    options: ExecuteOptions = {},
+  ): Promise<ToolEnvelope> {
+    try {
+      await checkRateLimit(this.rateLimiter, this.rateLimitKey(), (error) =>
+        this.warn(
+          `rate limiter failure: ${(error as Error)?.name ?? 'Error'}: ${(error as Error)?.message ?? String(error)}`,
+        ),
+      );
+    } catch (error) {
+      return failureFromError(error, toolName);
+    }
+    const tool = this.services.tools.get(toolName);
+    const refusal = this.refusal(toolName, tool);
+    if (refusal) return failureFromError(refusal, toolName);
+    const gate = envGateRefusal(tool!, false);
+    if (gate) return failure(gate, 'access_denied');
+    if (args === null || typeof args !== 'object' || Array.isArray(args)) {
+      return failureFromError(
+        new AgentValidationError('arguments must be a JSON object.'),
+        toolName,
+      );
+    }
+    const invalid = this.services.tools.validate(toolName, args);
+    if (invalid) return failureFromError(new AgentValidationError(invalid), toolName);
+
+    const signals = [this.controller.signal, options.signal].filter((s): s is AbortSignal => !!s);
+    if (signals.some((s) => s.aborted)) return failureFromError(abortError(signals), toolName);
+
+    const started = Date.now();
+    const seconds = timeoutOf(tool!);
+    const timeout = new AbortController();
+    const timer = setTimeout(
+      () => timeout.abort(new ToolTimeoutError(toolName, seconds)),
+      seconds * 1000,
+    );
+    const signal = AbortSignal.any([...signals, timeout.signal]);
+    const router = this.services.data;
+    let readPath: ToolContext['data'] | undefined;
+    const context: ToolContext = {
+      agent: this,
+      access: this.access,
+      // Bound on first use: tools that read no data never resolve a path.
+      get data() {
+        return (readPath ??= router.pathFor('find', this.agent));
+      },
+      signal,
+      reportProgress: (u) => this.reportProgress(u),
+    };
+    const previousProgress = this.currentProgress;
+    this.currentProgress = options.onProgress;
+    let envelope: ToolEnvelope;
+    try {
+      const data = await raceAbort(Promise.resolve(tool!.handler(args, context)), signal);
+      if (signal.aborted) throw abortError([...signals, timeout.signal]);
+      envelope = success(data);
+    } catch (error) {
+      // Unauthorized is not a tool failure: it ends the request (HTTP 401) wherever it is raised.
+      if (error instanceof AgentUnauthorizedError) {
+        clearTimeout(timer);
+        this.currentProgress = previousProgress;
+        throw error;
+      }
+      const cause =
+        signal.aborted && !(error instanceof ParseAgentError)
+          ? abortError([...signals, timeout.signal])
+          : error;
+      if (!(cause instanceof ParseAgentError)) {
+        this.warn(`${toolName} failed: ${(cause as Error)?.stack ?? String(cause)}`);
+      }
+      envelope = failureFromError(cause, toolName);
+    } finally {
+      clearTimeout(timer);
+      this.currentProgress = previousProgress;
+    }
+    this.emitEvent(toolName, args, envelope, Date.now() - started);
+    return envelope;
+  }
+
+  /** Operator-facing warnings: the services' sink, or stderr. */
+  protected warn(message: string): void {
+    if (this.services.warn) this.services.warn(message);
+    else process.stderr.write(`[parse-agent] ${message}\n`);
+  }
+
+  protected rateLimitKey(): string {
+    return this.sessionToken
+      ? `session:${this.sessionToken.slice(-12)}`
+      : `${this.authType}:${this.aclUser ?? this.aclRole ?? 'master'}`;
+  }
+
+  protected refusal(
+    toolName: string,
+    tool: ToolDefinition | undefined,
+  ): ParseAgentError | undefined {
+    if (tool && this.allowedTools().includes(toolName)) return undefined;
+    const tierPermits = tool
+      ? PERMISSION_HIERARCHY[tool.permission] <= PERMISSION_HIERARCHY[this.permissions]
+      : false;
+    if (tool && tierPermits) {
+      return new ToolFilteredError(
+        `Tool '${toolName}' is not enabled for this agent instance (excluded by the configured tools: filter).`,
+      );
+    }
+    const required = tool?.permission ?? reservedTier(toolName) ?? 'unknown';
+    return new PermissionDeniedError(
+      `Permission denied: '${toolName}' requires ${required} permissions. Current level: ${this.permissions}`,
+    );
+  }
+
+  protected emitEvent(
+    toolName: string,
+    args: Record<string, unknown>,
+    envelope: ToolEnvelope,
+    durationMs: number,
+  ): void {
+    if (!this.services.events.observed) return;
+    this.services.events.emit(
+      buildToolCallEvent({
+        agent: this,
+        toolName,
+        args,
+        envelope,
+        durationMs,
+        filters: { classes: this.classFilter, tools: this.toolFilter, methods: this.methodFilter },
+        agentFilters: this.filters,
+      }),
+    );
+  }
+}
+
+function intersectClassFilters(
+  parent: NormalizedListFilter,
+  child?: NormalizedListFilter,
+): NormalizedListFilter {
+  const except = new Set([...parent.except, ...(child?.except ?? [])]);
+  let only = parent.only;
+  if (child?.only) {
+    only = parent.only ? new Set([...child.only].filter((c) => parent.only!.has(c))) : child.only;
+    if (!only.size)
+      throw new ParseAgentConfigError(
+        'The sub-agent classes filter shares no class with its parent’s.',
+      );
+  }
+  return { only, except };
+}
+
+function abortError(signals: AbortSignal[]): ParseAgentError {
+  const reason: unknown = signals.find((s) => s.aborted)?.reason;
+  if (reason instanceof ParseAgentError) return reason;
+  return new AgentCancelledError(typeof reason === 'string' ? reason : undefined);
+}
+
+/** Settles as soon as the signal aborts, even if the tool ignores its signal. */
+function raceAbort<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(signal.reason);
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason);
+    signal.addEventListener('abort', onAbort, { once: true });
+    promise.then(
+      (v) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(v);
+      },
+      (e) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(e);
+      },
+    );
+  });
+}

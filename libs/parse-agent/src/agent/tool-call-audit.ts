@@ -1,0 +1,114 @@
+import type { AgentIdentity } from '../core/agent-identity';
+import type { ToolCallEvent } from '../core/agent-events';
+import type { ToolEnvelope } from '../core/envelope';
+import { isPlainObject } from '../query/field-names';
+import type { Where } from '../query/constraint-translator';
+import type { NormalizedListFilter } from '../security/class-filter';
+
+/** Argument names whose values (and, for some, names) never reach events or logs. */
+export const SENSITIVE_ARGUMENT_KEYS: ReadonlySet<string> = new Set([
+  'where',
+  'pipeline',
+  'session_token',
+  'password',
+  'secret',
+  'token',
+  'auth_data',
+  'authData',
+  'recovery_codes',
+  'api_key',
+  'master_key',
+  'acl_user',
+  'acl_role',
+  'ids',
+  'keys',
+  'include',
+  'arguments',
+]);
+
+export interface ToolCallAuditInput {
+  agent: AgentIdentity & {
+    readonly agentDepth: number;
+    readonly parentAgentId?: string;
+    readonly correlationId?: string;
+  };
+  toolName: string;
+  args: Record<string, unknown>;
+  envelope: ToolEnvelope;
+  durationMs: number;
+  filters: {
+    classes?: NormalizedListFilter;
+    tools?: NormalizedListFilter;
+    methods?: NormalizedListFilter;
+  };
+  agentFilters: Readonly<Record<string, Where>>;
+}
+
+/** The audit event of one tool call: who, what and how it went; never argument or filter values. */
+export function buildToolCallEvent(input: ToolCallAuditInput): ToolCallEvent {
+  const { agent, envelope } = input;
+  const event: ToolCallEvent = {
+    tool: input.toolName,
+    args_keys: Object.keys(input.args).filter((k) => !SENSITIVE_ARGUMENT_KEYS.has(k)),
+    auth_type: agent.authType,
+    using_master_key: agent.usingMasterKey,
+    permissions: agent.permissions,
+    agent_id: agent.agentId,
+    agent_depth: agent.agentDepth,
+    success: envelope.success,
+    duration_ms: input.durationMs,
+  };
+  if (agent.correlationId) event.correlation_id = agent.correlationId;
+  if (agent.parentAgentId) event.parent_agent_id = agent.parentAgentId;
+  const cls = describeFilter(input.filters.classes);
+  if (cls.only) event.classes_only = cls.only;
+  if (cls.except?.length) event.classes_except = cls.except;
+  const tools = describeFilter(input.filters.tools);
+  if (tools.only) event.tools_only = tools.only;
+  if (tools.except?.length) event.tools_except = tools.except;
+  const methods = describeFilter(input.filters.methods);
+  if (methods.only) event.methods_only = methods.only;
+  if (methods.except?.length) event.methods_except = methods.except;
+  if (Object.keys(input.agentFilters).length) {
+    event.filters = Object.fromEntries(
+      Object.entries(input.agentFilters).map(([k, w]) => [k, fieldNames(w)]),
+    );
+  }
+  if (agent.tenantId) event.tenant_scoped = true;
+  if (envelope.success) {
+    const size = Buffer.byteLength(JSON.stringify(envelope.data) ?? '', 'utf8');
+    event.result_size = size;
+    event.est_input_tokens = Math.floor(size / 4);
+  } else {
+    event.error_code = envelope.error_code;
+    const kind = envelope.details?.kind;
+    if (typeof kind === 'string') event.denial_kind = kind;
+  }
+  return event;
+}
+
+export function describeFilter(filter?: NormalizedListFilter): {
+  only?: string[];
+  except?: string[];
+} {
+  if (!filter) return {};
+  return {
+    only: filter.only ? [...filter.only].sort() : undefined,
+    except: [...filter.except].sort(),
+  };
+}
+
+/** Field names a filter constrains, never their values. */
+function fieldNames(where: Where): string[] {
+  const out = new Set<string>();
+  const visit = (w: unknown) => {
+    if (Array.isArray(w)) return w.forEach(visit);
+    if (!isPlainObject(w)) return;
+    for (const [k, v] of Object.entries(w)) {
+      if (k.startsWith('$')) visit(v);
+      else out.add(k);
+    }
+  };
+  visit(where);
+  return [...out].sort();
+}

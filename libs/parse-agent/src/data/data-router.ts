@@ -1,0 +1,35 @@
+import type { AgentIdentity } from '../core/agent-identity';
+import { ParseAgentConfigError } from '../core/errors';
+import type { DataOperation, DataPath, DataPathProvider } from '../ports/data-path';
+
+/** No configured path can serve the operation for this identity (the call is refused, never run unscoped). */
+export class DataPathUnavailableError extends ParseAgentConfigError {}
+
+/**
+ * Chooses the data path for an operation and identity: the first provider that serves it. Fails
+ * closed: when none does, the caller gets an error naming what to configure, never a path that
+ * would ignore the identity's scope.
+ */
+export class DataRouter {
+  constructor(protected readonly providers: readonly DataPathProvider[]) {
+    if (!providers.length)
+      throw new ParseAgentConfigError('DataRouter needs at least one data path.');
+  }
+
+  pathFor(operation: DataOperation, identity: AgentIdentity): DataPath {
+    const reasons: string[] = [];
+    for (const provider of this.providers) {
+      const refusal = provider.refusal(operation, identity);
+      if (!refusal) return provider.bind(identity);
+      reasons.push(`${provider.kind}: ${refusal}`);
+    }
+    throw new DataPathUnavailableError(
+      `No configured data path can run '${operation}' for a ${identity.authType} agent (${reasons.join('; ')}). Configure a direct database path (mongo or postgres in ParseAgentModule.forRoot) or use a session token.`,
+    );
+  }
+
+  /** Whether some path serves the operation for the identity (no I/O). */
+  serves(operation: DataOperation, identity: AgentIdentity): boolean {
+    return this.providers.some((p) => !p.refusal(operation, identity));
+  }
+}

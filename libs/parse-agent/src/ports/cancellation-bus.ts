@@ -1,0 +1,16 @@
+/** A JSON-RPC request id (`42` and `"42"` are different ids). */
+export type RequestId = string | number | null;
+
+/**
+ * Delivers `notifications/cancelled` to the call it names. The in-memory default reaches calls of
+ * this process; a shared bus (Redis) reaches the node that runs the call.
+ */
+export interface CancellationBus {
+  /** Registers an in-flight call; returns its deregistration (idempotent, owner-checked). */
+  register(scope: string, requestId: RequestId, controller: AbortController): () => void;
+  /** Aborts the matching call with `reason`; false when nothing matched (here). */
+  cancel(scope: string, requestId: RequestId, reason: string): boolean | Promise<boolean>;
+}
+
+/** Injection token for the CancellationBus. */
+export const CancellationBus = Symbol('CancellationBus');

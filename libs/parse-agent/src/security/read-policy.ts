@@ -1,0 +1,378 @@
+import type { ParseSchema, SchemaSource } from '../core/parse-schema';
+import type { MetadataRegistry } from '../metadata/metadata-registry';
+import type { ClassMetadata } from '../metadata/metadata.types';
+import {
+  collectWhereFields,
+  normalizeWhere,
+  validateWhere,
+  type FieldType,
+  type Where,
+} from '../query/constraint-translator';
+import { passesListFilter, type NormalizedListFilter } from './class-filter';
+import { isInternalField } from '../query/internal-fields';
+import { redact } from './redactor';
+import { assertNoTenantSpoof, resolveTenantScope, type ResolvedTenant } from './tenant-scope';
+import { composeWhere } from '../query/where-composer';
+import type { AgentIdentity } from '../core/agent-identity';
+import {
+  ALLOWLIST_PREVIEW_CAP,
+  ALWAYS_KEEP_FIELDS,
+  CLASS_NAME_PATTERN,
+  FIELD_PATH_PATTERN,
+  MAX_INCLUDE_FIELDS,
+  MAX_KEYS_FIELDS,
+} from '../core/constants';
+import { AccessDeniedError, AgentValidationError } from '../core/errors';
+
+export interface PlannedRead {
+  where: Where;
+  keys?: string[];
+  include?: string[];
+  truncatedIncludeFields?: Record<string, string[]>;
+  tenant?: ResolvedTenant;
+}
+
+export interface ReadRequest {
+  where?: unknown;
+  keys?: unknown;
+  include?: unknown;
+  order?: unknown;
+  applyCanonicalFilter?: boolean;
+  /** false: check each fetched row against the tenant instead (reads by id). */
+  injectTenant?: boolean;
+}
+
+/**
+ * Everything one agent's tool calls must pass through: the class gate, field allowlists, tenant
+ * scope, filter composition, include checks and response redaction. Built-in tools use it; custom
+ * tools can too (`context.access`).
+ */
+export class ReadPolicy {
+  protected readonly deniedCache = new Map<string, 'hidden_class' | 'class_filter' | null>();
+  protected memoVersion = -1;
+  protected readonly allowSets = new Map<string, ReadonlySet<string> | null>();
+
+  constructor(
+    readonly identity: AgentIdentity,
+    readonly metadata: MetadataRegistry,
+    protected readonly schemas: SchemaSource,
+    protected readonly classFilter: NormalizedListFilter | undefined,
+    protected readonly filters: Readonly<Record<string, Where>>,
+  ) {}
+
+  meta(className: string): ClassMetadata | undefined {
+    return this.metadata.get(className);
+  }
+
+  /**
+   * Why this agent may not see a class (hidden, or outside its `classes` filter), or undefined.
+   * Asked for every pointer of every row, so memoized per agent; the memo is dropped whenever the
+   * registry changes (a class hidden at runtime is refused by agents created before).
+   */
+  protected denialOf(className: string): 'hidden_class' | 'class_filter' | undefined {
+    this.syncWithRegistry();
+    let denial = this.deniedCache.get(className);
+    if (denial === undefined) {
+      denial = this.metadata.isHidden(className, this.identity.usingMasterKey)
+        ? 'hidden_class'
+        : passesListFilter(this.classFilter, this.metadata.nameVariants(className))
+          ? null
+          : 'class_filter';
+      this.deniedCache.set(className, denial);
+    }
+    return denial ?? undefined;
+  }
+
+  /** Drops the per-agent memos when the registry changed since they were built. */
+  protected syncWithRegistry(): void {
+    if (this.memoVersion === this.metadata.version) return;
+    this.deniedCache.clear();
+    this.allowSets.clear();
+    this.memoVersion = this.metadata.version;
+  }
+
+  /** Hidden, or outside this agent's `classes` filter. Used for redaction (no throw). */
+  isDenied(className: string): boolean {
+    return this.denialOf(className) !== undefined;
+  }
+
+  /** Throws the access refusal for a class this agent may not see; `subject` opens the message. */
+  protected assertNotDenied(className: string, subject: string): void {
+    const kind = this.denialOf(className);
+    if (kind === 'hidden_class') {
+      throw new AccessDeniedError(`${subject} '${className}' is not accessible to this agent`, {
+        kind,
+      });
+    }
+    if (kind === 'class_filter') {
+      throw new AccessDeniedError(
+        `${subject} '${className}' is outside this agent's classes: allowlist`,
+        {
+          kind,
+        },
+      );
+    }
+  }
+
+  /** Refuses classes the agent may not reach, with the reason in `details.kind`. */
+  assertClassAccessible(className: unknown): void {
+    if (typeof className !== 'string' || !className) {
+      throw new AgentValidationError('class_name is required.');
+    }
+    if (!CLASS_NAME_PATTERN.test(className)) {
+      throw new AgentValidationError(
+        `'${className}' is not a valid class name (letters, digits and underscores).`,
+      );
+    }
+    this.assertNotDenied(className, 'Class');
+  }
+
+  tenant(className: string): ResolvedTenant | undefined {
+    return resolveTenantScope(this.meta(className), this.identity);
+  }
+
+  /** The per-agent filter layers for a class: its own entry (any name variant) and `default`. */
+  filterLayers(className: string): { perClass?: Where; defaultFilter?: Where } {
+    const perClass = this.metadata
+      .nameVariants(className)
+      .map((n) => this.filters[n])
+      .find((w) => w !== undefined);
+    return { perClass, defaultFilter: this.filters.default };
+  }
+
+  /** Combined per-agent filter for a class (the public `filterFor`). */
+  filterFor(className: string): Where | undefined {
+    const { perClass, defaultFilter } = this.filterLayers(className);
+    const w = composeWhere({ perClass, defaultFilter });
+    return Object.keys(w).length ? w : undefined;
+  }
+
+  async schema(className: string): Promise<ParseSchema | undefined> {
+    return this.schemas.get(className);
+  }
+
+  async allSchemas(): Promise<ParseSchema[]> {
+    return [...(await this.schemas.all()).values()];
+  }
+
+  /** Field types for normalization: the Parse schema, completed by @BelongsTo declarations. */
+  async fieldTypes(className: string): Promise<Record<string, FieldType>> {
+    const schema = await this.schemas.get(className);
+    const out: Record<string, FieldType> = {};
+    for (const [name, f] of Object.entries(schema?.fields ?? {}))
+      out[name] = { type: f.type, targetClass: f.targetClass };
+    for (const [field, target] of Object.entries(this.meta(className)?.references ?? {})) {
+      out[field] ??= { type: 'Pointer', targetClass: target };
+    }
+    return out;
+  }
+
+  protected allowlist(className: string): string[] | undefined {
+    return this.meta(className)?.fields;
+  }
+
+  /** The allowlist as a Set (looked up for every key of every row). */
+  protected allowSet(className: string): ReadonlySet<string> | undefined {
+    this.syncWithRegistry();
+    let set = this.allowSets.get(className);
+    if (set === undefined) {
+      const list = this.allowlist(className);
+      set = list ? new Set(list) : null;
+      this.allowSets.set(className, set);
+    }
+    return set ?? undefined;
+  }
+
+  protected denyField(className: string, field: string, where: string): never {
+    const allowed = this.allowlist(className) ?? [];
+    const preview = allowed.slice(0, ALLOWLIST_PREVIEW_CAP);
+    const more =
+      allowed.length > preview.length ? ` (+${allowed.length - preview.length} more)` : '';
+    const storage = /^_p_(.+)$/.exec(field);
+    if (storage && allowed.includes(storage[1])) {
+      throw new AccessDeniedError(
+        `${where} field '${field}' is Parse's storage form of '${storage[1]}'; use '${storage[1]}' instead.`,
+        {
+          kind: 'storage_form_field_ref',
+          deniedField: field,
+          allowedFields: preview,
+          suggestedRewrite: storage[1],
+        },
+      );
+    }
+    throw new AccessDeniedError(
+      `${where} field '${field}' is outside the agent_fields allowlist of '${className}'. Allowed: ${preview.join(', ')}${more}`,
+      { kind: 'field_denied', deniedField: field, allowedFields: preview },
+    );
+  }
+
+  protected checkField(className: string, field: string, where: string): void {
+    if (isInternalField(field)) {
+      throw new AccessDeniedError(`${where} field '${field}' is an internal Parse field.`, {
+        kind: 'internal_field',
+        deniedField: field,
+      });
+    }
+    const allowed = this.allowlist(className);
+    if (allowed && !allowed.includes(field.split('.')[0])) this.denyField(className, field, where);
+  }
+
+  /**
+   * The where an agent's read runs with: caller where validated (operators, internal fields,
+   * allowlist, cross-class gates, tenant spoofing), then ANDed with the canonical filter, the
+   * per-agent filters and the tenant scope, then normalized to Parse's storage shapes.
+   */
+  async planWhere(
+    className: string,
+    callerWhere: unknown,
+    applyCanonical = true,
+    injectTenant = true,
+  ): Promise<{ where: Where; tenant?: ResolvedTenant }> {
+    const caller = validateWhere(callerWhere, { checkClass: (c) => this.assertClassAccessible(c) });
+    const tenant = this.tenant(className);
+    // Tenant spoofing first: naming another tenant is refused as such, whatever the allowlist says.
+    if (tenant) assertNoTenantSpoof(caller, tenant, className);
+    for (const field of collectWhereFields(caller)) this.checkField(className, field, 'where');
+    const meta = this.meta(className);
+    const { perClass, defaultFilter } = this.filterLayers(className);
+    const composed = composeWhere({
+      caller,
+      canonical: applyCanonical ? meta?.canonicalFilter : undefined,
+      perClass,
+      defaultFilter,
+      tenant: tenant && injectTenant ? { [tenant.field]: tenant.value } : undefined,
+    });
+    return { where: normalizeWhere(composed, await this.fieldTypes(className)), tenant };
+  }
+
+  /** Validates `order` ("-a,b"): allowlisted, non-internal field paths. */
+  checkOrder(className: string, order: unknown): string | undefined {
+    if (order === undefined || order === null || order === '') return undefined;
+    if (typeof order !== 'string')
+      throw new AgentValidationError('order must be a string such as "-createdAt,name".');
+    for (const raw of order.split(',')) {
+      const field = raw.trim().replace(/^-/, '');
+      if (!FIELD_PATH_PATTERN.test(field))
+        throw new AgentValidationError(`order: '${raw.trim()}' is not a field name.`);
+      this.checkField(className, field, 'order');
+    }
+    return order;
+  }
+
+  protected checkPathList(value: unknown, name: string, max: number): string[] | undefined {
+    if (value === undefined || value === null) return undefined;
+    if (!Array.isArray(value) || value.some((v) => typeof v !== 'string')) {
+      throw new AgentValidationError(`${name} must be an array of field names.`);
+    }
+    if (value.length > max)
+      throw new AgentValidationError(`${name} accepts at most ${max} entries.`);
+    for (const v of value as string[]) {
+      if (!FIELD_PATH_PATTERN.test(v))
+        throw new AgentValidationError(`${name}: '${v}' is not a valid field path.`);
+    }
+    return value.length ? [...new Set(value as string[])] : undefined;
+  }
+
+  /** Follows each include path through pointer fields, refusing hidden or filtered-out targets. */
+  async checkInclude(className: string, include: unknown): Promise<string[] | undefined> {
+    const paths = this.checkPathList(include, 'include', MAX_INCLUDE_FIELDS);
+    if (!paths) return undefined;
+    for (const path of paths) {
+      let current = className;
+      const segments = path.split('.');
+      this.checkField(className, segments[0], 'include');
+      for (const segment of segments) {
+        const target = (await this.fieldTypes(current))[segment];
+        if (!target || target.type !== 'Pointer' || !target.targetClass) break;
+        this.assertNotDenied(target.targetClass, 'Pointer-include target');
+        current = target.targetClass;
+      }
+    }
+    return paths;
+  }
+
+  /** keys the read projects: the caller's (each allowlisted) or, with an allowlist, the allowlist. */
+  effectiveKeys(className: string, keys: unknown): string[] | undefined {
+    const requested = this.checkPathList(keys, 'keys', MAX_KEYS_FIELDS);
+    const allowed = this.allowlist(className);
+    if (requested) {
+      for (const k of requested) this.checkField(className, k, 'keys');
+      return requested;
+    }
+    return allowed ? [...allowed] : undefined;
+  }
+
+  /**
+   * For one-hop includes whose pointer is among the keys, projects the joined row to the target's
+   * join fields (or allowlist minus large fields) so a join never drags in columns the target hides
+   * or megabytes of text. Returns the extra keys and, per pointer, the large fields left out.
+   */
+  async projectIncludes(
+    className: string,
+    keys: string[] | undefined,
+    include: string[] | undefined,
+  ): Promise<{ keys?: string[]; truncated?: Record<string, string[]> }> {
+    if (!keys?.length || !include?.length) return { keys };
+    const types = await this.fieldTypes(className);
+    const out = [...keys];
+    const truncated: Record<string, string[]> = {};
+    for (const path of include) {
+      if (path.includes('.') || !keys.includes(path) || keys.some((k) => k.startsWith(`${path}.`)))
+        continue;
+      const target = types[path]?.targetClass;
+      if (!target) continue;
+      const meta = this.meta(target);
+      const large = meta?.largeFields ?? [];
+      let project: string[] | undefined;
+      if (meta?.joinFields?.length) project = meta.joinFields;
+      else if (meta?.fields) project = meta.fields.filter((f) => !large.includes(f));
+      else if (large.length) {
+        const schema = await this.schemas.get(target);
+        project = Object.keys(schema?.fields ?? {}).filter(
+          (f) => !large.includes(f) && f !== 'ACL',
+        );
+      }
+      if (!project) continue;
+      const dropped = large.filter((f) => !project.includes(f));
+      for (const f of new Set([...project, ...ALWAYS_KEEP_FIELDS])) {
+        if (!isInternalField(f)) out.push(`${path}.${f}`);
+      }
+      if (dropped.length) truncated[path] = dropped;
+    }
+    return {
+      keys: [...new Set(out)],
+      truncated: Object.keys(truncated).length ? truncated : undefined,
+    };
+  }
+
+  /** Validates and plans a read: where, keys, include and their projections. */
+  async planRead(className: string, request: ReadRequest): Promise<PlannedRead> {
+    const { where, tenant } = await this.planWhere(
+      className,
+      request.where,
+      request.applyCanonicalFilter !== false,
+      request.injectTenant !== false,
+    );
+    const include = await this.checkInclude(className, request.include);
+    const baseKeys = this.effectiveKeys(className, request.keys);
+    const projected = await this.projectIncludes(className, baseKeys, include);
+    return {
+      where,
+      keys: projected.keys,
+      include,
+      truncatedIncludeFields: projected.truncated,
+      tenant,
+    };
+  }
+
+  /**
+   * Scrubs rows for this agent: denied classes redacted, internal fields and ACLs dropped, and every
+   * row of a class with an allowlist (top-level or joined) cut down to that allowlist.
+   */
+  redactRows<T>(rows: T, className?: string): T {
+    return redact(rows, (c) => this.isDenied(c), {
+      allowlistFor: (c) => this.allowSet(c),
+      rootClass: className,
+    }) as T;
+  }
+}

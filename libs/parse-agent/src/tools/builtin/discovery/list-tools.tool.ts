@@ -1,0 +1,27 @@
+import { BUILTIN_CATEGORIES } from '../../tool-categories';
+import type { ToolDefinition } from '../../tool-definition';
+import { READ_ONLY_TOOL } from '../tool-annotations';
+
+export const listTools: ToolDefinition<{ category?: string }> = {
+  name: 'list_tools',
+  description:
+    'List the tools this agent may use, with their categories. Optionally filter by category.',
+  category: 'discovery',
+  permission: 'readonly',
+  timeout: 5,
+  annotations: READ_ONLY_TOOL,
+  inputSchema: {
+    type: 'object',
+    properties: {
+      category: { type: 'string', description: 'Only tools of this category (case-insensitive).' },
+    },
+  },
+  handler: (args, { agent }) => {
+    const wanted = args.category?.toLowerCase();
+    const tools = agent
+      .toolDefinitions()
+      .filter((t) => !wanted || t.category.toLowerCase() === wanted)
+      .map((t) => ({ name: t.name, category: t.category, description: t.description }));
+    return { tools, categories: BUILTIN_CATEGORIES };
+  },
+};

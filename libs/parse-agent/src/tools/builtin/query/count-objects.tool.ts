@@ -1,0 +1,39 @@
+import { formatCountResult } from '../../../format/object-result';
+import type { ToolDefinition } from '../../tool-definition';
+import { READ_ONLY_TOOL } from '../tool-annotations';
+import { APPLY_CANONICAL_FILTER_ARG, CLASS_NAME_ARG, WHERE_ARG } from '../tool-schemas';
+
+interface Args {
+  class_name: string;
+  where?: Record<string, unknown>;
+  apply_canonical_filter?: boolean;
+}
+
+export const countObjects: ToolDefinition<Args> = {
+  name: 'count_objects',
+  description: 'Count the objects of a class matching Parse constraints (an exact count).',
+  category: 'query',
+  permission: 'readonly',
+  timeout: 20,
+  annotations: READ_ONLY_TOOL,
+  inputSchema: {
+    type: 'object',
+    properties: {
+      class_name: CLASS_NAME_ARG,
+      where: WHERE_ARG,
+      apply_canonical_filter: APPLY_CANONICAL_FILTER_ARG,
+    },
+    required: ['class_name'],
+  },
+  handler: async (args, { access, data, signal }) => {
+    access.assertClassAccessible(args.class_name);
+    const { where } = await access.planWhere(
+      args.class_name,
+      args.where,
+      args.apply_canonical_filter !== false,
+    );
+    const count = await data.count(args.class_name, where, signal);
+    // Echo only what the caller asked for: operator filter values stay out of agent output.
+    return formatCountResult(args.class_name, count, args.where ?? {});
+  },
+};

@@ -1,0 +1,78 @@
+import { MAX_GET_OBJECTS_IDS, OBJECT_ID_PATTERN } from '../../../core/constants';
+import { AgentValidationError } from '../../../core/errors';
+import { formatObjectsResult } from '../../../format/object-result';
+import { rowInTenant } from '../../../security/tenant-scope';
+import { andWhere } from '../../../query/where-composer';
+import type { ToolDefinition } from '../../tool-definition';
+import { READ_ONLY_TOOL } from '../tool-annotations';
+import { tenantMismatch } from './get-object.tool';
+import { APPLY_CANONICAL_FILTER_ARG, CLASS_NAME_ARG, INCLUDE_ARG } from '../tool-schemas';
+
+interface Args {
+  class_name: string;
+  ids: string[];
+  include?: string[];
+  apply_canonical_filter?: boolean;
+}
+
+export const getObjects: ToolDefinition<Args> = {
+  name: 'get_objects',
+  description: `Fetch up to ${MAX_GET_OBJECTS_IDS} objects of one class by objectId in one call; results are keyed by id, with the ids not found listed in missing.`,
+  category: 'query',
+  permission: 'readonly',
+  timeout: 20,
+  annotations: READ_ONLY_TOOL,
+  inputSchema: {
+    type: 'object',
+    properties: {
+      class_name: CLASS_NAME_ARG,
+      ids: {
+        type: 'array',
+        items: { type: 'string' },
+        description: `objectIds (at most ${MAX_GET_OBJECTS_IDS} distinct).`,
+      },
+      include: INCLUDE_ARG,
+      apply_canonical_filter: APPLY_CANONICAL_FILTER_ARG,
+    },
+    required: ['class_name', 'ids'],
+  },
+  handler: async (args, { access, data, signal }) => {
+    access.assertClassAccessible(args.class_name);
+    const ids = [...new Set(args.ids)];
+    if (ids.length > MAX_GET_OBJECTS_IDS) {
+      throw new AgentValidationError(
+        `ids holds ${ids.length} distinct ids; the maximum is ${MAX_GET_OBJECTS_IDS}. Use query_class with {"objectId": {"$in": [...]}} and paging for more.`,
+      );
+    }
+    const bad = ids.find((id) => !OBJECT_ID_PATTERN.test(id));
+    if (bad !== undefined) throw new AgentValidationError(`ids: '${bad}' is not a valid objectId.`);
+    if (!ids.length) return formatObjectsResult(args.class_name, {}, [], 0);
+    const plan = await access.planRead(args.class_name, {
+      include: args.include,
+      applyCanonicalFilter: args.apply_canonical_filter,
+      injectTenant: false,
+    });
+    const rows = await data.find(
+      args.class_name,
+      {
+        where: andWhere({ objectId: { $in: ids } }, plan.where),
+        keys: plan.keys,
+        include: plan.include,
+        limit: ids.length,
+      },
+      signal,
+    );
+    if (plan.tenant && rows.some((row) => !rowInTenant(row, plan.tenant!)))
+      throw tenantMismatch(args.class_name);
+    const byId: Record<string, Record<string, unknown>> = {};
+    for (const row of access.redactRows(rows, args.class_name)) byId[String(row.objectId)] = row;
+    const missing = ids.filter((id) => !(id in byId));
+    return formatObjectsResult(
+      args.class_name,
+      byId,
+      missing,
+      ids.length,
+      plan.truncatedIncludeFields,
+    );
+  },
+};

@@ -1,0 +1,37 @@
+import { DEFAULT_SAMPLE_LIMIT, MAX_SAMPLE_LIMIT } from '../../../core/constants';
+import { formatSampleResult } from '../../../format/object-result';
+import type { ToolDefinition } from '../../tool-definition';
+import { READ_ONLY_TOOL } from '../tool-annotations';
+import { CLASS_NAME_ARG } from '../tool-schemas';
+
+export const getSampleObjects: ToolDefinition<{ class_name: string; limit?: number }> = {
+  name: 'get_sample_objects',
+  description: `The most recently created objects of a class, to see what its data looks like (default ${DEFAULT_SAMPLE_LIMIT}, max ${MAX_SAMPLE_LIMIT}).`,
+  category: 'query',
+  permission: 'readonly',
+  timeout: 15,
+  annotations: READ_ONLY_TOOL,
+  inputSchema: {
+    type: 'object',
+    properties: {
+      class_name: CLASS_NAME_ARG,
+      limit: {
+        type: 'integer',
+        minimum: 1,
+        description: `How many (default ${DEFAULT_SAMPLE_LIMIT}, max ${MAX_SAMPLE_LIMIT}).`,
+      },
+    },
+    required: ['class_name'],
+  },
+  handler: async (args, { access, data, signal }) => {
+    access.assertClassAccessible(args.class_name);
+    const limit = Math.min(args.limit ?? DEFAULT_SAMPLE_LIMIT, MAX_SAMPLE_LIMIT);
+    const plan = await access.planRead(args.class_name, {});
+    const rows = await data.find(
+      args.class_name,
+      { where: plan.where, keys: plan.keys, order: '-createdAt', limit },
+      signal,
+    );
+    return formatSampleResult(args.class_name, access.redactRows(rows, args.class_name));
+  },
+};

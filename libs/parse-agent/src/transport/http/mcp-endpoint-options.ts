@@ -1,0 +1,158 @@
+import { ParseAgentConfigError } from '../../core/errors';
+import type { RateLimiter } from '../../ports/rate-limiter';
+import {
+  DEFAULT_HEARTBEAT_INTERVAL_MS,
+  DEFAULT_MAX_BODY_BYTES,
+  DEFAULT_MAX_JSON_DEPTH,
+  DEFAULT_MAX_SESSIONS,
+  DEFAULT_MCP_PATH,
+  DEFAULT_SESSION_IDLE_TIMEOUT_MS,
+} from './mcp-http.constants';
+import { normalizeAllowedOrigins, normalizeRequiredHeader } from './transport-checks';
+
+/**
+ * The `mcp` extra of `ParseAgentModule.forRoot({ parse, agentFactory, mcp })`: where the endpoint is mounted and
+ * which transport limits it enforces. Synchronous because it shapes the module (route, guards).
+ */
+export interface McpEndpointOptions<TGuard = unknown> {
+  /** Route of the endpoint (default `/mcp`); the tool listing is served at `<path>/tools`. */
+  path?: string;
+  /** Host guards (classes or instances) that run before `agentFactory`, after the transport checks. */
+  guards?: TGuard[];
+  /** Answer `Accept: text/event-stream` requests with SSE and serve the GET stream (default true). */
+  streaming?: boolean;
+  /** How often a streaming call reports that it is still running (default 2000 ms). */
+  heartbeatIntervalMs?: number;
+  /** Largest accepted request body (default 1 MiB; exactly this many bytes pass). */
+  maxBodyBytes?: number;
+  /** Deepest accepted JSON nesting (default 20; the top-level object counts as 1). */
+  maxJsonDepth?: number;
+  /**
+   * Browser origins allowed to call the endpoint: `https://app.example.com` (exact) or
+   * `.example.com` (the domain and its subdomains). Requests without an Origin always pass.
+   */
+  allowedOrigins?: string[];
+  /** A header every request must carry (`'X-MCP-Client'`) or carry with a value (`{ 'X-MCP-Client': 'v1' }`). */
+  requireCustomHeader?: string | Record<string, string>;
+  /** Checked before anything else (key `mcp:<client ip>`); a refusal answers 429. */
+  preAuthRateLimiter?: RateLimiter;
+  /** Cap on streaming tool calls in flight in this process; above it POST answers 503. */
+  maxConcurrentStreams?: number;
+  /**
+   * Extra Host names accepted while the server listens on a loopback address (DNS-rebinding guard),
+   * e.g. a local tunnel's name. localhost, 127.0.0.1 and [::1] are always accepted.
+   */
+  allowedHosts?: string[];
+  /**
+   * Issue `Mcp-Session-Id` on initialize and honour it (default true). Sessions live in this process:
+   * behind a load balancer without sticky sessions, set false (clients then run stateless).
+   */
+  sessions?: boolean;
+  /** Idle time after which a session is forgotten (default 30 minutes). */
+  sessionIdleTimeoutMs?: number;
+}
+
+/** The endpoint settings with defaults applied and inputs normalised. */
+export interface ResolvedMcpEndpointOptions<TGuard = unknown> {
+  path: string;
+  guards: TGuard[];
+  streaming: boolean;
+  heartbeatIntervalMs: number;
+  maxBodyBytes: number;
+  maxJsonDepth: number;
+  allowedOrigins?: string[];
+  requiredHeader?: { name: string; value?: string };
+  preAuthRateLimiter?: RateLimiter;
+  maxConcurrentStreams?: number;
+  allowedHosts: string[];
+  sessions: boolean;
+  sessionIdleTimeoutMs: number;
+  maxSessions: number;
+}
+
+/** Validates the `mcp` extra and fills in defaults; errors name the setting to fix. */
+export function resolveMcpEndpointOptions<TGuard>(
+  options: McpEndpointOptions<TGuard>,
+): ResolvedMcpEndpointOptions<TGuard> {
+  const fail = (problem: string): never => {
+    throw new ParseAgentConfigError(`ParseAgentModule.forRoot extras.mcp: ${problem}`);
+  };
+  if (options === null || typeof options !== 'object' || Array.isArray(options)) {
+    return fail('expected an object such as { path: "/mcp", guards: [AuthGuard] }.');
+  }
+  const path = options.path ?? DEFAULT_MCP_PATH;
+  if (typeof path !== 'string' || !/^\/[A-Za-z0-9._~\-/]*$/.test(path) || path.includes('//')) {
+    fail(`path must be a route such as "/mcp" (got ${JSON.stringify(path)}).`);
+  }
+  const guards = options.guards ?? [];
+  if (
+    !Array.isArray(guards) ||
+    guards.some((g) => !g || !['function', 'object'].includes(typeof g))
+  ) {
+    fail('guards must be an array of CanActivate classes or instances.');
+  }
+  const positive = (name: keyof McpEndpointOptions, value: unknown, fallback?: number) => {
+    if (value === undefined) return fallback;
+    if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0) {
+      fail(`${name} must be a positive number (got ${JSON.stringify(value)}).`);
+    }
+    return value as number;
+  };
+  const heartbeatIntervalMs = positive(
+    'heartbeatIntervalMs',
+    options.heartbeatIntervalMs,
+    DEFAULT_HEARTBEAT_INTERVAL_MS,
+  )!;
+  const maxBodyBytes = Math.floor(
+    positive('maxBodyBytes', options.maxBodyBytes, DEFAULT_MAX_BODY_BYTES)!,
+  );
+  const maxJsonDepth = Math.floor(
+    positive('maxJsonDepth', options.maxJsonDepth, DEFAULT_MAX_JSON_DEPTH)!,
+  );
+  const maxConcurrentStreams = positive('maxConcurrentStreams', options.maxConcurrentStreams);
+  const sessionIdleTimeoutMs = positive(
+    'sessionIdleTimeoutMs',
+    options.sessionIdleTimeoutMs,
+    DEFAULT_SESSION_IDLE_TIMEOUT_MS,
+  )!;
+  if (
+    options.allowedOrigins !== undefined &&
+    (!Array.isArray(options.allowedOrigins) ||
+      options.allowedOrigins.some((o) => typeof o !== 'string'))
+  ) {
+    fail('allowedOrigins must be an array of origins such as "https://app.example.com".');
+  }
+  if (
+    options.allowedHosts !== undefined &&
+    (!Array.isArray(options.allowedHosts) ||
+      options.allowedHosts.some((h) => typeof h !== 'string'))
+  ) {
+    fail('allowedHosts must be an array of host names.');
+  }
+  const limiter = options.preAuthRateLimiter;
+  if (limiter !== undefined && typeof (limiter as { check?: unknown })?.check !== 'function') {
+    fail('preAuthRateLimiter must have a check(key) method (a RateLimiter).');
+  }
+  let requiredHeader: ResolvedMcpEndpointOptions['requiredHeader'];
+  try {
+    requiredHeader = normalizeRequiredHeader(options.requireCustomHeader);
+  } catch (error) {
+    fail((error as Error).message);
+  }
+  return {
+    path: path.length > 1 ? path.replace(/\/+$/, '') : path,
+    guards,
+    streaming: options.streaming ?? true,
+    heartbeatIntervalMs,
+    maxBodyBytes,
+    maxJsonDepth,
+    allowedOrigins: normalizeAllowedOrigins(options.allowedOrigins),
+    requiredHeader,
+    preAuthRateLimiter: limiter,
+    maxConcurrentStreams: maxConcurrentStreams && Math.floor(maxConcurrentStreams),
+    allowedHosts: (options.allowedHosts ?? []).map((h) => h.trim().toLowerCase()).filter(Boolean),
+    sessions: options.sessions ?? true,
+    sessionIdleTimeoutMs,
+    maxSessions: DEFAULT_MAX_SESSIONS,
+  };
+}

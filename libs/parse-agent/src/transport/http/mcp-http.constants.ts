@@ -1,0 +1,34 @@
+/** Names and defaults of the MCP HTTP transport (not exported from the package). */
+
+/** Where the request gate leaves its verdict on the request for the controller. */
+export const MCP_GATE_STATE = Symbol('parse-agent:mcp-gate-state');
+
+export const DEFAULT_MCP_PATH = '/mcp';
+export const DEFAULT_HEARTBEAT_INTERVAL_MS = 2000;
+export const DEFAULT_MAX_BODY_BYTES = 1_048_576;
+export const DEFAULT_MAX_JSON_DEPTH = 20;
+export const DEFAULT_SESSION_IDLE_TIMEOUT_MS = 30 * 60 * 1000;
+export const DEFAULT_MAX_SESSIONS = 10_000;
+
+/** Header names, lower-cased as Node exposes them. */
+export const HEADER = Object.freeze({
+  sessionId: 'mcp-session-id',
+  protocolVersion: 'mcp-protocol-version',
+  correlationId: 'x-mcp-session-id',
+  apiKey: 'x-mcp-api-key',
+});
+
+/** Header names as they go out on responses. */
+export const RESPONSE_HEADER = Object.freeze({
+  sessionId: 'Mcp-Session-Id',
+});
+
+export const SSE_HEADERS: Readonly<Record<string, string>> = Object.freeze({
+  'Content-Type': 'text/event-stream',
+  'Cache-Control': 'no-cache',
+  Connection: 'keep-alive',
+  'X-Accel-Buffering': 'no',
+});
+
+/** Log context of the endpoint (Nest Logger). */
+export const MCP_LOG_CONTEXT = 'ParseAgentMcp';

@@ -1,0 +1,439 @@
+import type { TransportLogger } from './transport-logger';
+import type { ServerResponse } from 'node:http';
+import {
+  filter,
+  fromEvent,
+  interval,
+  lastValueFrom,
+  map,
+  merge,
+  NEVER,
+  Subject,
+  takeUntil,
+  type Observable,
+} from 'rxjs';
+import { AgentUnauthorizedError, ParseAgentConfigError } from '../../core/errors';
+import { ParseAgent, type AgentOptions } from '../../agent/parse-agent';
+import type { McpDispatcher, DispatchTerminal } from '../../mcp/mcp-dispatcher';
+import type {
+  DispatchLogger,
+  DispatchMessage,
+  JsonRpcId,
+  JsonRpcNotification,
+} from '../../mcp/mcp-dispatcher.types';
+import type { CancellationBus } from '../../ports/cancellation-bus';
+import type { ResolvedMcpEndpointOptions } from './mcp-endpoint-options';
+import { HEADER, RESPONSE_HEADER, SSE_HEADERS } from './mcp-http.constants';
+import { sendJson, sendJsonRpcError, sendUnauthorized } from './mcp-http-response';
+import type { McpGateState, McpRequest, McpRequestGate } from './mcp-request-gate';
+import type { McpSession, SessionStore } from '../../ports/session-store';
+import { principalKey } from './principal-key';
+import {
+  abortOnUnsubscribe,
+  formatSseFrame,
+  mergeWhileActive,
+  notificationFrames,
+  toSseFrames,
+  withHeartbeats,
+  type ProgressToken,
+  type SseFrame,
+} from './sse-operators';
+import { acceptsEventStream } from './transport-checks';
+
+/** Maps the authenticated HTTP request to the options of the agent that serves it. */
+
+/** Methods answered over SSE when the client accepts it. */
+const STREAMED_METHODS = new Set(['tools/call', 'resources/read']);
+export type McpAgentFactory = (
+  request: McpRequest,
+) => AgentOptions | ParseAgent | Promise<AgentOptions | ParseAgent>;
+
+export interface McpHttpHandlerDependencies {
+  options: ResolvedMcpEndpointOptions;
+  agentFactory: McpAgentFactory | undefined;
+  agents: { create(options: AgentOptions): ParseAgent };
+  dispatcher: McpDispatcher;
+  toolChanges$: Observable<unknown>;
+  promptChanges$: Observable<unknown>;
+  gate: McpRequestGate;
+  sessions: SessionStore;
+  cancellations: CancellationBus;
+  logger: TransportLogger;
+}
+
+const TOOLS_CHANGED: JsonRpcNotification = {
+  jsonrpc: '2.0',
+  method: 'notifications/tools/list_changed',
+};
+const PROMPTS_CHANGED: JsonRpcNotification = {
+  jsonrpc: '2.0',
+  method: 'notifications/prompts/list_changed',
+};
+
+/**
+ * Streamable HTTP for one MCP endpoint: after the gate's transport checks and the host's guards,
+ * creates the request's agent (agentFactory), applies sessions and correlation, and serves the
+ * dispatcher's Observable as one JSON body or as an SSE stream.
+ */
+export class McpHttpHandler {
+  protected readonly shutdown$ = new Subject<void>();
+  protected readonly dispatchLogger: DispatchLogger;
+  protected readonly agentFactory: McpAgentFactory;
+  protected activeStreams = 0;
+
+  constructor(protected readonly deps: McpHttpHandlerDependencies) {
+    if (typeof deps.agentFactory !== 'function') {
+      throw new ParseAgentConfigError(
+        'ParseAgentModule.forRoot: the mcp endpoint needs an agentFactory(request) option returning the agent options for the authenticated request (throw AgentUnauthorizedError to refuse).',
+      );
+    }
+    this.agentFactory = deps.agentFactory;
+    const { logger } = deps;
+    this.dispatchLogger = {
+      error: (message, error) =>
+        logger.error(message, error instanceof Error ? error.stack : undefined),
+      warn: (message) => logger.warn(message),
+    };
+    if (deps.options.streaming && deps.options.maxConcurrentStreams === undefined) {
+      logger.warn(
+        'MCP streaming is on without mcp.maxConcurrentStreams: slow or hostile clients can hold unlimited tool calls open. Set a finite cap (e.g. 100).',
+      );
+    }
+  }
+
+  /** Streaming tool calls in flight on this endpoint. */
+  get openStreams(): number {
+    return this.activeStreams;
+  }
+
+  async beforeApplicationShutdown(): Promise<void> {
+    this.shutdown$.next();
+    await this.deps.sessions.clear();
+  }
+
+  /** POST: one JSON-RPC message in, a JSON body or an SSE stream out. */
+  async handlePost(req: McpRequest, res: ServerResponse): Promise<void> {
+    const state = await this.deps.gate.ensure(req, res);
+    if (!state) return;
+    const agent = await this.authenticate(req, res);
+    if (!agent) return;
+    const { body, kind } = state as Required<McpGateState>;
+    const owner = principalKey(agent);
+    const headers: Record<string, string> = {};
+
+    let session: McpSession | undefined;
+    if (this.deps.options.sessions) {
+      if (body.method === 'initialize' && kind === 'request') {
+        session = await this.deps.sessions.create(owner);
+        headers[RESPONSE_HEADER.sessionId] = session.id;
+      } else {
+        const resolved = await this.resolveSession(req, res, owner);
+        if (resolved === false) return;
+        session = resolved;
+      }
+    }
+    this.bindCorrelation(agent, req, session);
+    const scope = agent.correlationId ? `${owner}\u0000${agent.correlationId}` : undefined;
+
+    if (body.method === 'notifications/cancelled') {
+      const requestId = (body.params as Record<string, unknown> | undefined)?.requestId;
+      if (scope && (typeof requestId === 'string' || typeof requestId === 'number')) {
+        await Promise.resolve(
+          this.deps.cancellations.cancel(scope, requestId, 'notifications_cancelled'),
+        ).catch(() => false);
+      }
+      return sendJson(res, 202, undefined);
+    }
+    if (kind === 'response') return sendJson(res, 202, undefined);
+
+    const requestId = (body.id ?? null) as JsonRpcId;
+    // Only calls that run a tool can report progress or take long; everything else (initialize,
+    // tools/list, ping...) is answered as plain JSON, which the Streamable HTTP spec allows.
+    const streaming =
+      this.deps.options.streaming &&
+      kind === 'request' &&
+      STREAMED_METHODS.has(String(body.method)) &&
+      acceptsEventStream(req.headers.accept);
+    if (streaming) return this.serveStream(req, res, body, agent, scope, requestId, headers);
+    return this.serveJson(res, body, agent, kind === 'request' ? scope : undefined, requestId, {
+      headers,
+      session: body.method === 'initialize' ? session : undefined,
+    });
+  }
+
+  /** GET: the standalone stream of server notifications (list changes) for this client. */
+  async handleGet(req: McpRequest, res: ServerResponse): Promise<void> {
+    const state = await this.deps.gate.ensure(req, res);
+    if (!state) return;
+    const agent = await this.authenticate(req, res);
+    if (!agent) return;
+    let session: McpSession | undefined;
+    if (this.deps.options.sessions) {
+      const resolved = await this.resolveSession(req, res, principalKey(agent));
+      if (resolved === false) return;
+      session = resolved;
+    }
+    this.openEventStream(req, res);
+    const keepAlive$ = interval(this.deps.options.heartbeatIntervalMs).pipe(
+      map((): SseFrame => ({ kind: 'comment', text: 'keep-alive' })),
+    );
+    merge(this.listChangedFrames(), keepAlive$)
+      .pipe(takeUntil(merge(fromEvent(res, 'close'), this.shutdown$, session?.ended$ ?? NEVER)))
+      .subscribe({
+        next: (frame) => res.write(formatSseFrame(frame)),
+        complete: () => {
+          if (!res.writableEnded) res.end();
+        },
+      });
+  }
+
+  /** DELETE: ends the session named by Mcp-Session-Id (its streams close). */
+  async handleDelete(req: McpRequest, res: ServerResponse): Promise<void> {
+    const state = await this.deps.gate.ensure(req, res);
+    if (!state) return;
+    const agent = await this.authenticate(req, res);
+    if (!agent) return;
+    const id = headerValue(req, HEADER.sessionId);
+    if (!id) {
+      return sendJsonRpcError(res, 400, -32600, 'Bad Request: Mcp-Session-Id header is required');
+    }
+    if (!(await this.deps.sessions.get(id, principalKey(agent)))) return this.sessionNotFound(res);
+    await this.deps.sessions.delete(id);
+    res.statusCode = 204;
+    res.end();
+  }
+
+  /** GET <path>/tools: the MCP tool descriptors this request's agent may use. */
+  async handleToolList(req: McpRequest, res: ServerResponse): Promise<void> {
+    const agent = await this.authenticate(req, res);
+    if (!agent) return;
+    const terminal = await this.terminalOf(
+      this.deps.dispatcher.dispatch({ jsonrpc: '2.0', id: 0, method: 'tools/list' }, agent, {
+        logger: this.dispatchLogger,
+      }),
+    );
+    const result =
+      terminal?.kind === 'response'
+        ? (terminal.message.result as { tools?: unknown } | undefined)
+        : undefined;
+    if (!result || !Array.isArray(result.tools)) {
+      if (terminal?.kind === 'response' && terminal.status === 401) return sendUnauthorized(res);
+      return sendJsonRpcError(res, 500, -32603, 'Internal error');
+    }
+    sendJson(res, 200, result.tools);
+  }
+
+  /**
+   * Runs agentFactory and builds the agent. Refusals answer the fixed 401 body, other failures a
+   * 500 "Internal error"; only the error's class is logged, never its message or reason.
+   */
+  protected async authenticate(
+    req: McpRequest,
+    res: ServerResponse,
+  ): Promise<ParseAgent | undefined> {
+    try {
+      const produced = await this.agentFactory(req);
+      return produced instanceof ParseAgent ? produced : this.deps.agents.create(produced ?? {});
+    } catch (error) {
+      const name = errorClassName(error);
+      if (error instanceof AgentUnauthorizedError) {
+        this.deps.logger.warn(`Unauthorized: ${name}`);
+        sendUnauthorized(res);
+      } else {
+        const frames = error instanceof Error ? stackFrames(error) : '';
+        this.deps.logger.warn(`Factory error: ${name}${frames ? `\n${frames}` : ''}`);
+        sendJsonRpcError(res, 500, -32603, 'Internal error');
+      }
+      return undefined;
+    }
+  }
+
+  /** The session a request names: undefined (none named), or false after answering 404. */
+  protected async resolveSession(
+    req: McpRequest,
+    res: ServerResponse,
+    owner: string,
+  ): Promise<McpSession | undefined | false> {
+    const id = headerValue(req, HEADER.sessionId);
+    if (id === undefined) return undefined; // stateless clients are welcome
+    const session = await this.deps.sessions.get(id, owner);
+    if (!session) {
+      this.sessionNotFound(res);
+      return false;
+    }
+    return session;
+  }
+
+  protected sessionNotFound(res: ServerResponse): void {
+    sendJsonRpcError(res, 404, -32000, 'Session not found');
+  }
+
+  /**
+   * The correlation id (audit events, cancellation scope): the factory's own, else the spec's
+   * X-MCP-Session-Id header (sanitised by the agent), else the Streamable HTTP session id.
+   */
+  protected bindCorrelation(agent: ParseAgent, req: McpRequest, session?: McpSession): void {
+    if (agent.correlationId) return;
+    const header = headerValue(req, HEADER.correlationId);
+    if (header) agent.correlationId = header;
+    if (!agent.correlationId && session) agent.correlationId = session.id;
+  }
+
+  protected async serveJson(
+    res: ServerResponse,
+    body: Record<string, unknown>,
+    agent: ParseAgent,
+    scope: string | undefined,
+    requestId: JsonRpcId,
+    extra: { headers: Record<string, string>; session?: McpSession },
+  ): Promise<void> {
+    const controller = new AbortController();
+    const deregister = scope
+      ? this.deps.cancellations.register(scope, requestId, controller)
+      : () => undefined;
+    let terminal: DispatchTerminal | undefined;
+    try {
+      terminal = await this.terminalOf(
+        this.deps.dispatcher
+          .dispatch(body, agent, { signal: controller.signal, logger: this.dispatchLogger })
+          .pipe(
+            abortOnUnsubscribe(controller, 'client_disconnect'),
+            takeUntil(merge(fromEvent(res, 'close'), this.shutdown$)),
+          ),
+      );
+    } catch (error) {
+      this.dispatchLogger.error(`MCP dispatch failed: ${errorClassName(error)}`, error);
+      terminal = {
+        kind: 'response',
+        status: 200,
+        message: {
+          jsonrpc: '2.0',
+          id: requestId,
+          error: { code: -32603, message: 'Internal error' },
+        },
+      };
+    } finally {
+      deregister();
+    }
+    if (!terminal || res.writableEnded) return; // the client left
+    if (terminal.kind === 'accepted') return sendJson(res, 202, undefined);
+    const failed = terminal.message.error !== undefined;
+    if (failed && extra.session) {
+      // No session for a failed initialize.
+      await this.deps.sessions.delete(extra.session.id);
+      delete extra.headers[RESPONSE_HEADER.sessionId];
+    }
+    sendJson(res, terminal.status, terminal.message, extra.headers);
+  }
+
+  protected serveStream(
+    req: McpRequest,
+    res: ServerResponse,
+    body: Record<string, unknown>,
+    agent: ParseAgent,
+    scope: string | undefined,
+    requestId: JsonRpcId,
+    headers: Record<string, string>,
+  ): void {
+    const cap = this.deps.options.maxConcurrentStreams;
+    if (cap !== undefined && this.activeStreams >= cap) {
+      return sendJsonRpcError(res, 503, -32000, 'server busy', { id: requestId });
+    }
+    const controller = new AbortController();
+    const deregister = scope
+      ? this.deps.cancellations.register(scope, requestId, controller)
+      : () => undefined;
+    this.activeStreams++;
+    let released = false;
+    const release = () => {
+      if (released) return;
+      released = true;
+      this.activeStreams--;
+      deregister();
+    };
+
+    this.openEventStream(req, res, headers);
+    const token = progressTokenOf(body);
+    this.deps.dispatcher
+      .dispatch(body, agent, { signal: controller.signal, logger: this.dispatchLogger })
+      .pipe(
+        toSseFrames(requestId, (error) =>
+          this.dispatchLogger.error(`MCP dispatch failed: ${errorClassName(error)}`, error),
+        ),
+        withHeartbeats(this.deps.options.heartbeatIntervalMs, token),
+        mergeWhileActive(this.listChangedFrames()),
+        abortOnUnsubscribe(controller, 'client_disconnect'),
+        takeUntil(merge(fromEvent(res, 'close'), this.shutdown$)),
+      )
+      .subscribe({
+        next: (frame) => {
+          if (!res.writableEnded) res.write(formatSseFrame(frame));
+        },
+        complete: () => {
+          release();
+          if (!res.writableEnded) res.end();
+        },
+        error: () => {
+          release();
+          if (!res.writableEnded) res.end();
+        },
+      });
+  }
+
+  protected openEventStream(
+    req: McpRequest,
+    res: ServerResponse,
+    headers: Record<string, string> = {},
+  ): void {
+    const sse: Record<string, string> = { ...SSE_HEADERS, ...headers };
+    // Connection-specific headers are not allowed on HTTP/2.
+    if ((req.httpVersionMajor ?? 1) >= 2) delete sse.Connection;
+    res.writeHead(200, sse);
+    res.flushHeaders();
+  }
+
+  protected listChangedFrames(): Observable<SseFrame> {
+    return notificationFrames(
+      this.deps.toolChanges$.pipe(map(() => TOOLS_CHANGED)),
+      this.deps.promptChanges$.pipe(map(() => PROMPTS_CHANGED)),
+    );
+  }
+
+  /** The dispatch's last item (undefined when it ended without one, e.g. the client left). */
+  protected terminalOf(
+    dispatch$: Observable<DispatchMessage>,
+  ): Promise<DispatchTerminal | undefined> {
+    return lastValueFrom(
+      dispatch$.pipe(filter((item): item is DispatchTerminal => item.kind !== 'notification')),
+      { defaultValue: undefined },
+    );
+  }
+}
+
+function headerValue(req: McpRequest, name: string): string | undefined {
+  const value = req.headers[name];
+  const text = Array.isArray(value) ? value[0] : value;
+  return text === undefined || text === '' ? undefined : text.trim();
+}
+
+function progressTokenOf(body: Record<string, unknown>): ProgressToken | undefined {
+  const params = body.params as Record<string, unknown> | undefined;
+  const meta = params && typeof params === 'object' ? params._meta : undefined;
+  const token =
+    meta && typeof meta === 'object' ? (meta as Record<string, unknown>).progressToken : undefined;
+  return typeof token === 'string' || typeof token === 'number' ? token : undefined;
+}
+
+function errorClassName(error: unknown): string {
+  if (error instanceof Error) return error.constructor?.name || error.name || 'Error';
+  return typeof error;
+}
+
+/** Stack frames without the first line (which carries the message). */
+function stackFrames(error: Error): string {
+  return (error.stack ?? '')
+    .split('\n')
+    .filter((line) => /^\s+at /.test(line))
+    .slice(0, 5)
+    .join('\n');
+}

@@ -1,0 +1,354 @@
+import type { TransportLogger } from './transport-logger';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { SUPPORTED_PROTOCOL_VERSIONS } from '../../mcp/protocol.constants';
+import { parseBoundedJson, valueNestingDepth } from './bounded-json';
+import type { ResolvedMcpEndpointOptions } from './mcp-endpoint-options';
+import { HEADER, MCP_GATE_STATE } from './mcp-http.constants';
+import { sendJsonRpcError } from './mcp-http-response';
+import {
+  acceptsEventStream,
+  hasRequiredHeader,
+  isHostAllowedOnLoopback,
+  isLoopbackAddress,
+  isOriginAllowed,
+  mediaType,
+  underscoreHeaderNames,
+} from './transport-checks';
+
+/** What the body of an accepted POST is. */
+export type McpBodyKind = 'request' | 'notification' | 'response';
+
+/** The gate's verdict, left on the request for the controller. */
+export interface McpGateState {
+  /** POST only: the parsed JSON-RPC message. */
+  body?: Record<string, unknown>;
+  kind?: McpBodyKind;
+}
+
+export type McpRequest = IncomingMessage & {
+  body?: unknown;
+  ip?: string;
+  _body?: boolean;
+  [MCP_GATE_STATE]?: McpGateState;
+};
+
+type Next = (error?: unknown) => void;
+
+const SUPPORTED_VERSIONS_TEXT = SUPPORTED_PROTOCOL_VERSIONS.join(', ');
+
+/**
+ * The endpoint's transport checks, in the spec's order and before any authentication: it is
+ * installed on the HTTP adapter ahead of Nest's body parsers and of every guard, reads the body
+ * itself (size cap, exact parse errors) and answers refusals directly. The controller runs the
+ * same checks when a request reaches it without passing here (see `ensure`).
+ */
+export class McpRequestGate {
+  protected endpointPaths?: { endpoint: string; tools: string };
+  protected loopbackServer?: boolean;
+
+  constructor(
+    protected readonly options: ResolvedMcpEndpointOptions,
+    protected readonly logger: TransportLogger,
+    protected readonly environment: {
+      /** The app's global prefix, read when the first request arrives. */
+      globalPrefix?: () => string;
+      /** Address the HTTP server listens on. */
+      listeningAddress?: () => AddressInfo | string | null | undefined;
+    } = {},
+  ) {}
+
+  /** Connect/Express-style middleware for the whole app; requests to other paths pass untouched. */
+  readonly middleware = (req: IncomingMessage, res: ServerResponse, next: Next): void => {
+    const route = this.routeOf(req);
+    if (!route) return next();
+    const request = req as McpRequest;
+    // A real CORS preflight belongs to the host's CORS middleware.
+    if (req.method === 'OPTIONS' && req.headers['access-control-request-method']) return next();
+    if (route === 'tools') {
+      stripUnderscoreHeaders(request);
+      if (req.method === 'GET' && !this.checkCaller(request, res)) return;
+      return next();
+    }
+    this.inspect(request, res).then((state) => {
+      if (!state) return;
+      this.accept(request, state);
+      next();
+    }, next);
+  };
+
+  /**
+   * The gate state of a request that reached the controller; when the middleware did not run for it
+   * (an unusual mount), runs the checks now. Undefined means a refusal was already sent.
+   */
+  async ensure(req: McpRequest, res: ServerResponse): Promise<McpGateState | undefined> {
+    const existing = req[MCP_GATE_STATE];
+    if (existing) return existing;
+    const state = await this.inspect(req, res);
+    if (state) this.accept(req, state);
+    return state;
+  }
+
+  /** Runs every transport check; answers the refusal and resolves undefined when one fails. */
+  async inspect(req: McpRequest, res: ServerResponse): Promise<McpGateState | undefined> {
+    stripUnderscoreHeaders(req);
+
+    const limiter = this.options.preAuthRateLimiter;
+    if (limiter) {
+      try {
+        await limiter.check(`mcp:${req.ip ?? req.socket?.remoteAddress ?? 'unknown'}`);
+      } catch (error) {
+        const retryAfter = Number((error as { retryAfter?: unknown })?.retryAfter);
+        sendJsonRpcError(res, 429, -32000, 'Too Many Requests', {
+          headers: retryAfter > 0 ? { 'Retry-After': String(Math.ceil(retryAfter)) } : {},
+        });
+        return undefined;
+      }
+    }
+
+    const method = req.method ?? '';
+    const allowed = this.allowedMethods();
+    if (!allowed.includes(method)) {
+      sendJsonRpcError(res, 405, -32700, 'method_not_allowed', {
+        headers: { Allow: allowed.join(', ') },
+      });
+      return undefined;
+    }
+    if (method === 'POST' && mediaType(req.headers['content-type']) !== 'application/json') {
+      sendJsonRpcError(
+        res,
+        415,
+        -32700,
+        'Unsupported Media Type: Content-Type must be application/json',
+      );
+      return undefined;
+    }
+    if (!this.checkCaller(req, res)) return undefined;
+
+    const state: McpGateState = {};
+    if (method === 'POST') {
+      const body = await this.readJsonBody(req, res);
+      if (!body) return undefined;
+      Object.assign(state, body);
+    }
+    if (method === 'GET' && !acceptsEventStream(req.headers.accept)) {
+      sendJsonRpcError(res, 406, -32700, 'Not Acceptable: Accept must include text/event-stream');
+      return undefined;
+    }
+    const version = req.headers[HEADER.protocolVersion];
+    if (typeof version === 'string' && !SUPPORTED_PROTOCOL_VERSIONS.includes(version.trim())) {
+      sendJsonRpcError(
+        res,
+        400,
+        -32600,
+        `Bad Request: unsupported MCP-Protocol-Version (supported: ${SUPPORTED_VERSIONS_TEXT})`,
+      );
+      return undefined;
+    }
+    return state;
+  }
+
+  /** POST always; GET for the server stream when streaming; DELETE to end sessions. */
+  allowedMethods(): string[] {
+    return [
+      'POST',
+      ...(this.options.streaming ? ['GET'] : []),
+      ...(this.options.sessions ? ['DELETE'] : []),
+    ];
+  }
+
+  /** Host (DNS rebinding), Origin and the required custom header: who may call at all. */
+  protected checkCaller(req: McpRequest, res: ServerResponse): boolean {
+    if (
+      this.listensOnLoopback(req) &&
+      !isHostAllowedOnLoopback(req.headers.host, this.options.allowedHosts)
+    ) {
+      this.logger.warn(`Host refused: ${JSON.stringify(req.headers.host)}`);
+      sendJsonRpcError(res, 403, -32700, 'Host not allowed');
+      return false;
+    }
+    const allowedOrigins = this.options.allowedOrigins;
+    if (allowedOrigins) {
+      const origin = String(req.headers.origin ?? '').trim();
+      if (origin && !isOriginAllowed(origin, allowedOrigins)) {
+        this.logger.warn(`Origin refused: ${JSON.stringify(origin)}`);
+        sendJsonRpcError(res, 403, -32700, 'Origin not allowed');
+        return false;
+      }
+    }
+    const required = this.options.requiredHeader;
+    if (required && !hasRequiredHeader(req.headers[required.name], required)) {
+      sendJsonRpcError(res, 403, -32700, 'Required custom header missing or invalid');
+      return false;
+    }
+    return true;
+  }
+
+  /** Size cap, JSON parse with depth cap, then the JSON-RPC shape (a method, or a client response). */
+  protected async readJsonBody(
+    req: McpRequest,
+    res: ServerResponse,
+  ): Promise<{ body: Record<string, unknown>; kind: McpBodyKind } | undefined> {
+    const max = this.options.maxBodyBytes;
+    const tooLarge = () =>
+      sendJsonRpcError(res, 413, -32700, `Payload Too Large: body exceeds ${max} bytes`, {
+        headers: { Connection: 'close' },
+      });
+    const invalidJson = () => sendJsonRpcError(res, 400, -32700, 'Parse error: invalid JSON');
+
+    let value: unknown;
+    const preParsed = this.preParsedBody(req);
+    if (
+      preParsed.present &&
+      !(typeof preParsed.value === 'string' || Buffer.isBuffer(preParsed.value))
+    ) {
+      // Another parser consumed the stream first: apply the same limits to what it produced.
+      value = preParsed.value ?? {};
+      if (Buffer.byteLength(JSON.stringify(value) ?? '', 'utf8') > max) return void tooLarge();
+      if (valueNestingDepth(value, this.options.maxJsonDepth) > this.options.maxJsonDepth)
+        return void invalidJson();
+    } else {
+      let raw: Buffer | undefined;
+      if (preParsed.present) {
+        raw = Buffer.isBuffer(preParsed.value)
+          ? preParsed.value
+          : Buffer.from(String(preParsed.value ?? ''), 'utf8');
+        if (raw.length > max) return void tooLarge();
+      } else {
+        raw = await readLimited(req, max);
+        if (!raw) return void tooLarge();
+      }
+      let text: string;
+      try {
+        text = new TextDecoder('utf-8', { fatal: true }).decode(raw);
+      } catch {
+        return void invalidJson();
+      }
+      const parsed = parseBoundedJson(text, this.options.maxJsonDepth);
+      if (!parsed.ok) return void invalidJson();
+      value = parsed.value;
+    }
+
+    const kind = bodyKind(value);
+    if (!kind) {
+      sendJsonRpcError(res, 400, -32600, 'Invalid Request');
+      return undefined;
+    }
+    return { body: value as Record<string, unknown>, kind };
+  }
+
+  protected preParsedBody(req: McpRequest): { present: boolean; value?: unknown } {
+    if (req._body === true || req.readableEnded) return { present: true, value: req.body };
+    return { present: false };
+  }
+
+  protected accept(req: McpRequest, state: McpGateState): void {
+    req[MCP_GATE_STATE] = state;
+    if (state.body !== undefined) {
+      req.body = state.body;
+      // Tells body-parser (Nest's JSON parser) the body is already read.
+      req._body = true;
+    }
+  }
+
+  protected routeOf(req: IncomingMessage): 'endpoint' | 'tools' | undefined {
+    const paths = (this.endpointPaths ??= this.resolvePaths());
+    const path = (req.url ?? '').split('?')[0].replace(/\/+$/, '').toLowerCase() || '/';
+    if (path === paths.endpoint) return 'endpoint';
+    if (path === paths.tools) return 'tools';
+    return undefined;
+  }
+
+  protected resolvePaths(): { endpoint: string; tools: string } {
+    const prefix = safely(() => this.environment.globalPrefix?.() ?? '', '').replace(
+      /^\/+|\/+$/g,
+      '',
+    );
+    const endpoint = `${prefix ? `/${prefix}` : ''}${this.options.path === '/' ? '' : this.options.path}`;
+    const normalized = endpoint.toLowerCase() || '/';
+    return { endpoint: normalized, tools: `${normalized === '/' ? '' : normalized}/tools` };
+  }
+
+  protected listensOnLoopback(req: IncomingMessage): boolean {
+    if (this.loopbackServer !== undefined) return this.loopbackServer;
+    const address = safely(() => this.environment.listeningAddress?.(), undefined);
+    if (address && typeof address === 'object') {
+      this.loopbackServer = isLoopbackAddress(address.address);
+      return this.loopbackServer;
+    }
+    if (typeof address === 'string') {
+      // A Unix socket or pipe sits behind a proxy that forwards the public Host: no check.
+      this.loopbackServer = false;
+      return false;
+    }
+    return isLoopbackAddress(req.socket?.localAddress);
+  }
+}
+
+/**
+ * Drops headers whose original name contains `_`: a proxy that folds `X_MCP_API_Key` onto
+ * `X-MCP-API-Key` would otherwise let a client overwrite a header the proxy set.
+ */
+function stripUnderscoreHeaders(req: IncomingMessage): void {
+  for (const name of underscoreHeaderNames(req.rawHeaders ?? [])) delete req.headers[name];
+}
+
+function safely<T>(read: () => T, fallback: T): T {
+  try {
+    return read();
+  } catch {
+    return fallback;
+  }
+}
+
+/** A method (request or notification), or a well-formed JSON-RPC response from the client. */
+export function bodyKind(value: unknown): McpBodyKind | undefined {
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) return undefined;
+  const body = value as Record<string, unknown>;
+  if ('method' in body) {
+    if (typeof body.method !== 'string' || body.method === '') return undefined;
+    return 'id' in body && body.id !== null && body.id !== undefined ? 'request' : 'notification';
+  }
+  const isResponse = body.jsonrpc === '2.0' && 'id' in body && 'result' in body !== 'error' in body;
+  return isResponse ? 'response' : undefined;
+}
+
+/** Reads at most `max` bytes; undefined when the body is larger (the rest is discarded). */
+function readLimited(req: IncomingMessage, max: number): Promise<Buffer | undefined> {
+  const declared = Number(req.headers['content-length']);
+  if (Number.isFinite(declared) && declared > max) {
+    req.resume();
+    return Promise.resolve(undefined);
+  }
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let done = false;
+    const finish = (value: Buffer | undefined) => {
+      if (done) return;
+      done = true;
+      req.off('data', onData);
+      req.off('end', onEnd);
+      req.off('error', onError);
+      resolve(value);
+    };
+    const onData = (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > max) {
+        finish(undefined);
+        req.resume(); // discard the rest
+        return;
+      }
+      chunks.push(chunk);
+    };
+    const onEnd = () => finish(Buffer.concat(chunks, size));
+    const onError = (error: unknown) => {
+      if (done) return;
+      done = true;
+      reject(error);
+    };
+    req.on('data', onData);
+    req.on('end', onEnd);
+    req.on('error', onError);
+  });
+}
