@@ -1,4 +1,12 @@
-import { Injectable, UseGuards, type CanActivate, type ExecutionContext } from '@nestjs/common';
+import {
+  Injectable,
+  Logger,
+  Module,
+  Scope,
+  UseGuards,
+  type CanActivate,
+  type ExecutionContext,
+} from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import {
   AgentTool,
@@ -49,7 +57,75 @@ class ReportsService {
   }
 }
 
+@Injectable()
+class UnimportedService {
+  @AgentTool({ name: 'unimported_tool', description: 'Lives in a module without the library.' })
+  run() {
+    return { ran: true };
+  }
+}
+
+/** A feature module that does not import ParseAgentModule: its tools are not discovered. */
+@Module({ providers: [UnimportedService] })
+class UnrelatedModule {}
+
+@Injectable({ scope: Scope.REQUEST })
+class RequestScopedService {
+  @AgentTool({ name: 'request_scoped_tool', description: 'Cannot be registered at bootstrap.' })
+  run() {
+    return { ran: true };
+  }
+}
+
+/** A feature module that imports the library through forFeature: its tools are discovered. */
+@Injectable()
+class FeatureService {
+  @AgentTool({ name: 'feature_tool', description: 'Lives in a feature module.' })
+  run() {
+    return { ran: true };
+  }
+}
+
+@Module({ imports: [ParseAgentModule.forFeature([])], providers: [FeatureService] })
+class FeatureModule {}
+
 describe('@AgentTool on Nest providers', () => {
+  it('scans only modules that import the library and says how to fix a skipped provider', async () => {
+    suppressSecurityBanners();
+    const warnings: string[] = [];
+    const spy = jest
+      .spyOn(Logger.prototype, 'warn')
+      .mockImplementation((message: unknown) => void warnings.push(String(message)));
+    try {
+      const module = await Test.createTestingModule({
+        imports: [
+          ParseAgentModule.forRoot({ parse: testParseConnection() }),
+          UnrelatedModule,
+          FeatureModule,
+        ],
+        providers: [RequestScopedService],
+      }).compile();
+      await module.init();
+      const tools = module.get(ParseAgentFactory).create().allowedTools();
+      expect(tools).toContain('feature_tool');
+      expect(tools).not.toContain('unimported_tool');
+      expect(tools).not.toContain('request_scoped_tool');
+      expect(warnings).toEqual(
+        expect.arrayContaining([
+          expect.stringMatching(
+            /'unimported_tool' on UnimportedService\.run is skipped: its module UnrelatedModule does not import ParseAgentModule\. Add ParseAgentModule\.forFeature/,
+          ),
+          expect.stringMatching(
+            /'request_scoped_tool' on RequestScopedService\.run is skipped: the provider is request-scoped/,
+          ),
+        ]),
+      );
+      await module.close();
+    } finally {
+      spy.mockRestore();
+    }
+  });
+
   it('registers decorated provider methods at bootstrap, with the provider as `this`', async () => {
     suppressSecurityBanners();
     await createObject('ToolProbe', { n: 1 });

@@ -5,52 +5,88 @@ import {
   UnauthorizedException,
   type OnApplicationBootstrap,
 } from '@nestjs/common';
-import { DiscoveryService, MetadataScanner } from '@nestjs/core';
+import { MetadataScanner, ModulesContainer } from '@nestjs/core';
 import { ExternalContextCreator } from '@nestjs/core/helpers/external-context-creator';
+import type { InstanceWrapper } from '@nestjs/core/injector/instance-wrapper';
+import type { Module as NestModule } from '@nestjs/core/injector/module';
 import { AccessDeniedError } from '../core/errors';
 import { agentToolOptionsOf } from '../tools/agent-tool.decorator';
 import type { ToolContext } from '../tools/tool-context';
 import { ToolRegistry } from '../tools/tool-registry';
+import { isParseAgentLibraryModule } from './parse-agent-library.marker';
 
 /** `ExecutionContext.getType()` inside guards and interceptors of @AgentTool methods. */
 export const AGENT_TOOL_CONTEXT_TYPE = 'parse-agent-tool';
 
 /**
- * Finds @AgentTool methods on the application's providers once, at bootstrap, and registers them.
- * Each runs through Nest's external context, so `@UseGuards` and `@UseInterceptors` on the method
- * apply (their ExecutionContext args are `[args, toolContext]`); a guard refusal is `access_denied`.
- * A name already taken (by a built-in or another provider) is reported and skipped.
+ * Finds @AgentTool methods once, at bootstrap, on the providers of the modules that import
+ * ParseAgentModule (forRoot or forFeature), and registers them. Each runs through Nest's external
+ * context, so `@UseGuards` and `@UseInterceptors` on the method apply (their ExecutionContext args
+ * are `[args, toolContext]`); a guard refusal is `access_denied`. A provider that cannot be a tool
+ * (its module does not import the library, it is request-scoped, or its name is taken) is skipped
+ * with a warning that says how to fix it.
  */
 @Injectable()
 export class AgentToolExplorer implements OnApplicationBootstrap {
   protected readonly logger = new Logger('ParseAgentTools');
 
   constructor(
-    protected readonly discovery: DiscoveryService,
+    protected readonly modules: ModulesContainer,
     protected readonly scanner: MetadataScanner,
     protected readonly tools: ToolRegistry,
     protected readonly contextCreator: ExternalContextCreator,
   ) {}
 
   onApplicationBootstrap(): void {
-    for (const wrapper of this.discovery.getProviders()) {
-      const instance = wrapper.instance as Record<string, unknown> | undefined;
-      if (!instance || typeof instance !== 'object' || !wrapper.isDependencyTreeStatic()) continue;
-      const prototype = Object.getPrototypeOf(instance) as object;
-      for (const methodName of this.scanner.getAllMethodNames(prototype)) {
-        const options = agentToolOptionsOf(instance[methodName]);
-        if (!options) continue;
-        if (this.tools.get(options.name)) {
-          this.logger.warn(
-            `@AgentTool '${options.name}' on ${instance.constructor.name}.${methodName} is skipped: a tool with that name is already registered.`,
-          );
-          continue;
-        }
-        this.tools.register({
-          ...options,
-          handler: this.handlerFor(instance, methodName, options.name),
-        });
+    for (const module of this.modules.values()) {
+      if (isParseAgentLibraryModule(module.metatype)) continue;
+      const importsLibrary = importsTheLibrary(module);
+      for (const wrapper of module.providers.values()) {
+        this.explore(wrapper, module, importsLibrary);
       }
+    }
+  }
+
+  protected explore(wrapper: InstanceWrapper, module: NestModule, importsLibrary: boolean): void {
+    const prototype = (wrapper.metatype as { prototype?: object } | null)?.prototype;
+    if (!prototype || typeof wrapper.metatype !== 'function') return;
+    const decorated = this.scanner
+      .getAllMethodNames(prototype)
+      .map((methodName) => ({
+        methodName,
+        options: agentToolOptionsOf((prototype as Record<string, unknown>)[methodName]),
+      }))
+      .filter((m) => m.options);
+    if (!decorated.length) return;
+    const where = (methodName: string) => `${wrapper.name?.toString() ?? 'provider'}.${methodName}`;
+    if (!importsLibrary) {
+      for (const { methodName, options } of decorated) {
+        this.logger.warn(
+          `@AgentTool '${options!.name}' on ${where(methodName)} is skipped: its module ${module.name} does not import ParseAgentModule. Add ParseAgentModule.forFeature([]) (or your models) to that module's imports.`,
+        );
+      }
+      return;
+    }
+    const instance = wrapper.instance as Record<string, unknown> | undefined;
+    if (!wrapper.isDependencyTreeStatic() || !instance) {
+      for (const { methodName, options } of decorated) {
+        this.logger.warn(
+          `@AgentTool '${options!.name}' on ${where(methodName)} is skipped: the provider is request-scoped (or depends on one), and tools are registered once at bootstrap. Make it a singleton, or move the method to a singleton provider and read per-call data from the ToolContext.`,
+        );
+      }
+      return;
+    }
+    for (const { methodName, options } of decorated) {
+      if (this.tools.get(options!.name)) {
+        this.logger.warn(
+          `@AgentTool '${options!.name}' on ${where(methodName)} is skipped: a tool with that name is already registered. Rename one of them.`,
+        );
+        continue;
+      }
+      this.tools.register({
+        ...options!,
+        handler: this.handlerFor(instance, methodName, options!.name),
+      });
     }
   }
 
@@ -77,4 +113,19 @@ export class AgentToolExplorer implements OnApplicationBootstrap {
       }
     };
   }
+}
+
+/**
+ * Whether a module imports ParseAgentModule itself (forRoot or forFeature). The library's global
+ * module is bound into every module's imports by Nest, so only a declared import counts for it.
+ */
+function importsTheLibrary(module: NestModule): boolean {
+  const declared = (Reflect.getMetadata('imports', module.metatype) ?? []) as unknown[];
+  const declaredLibrary = declared.some((entry) => {
+    const value = entry as { module?: unknown; forwardRef?: () => unknown } | undefined;
+    const target = value?.forwardRef ? value.forwardRef() : (value?.module ?? entry);
+    return isParseAgentLibraryModule(target);
+  });
+  if (declaredLibrary) return true;
+  return [...module.imports].some((m) => !m.isGlobal && isParseAgentLibraryModule(m.metatype));
 }

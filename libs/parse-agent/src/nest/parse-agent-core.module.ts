@@ -1,3 +1,4 @@
+import { ParseAgentLibraryModule } from './parse-agent-library.marker';
 import { Module, type OnApplicationShutdown } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
 import { AgentEvents } from '../core/agent-events';
@@ -19,6 +20,7 @@ import {
 import { parseAgentProviders } from './parse-agent.providers';
 
 /** The configured module behind ParseAgentModule.forRoot / forRootAsync (global by default). */
+@ParseAgentLibraryModule()
 @Module({
   imports: [DiscoveryModule],
   providers: [...parseAgentProviders, ParseAgentFactory, AgentToolExplorer],

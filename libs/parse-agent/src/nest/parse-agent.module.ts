@@ -1,3 +1,4 @@
+import { ParseAgentLibraryModule } from './parse-agent-library.marker';
 import { Module, type DynamicModule } from '@nestjs/common';
 import { ParseAgentConfigError } from '../core/errors';
 import { MetadataRegistry } from '../metadata/metadata-registry';
@@ -12,6 +13,7 @@ let featureCount = 0;
  * `ParseAgentModule.forRoot({ parse: { serverURL, appId, masterKey } })` once in the app module;
  * `ParseAgentModule.forFeature([Order, Customer])` in feature modules to register their models.
  */
+@ParseAgentLibraryModule()
 @Module({})
 export class ParseAgentModule {
   static forRoot(options: typeof OPTIONS_TYPE): DynamicModule {
