@@ -24,7 +24,9 @@ export function distinctSql(input: DistinctInput, ctx: SqlContext): SqlQuery {
   const t = params.alias();
   const field = visibleField(source, input.field, 'distinct field');
   if (!DISTINCTABLE.has(field.type)) {
-    throw new AgentValidationError(`distinct does not support ${field.type} fields ('${input.field}').`);
+    throw new AgentValidationError(
+      `distinct does not support ${field.type} fields ('${input.field}').`,
+    );
   }
   const cond = compileWhere(input.where ?? {}, source, params, t);
   const limit = params.addCount(input.limit ?? 1000, 'limit', { min: 1 });

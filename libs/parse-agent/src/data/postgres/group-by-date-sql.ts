@@ -63,7 +63,9 @@ export function groupByDateSql(input: GroupByDateInput, ctx: SqlContext): SqlQue
   const fieldName = input.field ?? 'createdAt';
   const field = visibleField(source, fieldName, 'date field');
   if (field.type !== 'Date') {
-    throw new AgentValidationError(`group_by_date needs a Date field; '${fieldName}' is ${field.type}.`);
+    throw new AgentValidationError(
+      `group_by_date needs a Date field; '${fieldName}' is ${field.type}.`,
+    );
   }
   const value = accumulatorSql(input, source, t);
   const cond = compileWhere(input.where ?? {}, source, params, t);

@@ -6,7 +6,13 @@ import { scopedSource, visibleField, type ScopedSource, type SqlContext } from '
 import { compileWhere, type Where } from './where-to-sql';
 
 export type GroupAccumulator = 'count' | 'sum' | 'avg' | 'min' | 'max';
-export const GROUP_ACCUMULATORS: readonly GroupAccumulator[] = ['count', 'sum', 'avg', 'min', 'max'];
+export const GROUP_ACCUMULATORS: readonly GroupAccumulator[] = [
+  'count',
+  'sum',
+  'avg',
+  'min',
+  'max',
+];
 
 /** Rows come back as `{ key, value }`; `key` describes the key column (a Pointer key is an objectId). */
 export interface GroupedSqlQuery extends SqlQuery {
@@ -28,7 +34,16 @@ export interface GroupByInput extends GroupValue {
   limit?: number;
 }
 
-const GROUPABLE = new Set(['String', 'Number', 'Boolean', 'Date', 'Pointer', 'File', 'Object', 'Array']);
+const GROUPABLE = new Set([
+  'String',
+  'Number',
+  'Boolean',
+  'Date',
+  'Pointer',
+  'File',
+  'Object',
+  'Array',
+]);
 const VALUE_TYPES: Record<GroupAccumulator, readonly string[]> = {
   count: [],
   sum: ['Number'],
@@ -65,7 +80,9 @@ export function accumulatorSql(input: GroupValue, source: ScopedSource, alias: s
 export function groupKeyField(source: ScopedSource, name: string): PgField {
   const field = visibleField(source, name, 'group field');
   if (!GROUPABLE.has(field.type)) {
-    throw new AgentValidationError(`Cannot group by '${name}': ${field.type} fields are not groupable.`);
+    throw new AgentValidationError(
+      `Cannot group by '${name}': ${field.type} fields are not groupable.`,
+    );
   }
   return field;
 }

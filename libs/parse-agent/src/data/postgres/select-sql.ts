@@ -38,7 +38,9 @@ export function selectSql(input: SelectInput, ctx: SqlContext): SqlQuery {
     const name = desc ? key.slice(1) : key;
     const field = visibleField(source, name, 'order');
     if (UNSORTABLE.has(field.type)) {
-      throw new AgentValidationError(`Cannot order by '${name}': ${field.type} fields are not sortable.`);
+      throw new AgentValidationError(
+        `Cannot order by '${name}': ${field.type} fields are not sortable.`,
+      );
     }
     order.push(`${columnRef(name, t)} ${desc ? 'DESC NULLS LAST' : 'ASC NULLS FIRST'}`);
   }

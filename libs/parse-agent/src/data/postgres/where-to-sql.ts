@@ -209,7 +209,8 @@ class WhereCompiler {
 
   private equals(target: Target, value: unknown): string {
     if (value === null || value === undefined) {
-      if (target.kind === 'json') return `(${target.expr} IS NULL OR ${target.expr} = 'null'::jsonb)`;
+      if (target.kind === 'json')
+        return `(${target.expr} IS NULL OR ${target.expr} = 'null'::jsonb)`;
       return `(${target.expr} IS NULL)`;
     }
     if (target.kind === 'scalar') return `(${target.expr} = ${this.scalar(target, value)})`;
@@ -258,7 +259,8 @@ class WhereCompiler {
 
   private inList(target: Target, value: unknown, negate: boolean): string {
     const op = negate ? '$nin' : '$in';
-    if (!Array.isArray(value)) throw new InvalidQueryError(`'${target.name}': ${op} takes an array.`);
+    if (!Array.isArray(value))
+      throw new InvalidQueryError(`'${target.name}': ${op} takes an array.`);
     const hasNull = value.some((v) => v === null);
     const items = value.filter((v) => v !== null);
     let match: string;
@@ -267,7 +269,8 @@ class WhereCompiler {
       const list = items.map((v) => this.scalarValue(target, v));
       match = `${target.expr} = ANY(${this.params.add(list)}::${sqlType}[])`;
     } else {
-      const wrap = (v: unknown) => JSON.stringify(this.jsonValue(target, target.kind === 'array' ? [v] : v));
+      const wrap = (v: unknown) =>
+        JSON.stringify(this.jsonValue(target, target.kind === 'array' ? [v] : v));
       const list = items.map(wrap);
       match =
         target.kind === 'array'
@@ -300,14 +303,19 @@ class WhereCompiler {
     if (target.kind === 'json') {
       return `(jsonb_typeof(${target.expr}) = 'string' AND (${target.expr} #>> '{}') ${op} ${this.params.add(value)})`;
     }
-    throw new InvalidQueryError(`'${target.name}': $regex needs a String field, not ${target.field.type}.`);
+    throw new InvalidQueryError(
+      `'${target.name}': $regex needs a String field, not ${target.field.type}.`,
+    );
   }
 
   private arrayOp(target: Target, op: '$all' | '$containedBy', value: unknown): string {
     if (target.kind === 'scalar') {
-      throw new InvalidQueryError(`'${target.name}': ${op} needs an Array field, not ${target.field.type}.`);
+      throw new InvalidQueryError(
+        `'${target.name}': ${op} needs an Array field, not ${target.field.type}.`,
+      );
     }
-    if (!Array.isArray(value)) throw new InvalidQueryError(`'${target.name}': ${op} takes an array.`);
+    if (!Array.isArray(value))
+      throw new InvalidQueryError(`'${target.name}': ${op} takes an array.`);
     if (op === '$all' && value.length === 0) return 'FALSE'; // MongoDB: an empty $all matches nothing
     const bound = this.json(target, value);
     const sqlOp = op === '$all' ? '@>' : '<@';
@@ -316,7 +324,9 @@ class WhereCompiler {
 
   private size(target: Target, value: unknown): string {
     if (target.kind === 'scalar') {
-      throw new InvalidQueryError(`'${target.name}': $size needs an Array field, not ${target.field.type}.`);
+      throw new InvalidQueryError(
+        `'${target.name}': $size needs an Array field, not ${target.field.type}.`,
+      );
     }
     const n = this.params.addCount(value, `'${target.name}': $size`);
     return `(jsonb_typeof(${target.expr}) = 'array' AND jsonb_array_length(${target.expr}) = ${n})`;
@@ -365,7 +375,8 @@ class WhereCompiler {
 
   /** Plain JSON for a jsonb comparison; `$`-keyed objects are operators in the wrong place. */
   private jsonValue(target: Target, value: unknown, depth = 0): unknown {
-    if (depth > MAX_DEPTH) throw new InvalidQueryError(`'${target.name}': value is nested too deeply.`);
+    if (depth > MAX_DEPTH)
+      throw new InvalidQueryError(`'${target.name}': value is nested too deeply.`);
     if (value === null || typeof value === 'string' || typeof value === 'boolean') return value;
     if (typeof value === 'number') {
       if (!Number.isFinite(value)) {
