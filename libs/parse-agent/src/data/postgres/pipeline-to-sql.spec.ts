@@ -1,0 +1,150 @@
+import { InvalidQueryError } from '../../core/errors';
+import { compilePipeline } from './pipeline-to-sql';
+import type { SqlContext } from './scoped-source';
+
+const ctx: SqlContext = {
+  schemas: {
+    Order: {
+      className: 'Order',
+      fields: {
+        status: { type: 'String' },
+        amount: { type: 'Number' },
+        customer: { type: 'Pointer', targetClass: 'Customer' },
+        tags: { type: 'Array' },
+        secret: { type: 'String' },
+      },
+    },
+    Customer: {
+      className: 'Customer',
+      fields: { tier: { type: 'String' }, pin: { type: 'String' } },
+    },
+  },
+  scopeFor: (c) => ({
+    principals: ['u1'],
+    where: c === 'Order' ? { status: { $ne: 'void' } } : {},
+  }),
+  columnsFor: (c) =>
+    c === 'Order' ? ['objectId', 'status', 'amount', 'customer', 'tags'] : ['objectId', 'tier'],
+};
+
+describe('compilePipeline', () => {
+  it('starts from the scoped base class: ACL, scope where, visible columns only', () => {
+    const q = compilePipeline('Order', [], ctx);
+    expect(q.text).toMatch(
+      /FROM "Order" AS b1 WHERE \(b1\."_rperm" IS NULL OR b1\."_rperm" && \$1::text\[\]\) AND \(b1\."status" IS DISTINCT FROM \$2::text\)/,
+    );
+    expect(q.text).not.toContain('secret');
+    expect(q.values).toEqual([['*', 'u1'], 'void']);
+  });
+
+  it('scopes every looked-up class and selects only its visible columns', () => {
+    const q = compilePipeline(
+      'Order',
+      [
+        {
+          $lookup: { from: 'Customer', localField: 'customer', foreignField: 'objectId', as: 'c' },
+        },
+        { $unwind: '$c' },
+        { $group: { _id: '$c.tier', total: { $sum: '$amount' }, n: { $sum: 1 } } },
+      ],
+      ctx,
+    );
+    expect(q.text).toMatch(
+      /FROM "Customer" AS b\d+ WHERE \(b\d+\."_rperm" IS NULL OR b\d+\."_rperm" && \$\d+::text\[\]\)/,
+    );
+    expect(q.text).not.toContain('pin');
+    expect(q.text).toContain('jsonb_agg(to_jsonb(');
+    expect(q.text).toContain('GROUP BY');
+    expect(q.values).toContainEqual(['tier']);
+  });
+
+  it('carries $sort order through $skip/$limit/$project with a hidden row number', () => {
+    const q = compilePipeline(
+      'Order',
+      [
+        { $sort: { amount: -1 } },
+        { $skip: 1 },
+        { $limit: 2 },
+        { $project: { amount: 1, s: '$status' } },
+      ],
+      ctx,
+    );
+    expect(q.text).toContain('row_number() OVER (ORDER BY s2."amount" DESC NULLS LAST) AS "__ord"');
+    expect(q.text).toMatch(/ORDER BY s\d+\."__ord" OFFSET \$\d+/);
+    expect(q.text).toMatch(/ORDER BY s\d+\."__ord" LIMIT \$\d+/);
+    expect(q.text).toMatch(/"status" AS "s"/);
+    expect(q.values).toEqual(expect.arrayContaining([1, 2]));
+  });
+
+  it('returns no row for $count and key-less $group over empty input (HAVING count > 0)', () => {
+    expect(compilePipeline('Order', [{ $count: 'n' }], ctx).text).toContain('HAVING count(*) > 0');
+    expect(
+      compilePipeline('Order', [{ $group: { _id: null, t: { $max: '$amount' } } }], ctx).text,
+    ).toContain('HAVING count(*) > 0');
+  });
+
+  it('refuses other stages, listing the supported ones', () => {
+    for (const stage of [
+      { $out: 'x' },
+      { $merge: 'x' },
+      { $facet: {} },
+      { $graphLookup: {} },
+      { $function: {} },
+      { $addFields: {} },
+      { $sample: { size: 1 } },
+    ]) {
+      expect(() => compilePipeline('Order', [stage], ctx)).toThrow(
+        /Supported stages: \$match, \$group, \$sort, \$limit, \$skip, \$project, \$count, \$unwind, \$lookup/,
+      );
+    }
+    expect(() => compilePipeline('Order', [{ $match: {}, $limit: 1 }], ctx)).toThrow(
+      InvalidQueryError,
+    );
+  });
+
+  it('refuses $lookup other than along a pointer, and hidden or unknown fields', () => {
+    const bad = [
+      { $lookup: { from: 'Customer', localField: 'status', foreignField: 'objectId', as: 'c' } },
+      { $lookup: { from: 'Customer', localField: 'customer', foreignField: 'tier', as: 'c' } },
+      {
+        $lookup: {
+          from: 'Customer',
+          localField: 'customer',
+          foreignField: 'objectId',
+          as: 'c',
+          pipeline: [],
+        },
+      },
+      { $lookup: { from: 'Nope', localField: 'customer', foreignField: 'objectId', as: 'c' } },
+    ];
+    for (const stage of bad) expect(() => compilePipeline('Order', [stage], ctx)).toThrow();
+    expect(() => compilePipeline('Order', [{ $group: { _id: '$secret' } }], ctx)).toThrow(
+      /unknown field/,
+    );
+    expect(() => compilePipeline('Order', [{ $project: { secret: 1 } }], ctx)).toThrow(
+      /unknown field/,
+    );
+    expect(() => compilePipeline('Order', [{ $sort: { secret: 1 } }], ctx)).toThrow(
+      /unknown field/,
+    );
+  });
+
+  it('refuses unsupported accumulators and expressions', () => {
+    expect(() =>
+      compilePipeline('Order', [{ $group: { _id: null, f: { $first: '$amount' } } }], ctx),
+    ).toThrow(/\$sum, \$avg, \$min, \$max, \$count/);
+    expect(() =>
+      compilePipeline(
+        'Order',
+        [{ $group: { _id: null, f: { $sum: { $multiply: [1, 2] } } } }],
+        ctx,
+      ),
+    ).toThrow(InvalidQueryError);
+    expect(() => compilePipeline('Order', [{ $project: { x: { $concat: ['a'] } } }], ctx)).toThrow(
+      /expressions are not supported/,
+    );
+    expect(() => compilePipeline('Order', [{ $project: { amount: 1, status: 0 } }], ctx)).toThrow(
+      /cannot mix/,
+    );
+  });
+});
