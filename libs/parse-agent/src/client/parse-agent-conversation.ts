@@ -210,7 +210,7 @@ export class ParseAgentConversation {
     const tools = this.toolsForModel();
     const calls: ToolCallRecord[] = [];
     let usage = ConversationUsage.empty;
-    let text = '';
+    let text: string;
     let finishReason: FinishReason = 'completed';
     let iteration = 0;
     for (;;) {
