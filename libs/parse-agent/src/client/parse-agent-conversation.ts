@@ -1,0 +1,383 @@
+import { Observable } from 'rxjs';
+import { AgentCancelledError, ParseAgentConfigError, ParseAgentError } from '../core/errors';
+import type { ToolEnvelope } from '../core/envelope';
+import type {
+  LlmMessage,
+  LlmProvider,
+  LlmRequest,
+  LlmResponse,
+  LlmStreamEvent,
+  LlmToolCall,
+  LlmToolDefinition,
+} from '../ports/llm-provider';
+import { compactionRequest, shouldAutoCompact, summaryMessage } from './compaction';
+import type { ConversationAgent } from './conversation-agent';
+import { ConversationBusyError, LlmProviderError } from './conversation-errors';
+import { ConversationResult } from './conversation-result';
+import {
+  DEFAULT_MAX_ITERATIONS,
+  type AskOptions,
+  type ConversationEvent,
+  type ConversationOptions,
+  type FinishReason,
+  type ToolCallRecord,
+} from './conversation.types';
+import { ConversationUsage } from './conversation-usage';
+import {
+  costOf,
+  DEFAULT_MODEL_PRICES,
+  priceFor,
+  validatePriceTable,
+  type ModelPrice,
+  type ModelPriceTable,
+} from './model-prices';
+import { observableToAsyncIterable } from './observable-to-async-iterable';
+import { createLlmProvider } from './provider-from-env';
+import { cancelledBy, raceAbort } from './race-abort';
+import {
+  envelopeForThrown,
+  invalidArgumentsEnvelope,
+  notRunEnvelope,
+  toolResultContent,
+} from './tool-result-content';
+
+type Emit = ((event: ConversationEvent) => void) | undefined;
+
+/**
+ * A conversation between a language model and one agent: the model answers questions by calling
+ * the agent's tools, which run with the agent's identity and limits. One question at a time.
+ */
+export class ParseAgentConversation {
+  readonly provider: LlmProvider;
+  readonly maxIterations: number;
+  protected readonly systemPrompt?: string;
+  protected readonly maxTokens?: number;
+  protected readonly autoCompactAt?: number;
+  protected priceTable: ModelPriceTable;
+  protected messages: LlmMessage[] = [];
+  protected sessionUsage = ConversationUsage.empty;
+  protected lastQuestionUsage = ConversationUsage.empty;
+  protected tokensSinceCompaction = 0;
+  protected busy = false;
+
+  constructor(
+    readonly agent: ConversationAgent,
+    options: ConversationOptions = {},
+  ) {
+    const maxIterations = options.maxIterations ?? DEFAULT_MAX_ITERATIONS;
+    if (!Number.isInteger(maxIterations) || maxIterations < 1) {
+      throw new ParseAgentConfigError(
+        `maxIterations must be a positive integer (model calls per question), got ${String(options.maxIterations)}.`,
+      );
+    }
+    const budget = options.autoCompactAt;
+    if (budget !== undefined && !(Number.isFinite(budget) && budget > 0)) {
+      throw new ParseAgentConfigError(
+        `autoCompactAt must be a positive number of tokens, got ${String(budget)}. Leave it unset to turn automatic compaction off.`,
+      );
+    }
+    this.maxIterations = maxIterations;
+    this.autoCompactAt = budget;
+    this.systemPrompt = options.systemPrompt;
+    this.maxTokens = options.maxTokens;
+    this.priceTable = mergePrices(options.pricing);
+    this.provider = options.provider ?? createLlmProvider(options.llm, options.env);
+  }
+
+  /** A copy of the conversation so far (no system prompt), safe to inspect. */
+  get history(): LlmMessage[] {
+    return structuredClone(this.messages);
+  }
+
+  /** Session totals: every model call of every question and compaction. */
+  get usage(): ConversationUsage {
+    return this.sessionUsage;
+  }
+
+  /** Tokens and cost of the most recent question. */
+  get lastUsage(): ConversationUsage {
+    return this.lastQuestionUsage;
+  }
+
+  /** Prices in use (USD per million tokens). */
+  get pricing(): ModelPriceTable {
+    return this.priceTable;
+  }
+
+  /** Replaces the user prices; defaults still apply to models not named. Affects later calls only. */
+  set pricing(table: Record<string, ModelPrice>) {
+    this.priceTable = mergePrices(table);
+  }
+
+  /** Forgets the history. Session usage keeps counting. */
+  reset(): void {
+    this.messages = [];
+    this.tokensSinceCompaction = 0;
+  }
+
+  /** Asks a question; starts from an empty history unless `reset: false`. */
+  ask(question: string, options: AskOptions = {}): Promise<ConversationResult> {
+    return this.run(question, options.reset ?? true, options.signal, undefined);
+  }
+
+  /** Asks a follow-up in the same conversation. */
+  reply(question: string, options: Omit<AskOptions, 'reset'> = {}): Promise<ConversationResult> {
+    return this.run(question, false, options.signal, undefined);
+  }
+
+  /**
+   * Asks a question and streams what happens: text as the model writes it, each tool call and
+   * result, usage per model call, then `done` with the result. Each subscription asks once;
+   * unsubscribing cancels the question.
+   */
+  stream(question: string, options: AskOptions = {}): Observable<ConversationEvent> {
+    return new Observable<ConversationEvent>((subscriber) => {
+      const controller = new AbortController();
+      const signal = options.signal
+        ? AbortSignal.any([options.signal, controller.signal])
+        : controller.signal;
+      let finished = false;
+      this.run(question, options.reset ?? true, signal, (event) => subscriber.next(event)).then(
+        (result) => {
+          finished = true;
+          subscriber.next({ type: 'done', result });
+          subscriber.complete();
+        },
+        (error: unknown) => {
+          finished = true;
+          subscriber.error(error);
+        },
+      );
+      return () => {
+        if (!finished) controller.abort(new AgentCancelledError('unsubscribed'));
+      };
+    });
+  }
+
+  /** The same events as `stream`, for `for await`. Breaking out of the loop cancels the question. */
+  events(question: string, options: AskOptions = {}): AsyncIterable<ConversationEvent> {
+    return observableToAsyncIterable(this.stream(question, options));
+  }
+
+  /**
+   * Replaces the history with a model-written summary that keeps what tools found; one extra model
+   * call, counted in `usage`. Resolves to the summary ('' when there was nothing to compact).
+   */
+  async compact(options: { signal?: AbortSignal } = {}): Promise<string> {
+    this.enter();
+    try {
+      return await this.compactHistory(options.signal, undefined);
+    } finally {
+      this.busy = false;
+    }
+  }
+
+  protected enter(): void {
+    if (this.busy) throw new ConversationBusyError();
+    this.busy = true;
+  }
+
+  protected async run(
+    question: string,
+    reset: boolean,
+    signal: AbortSignal | undefined,
+    emit: Emit,
+  ): Promise<ConversationResult> {
+    if (typeof question !== 'string' || !question.trim()) {
+      throw new ParseAgentConfigError('A question must be a non-empty string.');
+    }
+    this.enter();
+    try {
+      if (signal?.aborted) throw cancelledBy(signal);
+      if (reset) this.reset();
+      else if (shouldAutoCompact(this.autoCompactAt, this.tokensSinceCompaction, this.messages)) {
+        await this.compactHistory(signal, emit);
+      }
+      return await this.answer(question, signal, emit);
+    } finally {
+      this.busy = false;
+    }
+  }
+
+  /** The tool loop. History changes only when the question completes. */
+  protected async answer(
+    question: string,
+    signal: AbortSignal | undefined,
+    emit: Emit,
+  ): Promise<ConversationResult> {
+    const earlier = this.messages;
+    const turn: LlmMessage[] = [{ role: 'user', content: question }];
+    const tools = this.toolsForModel();
+    const calls: ToolCallRecord[] = [];
+    let usage = ConversationUsage.empty;
+    let text: string;
+    let finishReason: FinishReason = 'completed';
+    let iteration = 0;
+    for (;;) {
+      iteration += 1;
+      const { response, callUsage } = await this.callModel(
+        {
+          system: this.systemPrompt,
+          messages: [...earlier, ...turn],
+          tools,
+          maxTokens: this.maxTokens,
+          signal,
+        },
+        emit,
+        iteration,
+      );
+      usage = usage.plus(callUsage);
+      text = response.text;
+      turn.push({
+        role: 'assistant',
+        content: response.text,
+        ...(response.toolCalls.length ? { toolCalls: response.toolCalls } : {}),
+      });
+      if (!response.toolCalls.length) break;
+      if (iteration >= this.maxIterations) {
+        // Each requested call still gets a result, so the history stays valid for a follow-up.
+        finishReason = 'max_iterations';
+        for (const call of response.toolCalls) {
+          turn.push(toolMessage(call, notRunEnvelope(this.maxIterations)));
+        }
+        break;
+      }
+      for (const call of response.toolCalls) {
+        const record = await this.runTool(call, signal, emit, iteration);
+        calls.push(record);
+        turn.push(toolMessage(call, record.result));
+      }
+    }
+    this.messages = [...earlier, ...turn];
+    this.lastQuestionUsage = usage;
+    const transcript: LlmMessage[] = this.systemPrompt
+      ? [{ role: 'system', content: this.systemPrompt }, ...structuredClone(this.messages)]
+      : structuredClone(this.messages);
+    return new ConversationResult(
+      text,
+      finishReason,
+      iteration,
+      calls,
+      transcript,
+      usage,
+      (next, options) => this.reply(next, options),
+    );
+  }
+
+  protected toolsForModel(): LlmToolDefinition[] {
+    return this.agent.toolDefinitions({ format: 'mcp' }).map((t) => ({
+      name: t.name,
+      description: t.description,
+      inputSchema: t.inputSchema,
+    }));
+  }
+
+  /** One provider call; its usage counts toward the session even if the question later fails. */
+  protected async callModel(
+    request: LlmRequest,
+    emit: Emit,
+    iteration: number,
+  ): Promise<{ response: LlmResponse; callUsage: ConversationUsage }> {
+    const signal = request.signal;
+    const onEvent = emit
+      ? (event: LlmStreamEvent) => {
+          if (event.type === 'text') emit({ type: 'text', text: event.text, iteration });
+        }
+      : undefined;
+    let response: LlmResponse;
+    try {
+      response = await raceAbort(this.provider.complete(request, onEvent), signal);
+    } catch (error) {
+      if (signal?.aborted) throw cancelledBy(signal);
+      if (error instanceof ParseAgentError) throw error;
+      const status = (error as { status?: unknown })?.status;
+      throw new LlmProviderError(
+        this.provider.name,
+        (error as Error)?.message ?? String(error),
+        typeof status === 'number' ? status : undefined,
+        { cause: error },
+      );
+    }
+    const price =
+      priceFor(this.provider.model, this.priceTable) ?? priceFor(response.model, this.priceTable);
+    const callUsage = ConversationUsage.ofCall(response.usage, costOf(response.usage, price));
+    this.sessionUsage = this.sessionUsage.plus(callUsage);
+    this.tokensSinceCompaction += callUsage.totalTokens;
+    emit?.({ type: 'model_usage', usage: callUsage, model: response.model, iteration });
+    return { response, callUsage };
+  }
+
+  /** Runs one requested tool; its failure becomes the result the model reads, never a throw. */
+  protected async runTool(
+    call: LlmToolCall,
+    signal: AbortSignal | undefined,
+    emit: Emit,
+    iteration: number,
+  ): Promise<ToolCallRecord> {
+    emit?.({
+      type: 'tool_call',
+      id: call.id,
+      name: call.name,
+      arguments: call.arguments,
+      iteration,
+    });
+    const started = Date.now();
+    let result: ToolEnvelope;
+    if (call.invalidArguments) {
+      result = invalidArgumentsEnvelope(call.name, call.invalidArguments);
+    } else {
+      try {
+        result = await raceAbort(this.agent.execute(call.name, call.arguments, { signal }), signal);
+      } catch (error) {
+        if (signal?.aborted) throw cancelledBy(signal);
+        result = envelopeForThrown(error, call.name);
+      }
+      // The agent reports its own cancellation as an envelope; the question stops all the same.
+      if (signal?.aborted) throw cancelledBy(signal);
+    }
+    const record: ToolCallRecord = {
+      id: call.id,
+      name: call.name,
+      arguments: call.arguments,
+      success: result.success,
+      durationMs: Date.now() - started,
+      result,
+    };
+    emit?.({ type: 'tool_result', iteration, ...record });
+    return record;
+  }
+
+  protected async compactHistory(signal: AbortSignal | undefined, emit: Emit): Promise<string> {
+    if (!this.messages.length) return '';
+    const { response, callUsage } = await this.callModel(
+      { ...compactionRequest(this.messages), maxTokens: this.maxTokens, signal },
+      undefined,
+      0,
+    );
+    const summary = response.text.trim();
+    if (!summary) {
+      throw new LlmProviderError(
+        this.provider.name,
+        'the model returned an empty summary, so the history was left as it was. Try compact() again or reset().',
+      );
+    }
+    this.messages = [summaryMessage(summary)];
+    this.tokensSinceCompaction = 0;
+    emit?.({ type: 'compacted', summary, usage: callUsage });
+    return summary;
+  }
+}
+
+function toolMessage(call: LlmToolCall, result: ToolEnvelope): LlmMessage {
+  return {
+    role: 'tool',
+    toolCallId: call.id,
+    name: call.name,
+    content: toolResultContent(result),
+    ...(result.success ? {} : { isError: true }),
+  };
+}
+
+function mergePrices(table: Record<string, ModelPrice> | undefined): ModelPriceTable {
+  return Object.freeze({ ...DEFAULT_MODEL_PRICES, ...validatePriceTable(table ?? {}) });
+}
