@@ -30,3 +30,18 @@ export class ConversationResult {
     return this.continueWith(question, options);
   }
 }
+
+/** What a streamed question emits, in order; `done` carries the result. */
+export type ConversationEvent =
+  | { type: 'compacted'; summary: string; usage: ConversationUsage }
+  | { type: 'text'; text: string; iteration: number }
+  | {
+      type: 'tool_call';
+      id: string;
+      name: string;
+      arguments: Record<string, unknown>;
+      iteration: number;
+    }
+  | ({ type: 'tool_result'; iteration: number } & ToolCallRecord)
+  | { type: 'model_usage'; usage: ConversationUsage; model: string; iteration: number }
+  | { type: 'done'; result: ConversationResult };

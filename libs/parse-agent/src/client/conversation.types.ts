@@ -1,6 +1,5 @@
 import type { ToolEnvelope } from '../core/envelope';
 import type { LlmProvider } from '../ports/llm-provider';
-import type { ConversationResult } from './conversation-result';
 import type { ConversationUsage } from './conversation-usage';
 import type { ModelPrice } from './model-prices';
 import type { LlmProviderOptions } from './provider-from-env';
@@ -49,17 +48,3 @@ export interface ToolCallRecord {
 
 /** `completed`: the model answered. `max_iterations`: the model still wanted tools at the cap. */
 export type FinishReason = 'completed' | 'max_iterations';
-
-export type ConversationEvent =
-  | { type: 'compacted'; summary: string; usage: ConversationUsage }
-  | { type: 'text'; text: string; iteration: number }
-  | {
-      type: 'tool_call';
-      id: string;
-      name: string;
-      arguments: Record<string, unknown>;
-      iteration: number;
-    }
-  | ({ type: 'tool_result'; iteration: number } & ToolCallRecord)
-  | { type: 'model_usage'; usage: ConversationUsage; model: string; iteration: number }
-  | { type: 'done'; result: ConversationResult };

@@ -13,11 +13,10 @@ import type {
 import { compactionRequest, shouldAutoCompact, summaryMessage } from './compaction';
 import type { ConversationAgent } from './conversation-agent';
 import { ConversationBusyError, LlmProviderError } from './conversation-errors';
-import { ConversationResult } from './conversation-result';
+import { ConversationResult, type ConversationEvent } from './conversation-result';
 import {
   DEFAULT_MAX_ITERATIONS,
   type AskOptions,
-  type ConversationEvent,
   type ConversationOptions,
   type FinishReason,
   type ToolCallRecord,
