@@ -1,6 +1,11 @@
 import type { AgentIdentity } from '../core/agent-identity';
 import { ParseAgentConfigError } from '../core/errors';
-import type { DataOperation, DataPath, DataPathProvider } from '../ports/data-path';
+import {
+  ROW_OPERATIONS,
+  type DataOperation,
+  type DataPath,
+  type DataPathProvider,
+} from '../ports/data-path';
 
 /** No configured path can serve the operation for this identity (the call is refused, never run unscoped). */
 export class DataPathUnavailableError extends ParseAgentConfigError {}
@@ -18,10 +23,19 @@ export class DataRouter {
 
   pathFor(operation: DataOperation, identity: AgentIdentity): DataPath {
     const reasons: string[] = [];
+    const serving: DataPathProvider[] = [];
     for (const provider of this.providers) {
       const refusal = provider.refusal(operation, identity);
-      if (!refusal) return provider.bind(identity);
-      reasons.push(`${provider.kind}: ${refusal}`);
+      if (refusal) reasons.push(`${provider.kind}: ${refusal}`);
+      else serving.push(provider);
+    }
+    if (serving.length) {
+      // Row reads prefer Parse REST (Parse Server enforces ACL/CLP itself); analytics prefer a
+      // direct database path (REST aggregate is master-key-only and unreliable on PostgreSQL).
+      const rest = serving.find((p) => p.kind === 'parse-rest');
+      const direct = serving.find((p) => p.kind !== 'parse-rest');
+      const chosen = ROW_OPERATIONS.has(operation) ? (rest ?? direct) : (direct ?? rest);
+      return chosen!.bind(identity);
     }
     throw new DataPathUnavailableError(
       `No configured data path can run '${operation}' for a ${identity.authType} agent (${reasons.join('; ')}). Configure a direct database path (mongo or postgres in ParseAgentModule.forRoot) or use a session token.`,

@@ -14,7 +14,64 @@ export interface DataFindQuery {
 
 /** What a data path does for one tool call. */
 export type DataOperation =
-  'find' | 'get' | 'count' | 'aggregate' | 'distinct' | 'explain' | 'write';
+  | 'find'
+  | 'get'
+  | 'count'
+  | 'aggregate'
+  | 'group_by'
+  | 'group_by_date'
+  | 'distinct'
+  | 'explain'
+  | 'write';
+
+/** Operations that read rows one by one (Parse REST serves them for sessions and the master key). */
+export const ROW_OPERATIONS: ReadonlySet<DataOperation> = new Set(['find', 'get', 'count']);
+
+export type GroupOperation = 'count' | 'sum' | 'avg' | 'min' | 'max';
+
+/** A `where` here is the policy's composed where (caller AND canonical AND filters AND tenant). */
+export interface GroupBySpec {
+  field: string;
+  operation: GroupOperation;
+  /** The summed / averaged field (operation other than count). */
+  valueField?: string;
+  where?: Record<string, unknown>;
+  /** Groups to return; paths fetch one more so the tool can report truncation. */
+  limit: number;
+}
+
+export interface GroupByDateSpec extends GroupBySpec {
+  interval: 'hour' | 'day' | 'week' | 'month' | 'quarter' | 'year';
+  /** IANA time zone name or UTC offset; buckets are computed in it. */
+  timezone: string;
+}
+
+export interface DistinctSpec {
+  field: string;
+  where?: Record<string, unknown>;
+  limit: number;
+}
+
+/** One group as a path returns it: the raw key (objectId for pointers, Date for date buckets). */
+export interface GroupRow {
+  key: unknown;
+  value: number | null;
+}
+
+export interface AggregateOptions {
+  signal?: AbortSignal;
+  /** Server-side time limit, pushed down from the tool timeout. */
+  maxTimeMS?: number;
+}
+
+/** A summary of how the database would run a query (no rows). */
+export interface ExplainSummary {
+  /** 'COLLSCAN' / 'IXSCAN' (MongoDB) or 'Seq Scan' / 'Index Scan' (PostgreSQL)... */
+  winningPlan: string;
+  collectionScan: boolean;
+  indexesUsed: string[];
+  details?: Record<string, unknown>;
+}
 
 /**
  * Reads (and, later, writes) for ONE identity: a session token, an ACL scope or the master key is
@@ -33,6 +90,27 @@ export interface DataPath {
     signal?: AbortSignal,
   ): Promise<DataRow | undefined>;
   count(className: string, where: Record<string, unknown>, signal?: AbortSignal): Promise<number>;
+
+  // Analytics: present only on paths that can answer them for this identity. The pipeline is the
+  // validated one (API field names, scope stages already injected); the path adds row ACL, CLP and
+  // protectedFields where it is the enforcement (direct database paths).
+  aggregate?(
+    className: string,
+    pipeline: Record<string, unknown>[],
+    options?: AggregateOptions,
+  ): Promise<DataRow[]>;
+  groupBy?(className: string, spec: GroupBySpec, options?: AggregateOptions): Promise<GroupRow[]>;
+  groupByDate?(
+    className: string,
+    spec: GroupByDateSpec,
+    options?: AggregateOptions,
+  ): Promise<GroupRow[]>;
+  distinct?(className: string, spec: DistinctSpec, options?: AggregateOptions): Promise<unknown[]>;
+  explain?(
+    className: string,
+    query: DataFindQuery,
+    options?: AggregateOptions,
+  ): Promise<ExplainSummary>;
 }
 
 /**
