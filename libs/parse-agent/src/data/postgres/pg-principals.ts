@@ -3,6 +3,7 @@ import { AgentUnauthorizedError, ParseRequestError } from '../../core/errors';
 import type { ParseRestClient } from '../parse-rest/parse-rest-client';
 import type { PgReader } from './class-level-permissions';
 import { isUndefinedTableError, rolePrincipalsQuery, userRolesQuery } from './role-principals-sql';
+import { translate } from './pg-read-transaction';
 import type { SqlQuery } from './sql-params';
 
 export interface PgPrincipalOptions {
@@ -142,7 +143,7 @@ export class PgPrincipalResolver {
       return (await this.run(query)).map((r) => String(r.principal));
     } catch (error) {
       if (isUndefinedTableError(error)) return [];
-      throw error;
+      throw translate(error, 0);
     }
   }
 }

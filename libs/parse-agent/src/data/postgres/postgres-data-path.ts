@@ -388,8 +388,7 @@ export class PostgresDataPath implements DataPath {
 
   /**
    * Replaces pointers named by `include` with the objects they point to, read through the same
-   * scope (row ACL, CLP, protectedFields of the target class). A pointer the reader may not
-   * follow stays a pointer, as Parse REST leaves it.
+   * scope (row ACL, CLP, protectedFields of the target class).
    */
   protected async includePointers(
     rows: DataRow[],
@@ -417,23 +416,18 @@ export class PostgresDataPath implements DataPath {
       }
       const found = new Map<string, DataRow>();
       for (const [target, ids] of byClass) {
-        let fetched: Record<string, unknown>[];
-        try {
-          fetched = await run(
-            selectSql(
-              {
-                className: target,
-                columns: selectedColumns(subKeys(keys, path), scope.ctx.columnsFor(target)),
-                where: { objectId: { $in: [...ids] } },
-                limit: ids.size,
-              },
-              scope.ctx,
-            ),
-          );
-        } catch (error) {
-          if (error instanceof AccessDeniedError) continue; // the pointer stays a pointer
-          throw error;
-        }
+        // As on Parse REST, a class-level refusal of the target fails the read.
+        const fetched = await run(
+          selectSql(
+            {
+              className: target,
+              columns: selectedColumns(subKeys(keys, path), scope.ctx.columnsFor(target)),
+              where: { objectId: { $in: [...ids] } },
+              limit: ids.size,
+            },
+            scope.ctx,
+          ),
+        );
         for (const row of fetched) {
           const shaped = apiRow(row, scope.snapshot.schemas[target].fields);
           found.set(`${target}$${String(row.objectId)}`, {
@@ -443,14 +437,20 @@ export class PostgresDataPath implements DataPath {
           });
         }
       }
-      const swap = (value: unknown): unknown => {
+      const resolve = (value: unknown): unknown => {
         const [ptr] = pointersAt(value);
-        if (!ptr || Array.isArray(value)) return value;
-        return found.get(`${ptr.className}$${ptr.objectId}`) ?? value;
+        return ptr ? found.get(`${ptr.className}$${ptr.objectId}`) : value;
       };
+      // A pointer the reader may not follow disappears, as Parse REST drops it.
       for (const holder of holders) {
         const value = holder[last];
-        holder[last] = Array.isArray(value) ? value.map(swap) : swap(value);
+        if (Array.isArray(value)) {
+          holder[last] = value.map(resolve).filter((v) => v !== undefined);
+        } else if (pointersAt(value).length) {
+          const object = resolve(value);
+          if (object === undefined) delete holder[last];
+          else holder[last] = object;
+        }
       }
     }
   }
