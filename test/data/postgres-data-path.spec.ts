@@ -25,6 +25,7 @@ import {
   type Acl,
   type SeededUser,
 } from '../harness/fixtures';
+import { createAgentTestBed } from '../harness/agent-module';
 import { findRows, testParseConfig, type RestAuth } from '../harness/parse-rest';
 
 /**
@@ -568,6 +569,54 @@ describe('PostgresDataPath against Parse REST (real Parse Server, real PostgreSQ
       { $group: { _id: '$c.tier', n: { $sum: 1 } } },
     ]);
     expect(scoped.every((r) => r._id === 'gold')).toBe(true);
+  });
+
+  it('routes: REST keeps session row reads, the direct path takes analytics and ACL scopes', () => {
+    const router = new DataRouter([new ParseRestDataPathProvider(parse), provider]);
+    const [alice, , , aclUser, aclRole, master] = whos;
+    expect(router.pathFor('find', alice.identity).kind).toBe('parse-rest');
+    expect(router.pathFor('group_by', alice.identity).kind).toBe('postgres');
+    expect(router.pathFor('aggregate', master.identity).kind).toBe('postgres');
+    expect(router.pathFor('find', aclUser.identity).kind).toBe('postgres');
+    expect(router.pathFor('count', aclRole.identity).kind).toBe('postgres');
+    expect(() => router.pathFor('write', aclUser.identity)).toThrow(/only reads/);
+  });
+
+  it('makes aclUser and aclRole agents constructible, and their tools read only what they may', async () => {
+    const bed = await createAgentTestBed([], {
+      postgres: { uri: testParseConfig().databaseURI },
+    });
+    try {
+      const asAlice = bed.factory.create({ aclUser: alice.objectId });
+      const counted = await asAlice.execute('count_objects', { class_name: ORDER });
+      expect(counted).toMatchObject({
+        success: true,
+        data: { count: (await rest(ORDER, whos[0])).length },
+      });
+      const staff = bed.factory.create({ aclRole: staffRole });
+      const found = await staff.execute('query_class', {
+        class_name: ORDER,
+        limit: 1000,
+        keys: ['status'],
+      });
+      expect(found.success).toBe(true);
+      const ids = ((found as { data: { results: Row[] } }).data.results ?? []).map(
+        (r) => r.objectId,
+      );
+      const allowed = new Set((await rest(ORDER, whos[4])).map((r) => r.objectId));
+      expect(ids.length).toBeGreaterThan(0);
+      expect(ids.filter((id) => !allowed.has(id))).toEqual([]);
+      expect(ids.filter((id) => forbiddenIds.includes(id as string))).toEqual([]);
+    } finally {
+      await bed.close();
+    }
+    // Without a direct path an ACL scope cannot be served, so the agent is refused at creation.
+    const restOnly = await createAgentTestBed([]);
+    try {
+      expect(() => restOnly.factory.create({ aclUser: alice.objectId })).toThrow(/postgres/);
+    } finally {
+      await restOnly.close();
+    }
   });
 
   it('refuses or binds injection strings in every argument that reaches SQL', async () => {
