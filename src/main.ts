@@ -48,7 +48,8 @@ async function main(): Promise<void> {
       settings,
       parseServerURL,
       mcpApiKey,
-      postgresURI: postgres?.uri ?? (settings.mode === 'external' ? settings.postgresURI : undefined),
+      postgresURI:
+        postgres?.uri ?? (settings.mode === 'external' ? settings.postgresURI : undefined),
     }),
     new ExpressAdapter(server),
     { logger: ['log', 'warn', 'error'] },
