@@ -9,7 +9,10 @@ import {
 import { DataRouter } from '../../libs/parse-agent/src/data/data-router';
 import { ParseRestClient } from '../../libs/parse-agent/src/data/parse-rest/parse-rest-client';
 import { ParseRestDataPathProvider } from '../../libs/parse-agent/src/data/parse-rest/parse-rest-data-path';
-import { DatabaseTimeoutError } from '../../libs/parse-agent/src/data/postgres/pg-read-transaction';
+import {
+  DatabaseTimeoutError,
+  readOnly,
+} from '../../libs/parse-agent/src/data/postgres/pg-read-transaction';
 import {
   PostgresDataAccess,
   PostgresDataPathProvider,
@@ -707,11 +710,9 @@ describe('PostgresDataPath against Parse REST (real Parse Server, real PostgreSQ
 
   it('runs read-only', async () => {
     // The transaction is read-only: even a statement that slipped through could not write.
-    const { readOnly } =
-      await import('../../libs/parse-agent/src/data/postgres/pg-read-transaction');
     await expect(
       readOnly(access.pool, (q) => q({ text: `DELETE FROM "${LOCKED}"`, values: [] })),
-    ).rejects.toThrow(ParseAgentError);
+    ).rejects.toThrow(ParseRequestError);
     expect((await db.query(`SELECT count(*)::int AS n FROM "${LOCKED}"`)).rows[0].n).toBe(1);
   });
 
