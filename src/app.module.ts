@@ -15,6 +15,11 @@ export interface DemoRuntime {
   parseServerURL: string;
   /** The operator key accepted in `X-MCP-API-Key`. */
   mcpApiKey: string;
+  /**
+   * The Parse app's PostgreSQL database (embedded: the demo's own). When set, the direct
+   * PostgreSQL path serves analytics and aclUser/aclRole agents with ACL, CLP and protectedFields.
+   */
+  postgresURI?: string;
 }
 
 export const DEMO_RUNTIME = Symbol('DEMO_RUNTIME');
@@ -39,6 +44,7 @@ export class AppModule {
       imports: [
         ParseAgentModule.forRoot({
           parse,
+          ...(runtime.postgresURI ? { postgres: { uri: runtime.postgresURI } } : {}),
           models: CORE_MODELS,
           defaults: { permissions: 'readonly' },
           // The demo guard has identified the caller; map them to an agent.

@@ -44,7 +44,13 @@ async function main(): Promise<void> {
 
   const mcpApiKey = settings.mcpApiKey ?? randomBytes(18).toString('base64url');
   const app = await NestFactory.create<NestExpressApplication>(
-    AppModule.forRoot({ settings, parseServerURL, mcpApiKey }),
+    AppModule.forRoot({
+      settings,
+      parseServerURL,
+      mcpApiKey,
+      postgresURI:
+        postgres?.uri ?? (settings.mode === 'external' ? settings.postgresURI : undefined),
+    }),
     new ExpressAdapter(server),
     { logger: ['log', 'warn', 'error'] },
   );
@@ -84,6 +90,7 @@ async function main(): Promise<void> {
     `  Health:      ${base}/health`,
     `  Parse URL:   ${parseServerURL}   app id: ${settings.appId}`,
     `  MCP URL:     ${base}/mcp   (Streamable HTTP; see docs/mcp-endpoint.md)`,
+    `  Analytics:   ${postgres || (settings.mode === 'external' && settings.postgresURI) ? 'direct PostgreSQL path (row ACL, CLP and protectedFields enforced in SQL)' : 'Parse REST only (set POSTGRES_URI for the direct PostgreSQL path)'}`,
     `  MCP auth:    Authorization: Bearer <Parse session token>   or   X-MCP-API-Key: ${mcpApiKey}${settings.mcpApiKey ? ' (from MCP_API_KEY)' : ' (generated; set MCP_API_KEY to fix it)'}`,
   ];
   if (settings.mode === 'embedded') {

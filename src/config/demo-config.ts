@@ -27,6 +27,8 @@ export interface ExternalSettings {
   masterKey: string;
   javascriptKey?: string;
   mongodbURI?: string;
+  /** The Parse app's PostgreSQL database, for ACL-safe analytics straight from SQL. */
+  postgresURI?: string;
   demoPassword: string;
   mcpApiKey?: string;
 }
@@ -78,6 +80,9 @@ export async function loadDemoSettings(
     if (env.MONGODB_URI && !/^mongodb(\+srv)?:\/\//.test(env.MONGODB_URI)) {
       throw new DemoConfigError('MONGODB_URI must start with mongodb:// or mongodb+srv://.');
     }
+    if (env.POSTGRES_URI && !/^postgres(ql)?:\/\//.test(env.POSTGRES_URI)) {
+      throw new DemoConfigError('POSTGRES_URI must start with postgres:// or postgresql://.');
+    }
     return {
       mode: 'external',
       port,
@@ -87,6 +92,7 @@ export async function loadDemoSettings(
       masterKey: env.PARSE_MASTER_KEY as string,
       javascriptKey: env.PARSE_JAVASCRIPT_KEY || undefined,
       mongodbURI: env.MONGODB_URI || undefined,
+      postgresURI: env.POSTGRES_URI || undefined,
       demoPassword,
       mcpApiKey,
     };

@@ -31,7 +31,15 @@ describe('demo app serves MCP (guard + agentFactory)', () => {
       demoPassword: 'demo-password',
     };
     const module = await Test.createTestingModule({
-      imports: [AppModule.forRoot({ settings, parseServerURL: cfg.serverURL, mcpApiKey: API_KEY })],
+      imports: [
+        // As main.ts does for the embedded database: the direct PostgreSQL path is configured.
+        AppModule.forRoot({
+          settings,
+          parseServerURL: cfg.serverURL,
+          mcpApiKey: API_KEY,
+          postgresURI: cfg.databaseURI,
+        }),
+      ],
     }).compile();
     app = module.createNestApplication({ logger: false });
     await app.listen(0, '127.0.0.1');

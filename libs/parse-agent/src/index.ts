@@ -16,6 +16,7 @@ export type {
   MongoConnectionConfig,
   ParseAgentModuleOptions,
   ParseConnectionConfig,
+  PostgresConnectionConfig,
 } from './nest/parse-agent-options.interface';
 
 // HTTP transport types the agentFactory sees
@@ -113,6 +114,16 @@ export type { ReadPolicy, PlannedRead, ReadRequest } from './security/read-polic
 // Data: the Parse REST client (the demo verifies sessions with it)
 export { ParseRestClient } from './data/parse-rest/parse-rest-client';
 export type { ParseAuth } from './data/parse-rest/parse-rest-client';
+// The direct PostgreSQL path (inject PostgresDataAccess to invalidate its caches after a schema change)
+export {
+  PARSE_DEFAULT_PROTECTED_FIELDS,
+  PostgresDataAccess,
+  PostgresDataPath,
+  PostgresDataPathProvider,
+} from './data/postgres/postgres-data-path';
+export type { PostgresDataPathOptions } from './data/postgres/postgres-data-path';
+export type { PgPoolLike, PgPoolClientLike, PgClientLike } from './data/postgres/pg-driver';
+export { DatabaseTimeoutError } from './data/postgres/pg-read-transaction';
 
 // Tools
 export { AgentTool } from './tools/agent-tool.decorator';

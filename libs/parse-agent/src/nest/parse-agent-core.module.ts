@@ -1,9 +1,10 @@
 import { ParseAgentLibraryModule } from './parse-agent-library.marker';
-import { Module, type OnApplicationShutdown } from '@nestjs/common';
+import { Inject, Module, Optional, type OnApplicationShutdown } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
 import { AgentEvents } from '../core/agent-events';
 import { DataRouter } from '../data/data-router';
 import { ParseRestClient } from '../data/parse-rest/parse-rest-client';
+import { PostgresDataAccess } from '../data/postgres/postgres-data-path';
 import { SchemaCache } from '../data/schema-cache';
 import { McpDispatcher } from '../mcp/mcp-dispatcher';
 import { PromptRegistry } from '../mcp/prompt-registry';
@@ -33,6 +34,7 @@ import { parseAgentProviders } from './parse-agent.providers';
     AgentEvents,
     ParseRestClient,
     SchemaCache,
+    PostgresDataAccess,
     DataRouter,
     RateLimiter,
     PARSE_AGENT_SERVICES,
@@ -40,12 +42,16 @@ import { parseAgentProviders } from './parse-agent.providers';
   ],
 })
 export class ParseAgentCoreModule extends ConfigurableModuleClass implements OnApplicationShutdown {
-  constructor(protected readonly parse: ParseRestClient) {
+  constructor(
+    protected readonly parse: ParseRestClient,
+    @Optional() @Inject(PostgresDataAccess) protected readonly postgres?: PostgresDataAccess | null,
+  ) {
     super();
   }
 
-  /** Releases the keep-alive sockets to Parse Server so the process can exit. */
-  onApplicationShutdown(): void {
+  /** Releases the keep-alive sockets to Parse Server and a pool this library opened. */
+  async onApplicationShutdown(): Promise<void> {
     this.parse.close();
+    await this.postgres?.close();
   }
 }

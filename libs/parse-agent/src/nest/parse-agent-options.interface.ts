@@ -1,4 +1,6 @@
 import type { AgentOptions, ParseAgent } from '../agent/parse-agent';
+import type { PgPoolLike } from '../data/postgres/pg-driver';
+import type { PostgresDataPathOptions } from '../data/postgres/postgres-data-path';
 import type { RateLimiter } from '../ports/rate-limiter';
 import type { ModelClass } from '../metadata/metadata.types';
 import type { McpRequest } from '../transport/http/mcp-request-gate';
@@ -19,6 +21,15 @@ export interface MongoConnectionConfig {
   dbName?: string;
 }
 
+/**
+ * The direct PostgreSQL path (Parse-on-PostgreSQL): ACL-safe analytics for every identity and
+ * aclUser/aclRole reads. Needs the `pg` package; pass `uri` or an existing `pg.Pool` as `pool`.
+ */
+export type PostgresConnectionConfig = Omit<PostgresDataPathOptions, 'pool'> & {
+  /** An existing `pg.Pool` (left open when the module shuts down). */
+  pool?: PgPoolLike;
+};
+
 /** Defaults applied to every agent ParseAgentFactory creates (per-call options win). */
 export type AgentDefaults = Omit<
   AgentOptions,
@@ -28,6 +39,7 @@ export type AgentDefaults = Omit<
 export interface ParseAgentModuleOptions {
   parse: ParseConnectionConfig;
   mongo?: MongoConnectionConfig;
+  postgres?: PostgresConnectionConfig;
   /** Models to register (feature modules can add theirs with ParseAgentModule.forFeature). */
   models?: ModelClass[];
   /** Classes to hide by name, for classes without a model. */

@@ -5,6 +5,7 @@ import type { AgentServices } from '../agent/parse-agent';
 import { DataRouter } from '../data/data-router';
 import { ParseRestClient } from '../data/parse-rest/parse-rest-client';
 import { ParseRestDataPathProvider } from '../data/parse-rest/parse-rest-data-path';
+import { PostgresDataAccess, PostgresDataPathProvider } from '../data/postgres/postgres-data-path';
 import { SchemaCache } from '../data/schema-cache';
 import { BUILTIN_PROMPTS } from '../mcp/builtin-prompts';
 import { McpDispatcher } from '../mcp/mcp-dispatcher';
@@ -64,13 +65,24 @@ export const parseAgentProviders: Provider[] = [
     inject: [PARSE_AGENT_MODULE_OPTIONS, ParseRestClient],
   },
   {
+    // Only when `postgres` is configured; the pg driver is loaded here, on first use.
+    provide: PostgresDataAccess,
+    useFactory: (options: ParseAgentModuleOptions, parse: ParseRestClient) =>
+      options.postgres ? new PostgresDataAccess(options.postgres, parse) : null,
+    inject: [PARSE_AGENT_MODULE_OPTIONS, ParseRestClient],
+  },
+  {
     // Tried in order by the DataRouter. Parse REST serves session-token and master-key reads;
     // direct database paths join this list when configured.
     provide: DataPathProvider,
-    useFactory: (parse: ParseRestClient): DataPathProvider[] => [
+    useFactory: (
+      parse: ParseRestClient,
+      postgres: PostgresDataAccess | null,
+    ): DataPathProvider[] => [
       new ParseRestDataPathProvider(parse),
+      ...(postgres ? [new PostgresDataPathProvider(postgres)] : []),
     ],
-    inject: [ParseRestClient],
+    inject: [ParseRestClient, PostgresDataAccess],
   },
   {
     provide: DataRouter,

@@ -35,6 +35,44 @@ export function validateModuleOptions(
       fail('mongo.uri must start with mongodb:// or mongodb+srv://.');
     }
   }
+  const postgres = options.postgres;
+  if (postgres !== undefined) {
+    if (!isPlainObject(postgres) || (!postgres.uri && !postgres.pool)) {
+      fail(
+        'postgres needs a uri (postgres://user:pass@host:5432/db) or a pool (an existing pg.Pool).',
+      );
+    }
+    if (postgres.uri !== undefined && postgres.pool !== undefined) {
+      fail('postgres takes a uri or a pool, not both.');
+    }
+    if (
+      postgres.uri !== undefined &&
+      (typeof postgres.uri !== 'string' || !/^postgres(ql)?:\/\//.test(postgres.uri))
+    ) {
+      fail('postgres.uri must start with postgres:// or postgresql://.');
+    }
+    if (
+      postgres.pool !== undefined &&
+      (typeof (postgres.pool as { connect?: unknown })?.connect !== 'function' ||
+        typeof (postgres.pool as { query?: unknown })?.query !== 'function')
+    ) {
+      fail('postgres.pool must be a pg.Pool (with connect() and query()).');
+    }
+    for (const key of [
+      'maxConnections',
+      'schemaCacheTtlMs',
+      'sessionCacheTtlMs',
+      'roleCacheTtlMs',
+      'sessionLookupTimeoutMs',
+      'statementTimeoutMs',
+      'collscanMinRows',
+    ] as const) {
+      const value = postgres[key];
+      if (value !== undefined && !(typeof value === 'number' && value >= 0)) {
+        fail(`postgres.${key} must be a non-negative number.`);
+      }
+    }
+  }
   if (
     options.models !== undefined &&
     (!Array.isArray(options.models) || options.models.some((m) => typeof m !== 'function'))

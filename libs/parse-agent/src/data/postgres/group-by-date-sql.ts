@@ -1,13 +1,16 @@
 import { AgentValidationError } from '../../core/errors';
 import { columnRef } from './pg-identifiers';
 import { SqlParams, type SqlQuery } from './sql-params';
-import { accumulatorSql, type GroupValue } from './group-by-sql';
+import { accumulatorSql, groupOrderSql, type GroupOrder, type GroupValue } from './group-by-sql';
 import { scopedSource, visibleField, type SqlContext } from './scoped-source';
 import { compileWhere, type Where } from './where-to-sql';
 
-export type DateInterval = 'hour' | 'day' | 'week' | 'month' | 'quarter' | 'year';
+export type DateInterval =
+  'second' | 'minute' | 'hour' | 'day' | 'week' | 'month' | 'quarter' | 'year';
 /** `date_trunc` units: fixed SQL literals chosen from this table, never the agent's text. */
 const UNITS: Record<DateInterval, string> = {
+  second: `'second'`,
+  minute: `'minute'`,
   hour: `'hour'`,
   day: `'day'`,
   week: `'week'`,
@@ -26,6 +29,17 @@ export interface GroupByDateInput extends GroupValue {
   where?: Where;
   /** Default 1000 buckets. */
   limit?: number;
+  /** Default key_asc (oldest first). */
+  sort?: GroupOrder;
+}
+
+const OFFSET = /^([+-])(\d{2}):?(\d{2})?$/;
+
+/** Minutes east of UTC for a fixed offset such as `+05:30`, or undefined for a zone name. */
+export function offsetMinutes(timeZone: string): number | undefined {
+  const m = OFFSET.exec(timeZone);
+  if (!m || Number(m[2]) > 14 || Number(m[3] ?? 0) > 59) return undefined;
+  return (m[1] === '-' ? -1 : 1) * (Number(m[2]) * 60 + Number(m[3] ?? 0));
 }
 
 /** True for a time zone name this runtime knows (IANA names and `UTC`). */
@@ -39,8 +53,9 @@ export function isKnownTimeZone(timeZone: string): boolean {
 }
 
 /**
- * `group_by_date`: rows `{ bucket, value }`, oldest first. `bucket` is the local start of the
- * period in `timeZone` as `YYYY-MM-DDTHH:MM:SS` (weeks start on Monday, ISO-8601).
+ * `group_by_date`: rows `{ bucket, at, value }`, oldest first. `bucket` is the local start of the
+ * period in `timeZone` as `YYYY-MM-DDTHH:MM:SS` (weeks start on Monday, ISO-8601); `at` is the
+ * instant that period starts (a timestamptz).
  */
 export function groupByDateSql(input: GroupByDateInput, ctx: SqlContext): SqlQuery {
   const unit = Object.prototype.hasOwnProperty.call(UNITS, input.interval)
@@ -52,9 +67,10 @@ export function groupByDateSql(input: GroupByDateInput, ctx: SqlContext): SqlQue
     );
   }
   const timeZone = input.timeZone ?? 'UTC';
-  if (typeof timeZone !== 'string' || !isKnownTimeZone(timeZone)) {
+  const offset = typeof timeZone === 'string' ? offsetMinutes(timeZone) : undefined;
+  if (typeof timeZone !== 'string' || (offset === undefined && !isKnownTimeZone(timeZone))) {
     throw new AgentValidationError(
-      `Unknown time zone ${JSON.stringify(timeZone)}. Use an IANA name such as 'Europe/Lisbon'.`,
+      `Unknown time zone ${JSON.stringify(timeZone)}. Use an IANA name such as 'Europe/Lisbon' or an offset such as '+05:30'.`,
     );
   }
   const params = new SqlParams();
@@ -70,11 +86,25 @@ export function groupByDateSql(input: GroupByDateInput, ctx: SqlContext): SqlQue
   const value = accumulatorSql(input, source, t);
   const cond = compileWhere(input.where ?? {}, source, params, t);
   const col = columnRef(fieldName, t);
-  const bucket = `date_trunc(${unit}, ${col} AT TIME ZONE ${params.add(timeZone)}::text)`;
+  // Local wall-clock time in the zone, truncated, then back to the instant the bucket starts at.
+  // A fixed offset is applied as an interval: PostgreSQL reads '+05:30' as a POSIX zone (sign flipped).
+  let bucket: string;
+  let instant: string;
+  if (offset !== undefined) {
+    const shift = `make_interval(mins => ${params.add(offset)}::int)`;
+    bucket = `date_trunc(${unit}, (${col} AT TIME ZONE 'UTC') + ${shift})`;
+    instant = `((${bucket} - ${shift}) AT TIME ZONE 'UTC')`;
+  } else {
+    const zone = `${params.add(timeZone)}::text`;
+    bucket = `date_trunc(${unit}, ${col} AT TIME ZONE ${zone})`;
+    instant = `(${bucket} AT TIME ZONE ${zone})`;
+  }
   const limit = params.addCount(input.limit ?? 1000, 'limit', { min: 1 });
+  const order = groupOrderSql(input.sort, 'key_asc').replace(/"key"/g, '"local"');
   return params.query(
-    `SELECT to_char(${bucket}, 'YYYY-MM-DD"T"HH24:MI:SS') AS "bucket", ${value} AS "value" ` +
+    `SELECT to_char("local", 'YYYY-MM-DD"T"HH24:MI:SS') AS "bucket", "at", "value" FROM (` +
+      `SELECT ${bucket} AS "local", min(${instant}) AS "at", ${value} AS "value" ` +
       `FROM (${source.sql}) AS ${t} WHERE ${cond} AND ${col} IS NOT NULL ` +
-      `GROUP BY 1 ORDER BY 1 LIMIT ${limit}`,
+      `GROUP BY 1) AS b ORDER BY ${order} LIMIT ${limit}`,
   );
 }

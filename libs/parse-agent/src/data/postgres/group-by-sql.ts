@@ -26,12 +26,34 @@ export interface GroupValue {
   valueField?: string;
 }
 
+export type GroupOrder = 'value_desc' | 'value_asc' | 'key_asc' | 'key_desc';
+
+/** ORDER BY for groups: fixed SQL chosen from this table (ties broken by key, as on MongoDB). */
+export const GROUP_ORDER_SQL: Record<GroupOrder, string> = {
+  value_desc: '"value" DESC NULLS LAST, "key" ASC NULLS FIRST',
+  value_asc: '"value" ASC NULLS FIRST, "key" ASC NULLS FIRST',
+  key_asc: '"key" ASC NULLS FIRST',
+  key_desc: '"key" DESC NULLS LAST',
+};
+
+export function groupOrderSql(order: unknown, fallback: GroupOrder): string {
+  const key = order ?? fallback;
+  if (typeof key !== 'string' || !Object.prototype.hasOwnProperty.call(GROUP_ORDER_SQL, key)) {
+    throw new AgentValidationError(
+      `Unknown sort ${JSON.stringify(key)}. Use one of: ${Object.keys(GROUP_ORDER_SQL).join(', ')}.`,
+    );
+  }
+  return GROUP_ORDER_SQL[key as GroupOrder];
+}
+
 export interface GroupByInput extends GroupValue {
   className: string;
   field: string;
   where?: Where;
   /** Default 100. */
   limit?: number;
+  /** Default value_desc. */
+  sort?: GroupOrder;
 }
 
 const GROUPABLE = new Set([
@@ -102,7 +124,7 @@ export function groupBySql(input: GroupByInput, ctx: SqlContext): GroupedSqlQuer
   const key = columnRef(input.field, t);
   const text =
     `SELECT ${key} AS "key", ${value} AS "value" FROM (${source.sql}) AS ${t} WHERE ${cond} ` +
-    `GROUP BY ${key} ORDER BY "value" DESC NULLS LAST, "key" ASC NULLS FIRST LIMIT ${limit}`;
+    `GROUP BY ${key} ORDER BY ${groupOrderSql(input.sort, 'value_desc')} LIMIT ${limit}`;
   return {
     ...params.query(text),
     key: { field: input.field, type: keyField.type, targetClass: keyField.targetClass },

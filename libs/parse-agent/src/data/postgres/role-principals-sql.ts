@@ -35,3 +35,24 @@ export function userPrincipals(userId: string, roleRows: ReadonlyArray<{ princip
 export function isUndefinedTableError(error: unknown): boolean {
   return (error as { code?: unknown } | null)?.code === '42P01';
 }
+
+/**
+ * The `'role:Name'` principals an aclRole scope acts with: the role itself and every role it
+ * inherits access from (roles whose `roles` relation holds it, transitively).
+ */
+export function rolePrincipalsQuery(roleName: string): SqlQuery {
+  return {
+    text: [
+      'WITH RECURSIVE granted(role_id) AS (',
+      '  SELECT r."objectId" FROM "_Role" AS r WHERE r."name" = $1::text',
+      '  UNION',
+      '  SELECT i."owningId" FROM "_Join:roles:_Role" AS i JOIN granted AS g ON i."relatedId" = g.role_id',
+      ')',
+      `SELECT 'role:' || r."name" AS principal FROM "_Role" AS r`,
+      '  JOIN granted AS g ON r."objectId" = g.role_id',
+      '  WHERE r."name" IS NOT NULL',
+      '  ORDER BY 1',
+    ].join('\n'),
+    values: [roleName],
+  };
+}

@@ -1,0 +1,243 @@
+#!/usr/bin/env node
+'use strict';
+// `npm run bench:pg`: group_by on a class of 100,000 rows for a session-token user, three ways:
+//   A. the direct PostgreSQL path (PostgresDataPath.groupBy: session resolved via /users/me and
+//      cached, row ACL + CLP + protectedFields in SQL, read-only transaction, statement_timeout)
+//   B. the only way without it: paging `query_class` over MCP (csv, 1,000 rows a page) and
+//      grouping client-side
+//   C. the hand-written SQL it compiles to, run straight on the database (the floor)
+// Parse Server runs in its own process; the MCP app runs in this one.
+require('reflect-metadata');
+const { spawn } = require('node:child_process');
+const http = require('node:http');
+const os = require('node:os');
+const path = require('node:path');
+const fs = require('node:fs');
+const express = require('express');
+const { Client } = require('pg');
+const { NestFactory } = require('@nestjs/core');
+const { ExpressAdapter } = require('@nestjs/platform-express');
+const { Module } = require('@nestjs/common');
+const lib = require('nestjs-parse-agent');
+const { startEmbeddedPostgres } = require('../dist/src/embedded/embedded-postgres');
+const { findFreePort } = require('../dist/src/embedded/free-port');
+
+const ROWS = Number(process.env.BENCH_PG_ROWS || 100_000);
+const REPEAT = Number(process.env.BENCH_PG_REPEAT || 30);
+const CLASS = 'BenchOrder';
+
+function startParse(databaseURI) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [path.join(__dirname, 'parse-server.js')], {
+      env: { ...process.env, BENCH_DATABASE_URI: databaseURI },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    let buffer = '';
+    child.stdout.on('data', (chunk) => {
+      buffer += chunk;
+      const line = buffer.split('\n').find((l) => l.startsWith('{"ready"'));
+      if (line) resolve({ child, info: JSON.parse(line) });
+    });
+    child.on('exit', (code) => reject(new Error(`parse-server.js exited with ${code}`)));
+  });
+}
+
+async function rest(info, method, route, body, headers = {}) {
+  const res = await fetch(info.serverURL + route, {
+    method,
+    headers: {
+      'X-Parse-Application-Id': info.appId,
+      'Content-Type': 'application/json',
+      ...headers,
+    },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const json = await res.json();
+  if (!res.ok) throw new Error(`${method} ${route}: ${JSON.stringify(json)}`);
+  return json;
+}
+
+function post(url, body, headers) {
+  const payload = Buffer.from(JSON.stringify(body));
+  return new Promise((resolve, reject) => {
+    const req = http.request(
+      url,
+      { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json', 'content-length': payload.length, ...headers } },
+      (res) => {
+        const chunks = [];
+        res.on('data', (c) => chunks.push(c));
+        res.on('end', () => resolve(JSON.parse(Buffer.concat(chunks).toString())));
+        res.on('error', reject);
+      },
+    );
+    req.on('error', reject);
+    req.end(payload);
+  });
+}
+
+async function seed(info, db) {
+  const user = await rest(info, 'POST', '/users', { username: 'bench-user', password: 'bench-password' });
+  await rest(info, 'POST', `/schemas/${CLASS}`, {
+    className: CLASS,
+    fields: { status: { type: 'String' }, amount: { type: 'Number' }, tenant: { type: 'String' } },
+  }, { 'X-Parse-Master-Key': info.masterKey });
+  // Parse's own layout, filled in one statement: a third public, a third the user's, a third
+  // someone else's, so the ACL filter matters.
+  await db.query(
+    `INSERT INTO "${CLASS}" ("objectId", "createdAt", "updatedAt", "status", "amount", "tenant", "_rperm", "_wperm")
+     SELECT substr(md5(i::text), 1, 10), now(), now(),
+            (ARRAY['new','paid','shipped','void','returned'])[1 + i % 5], (i * 37) % 101,
+            CASE WHEN i % 2 = 0 THEN 'acme' ELSE 'globex' END,
+            CASE i % 3 WHEN 0 THEN NULL WHEN 1 THEN ARRAY[$1::text] ELSE ARRAY['someoneElse'] END,
+            ARRAY[]::text[]
+     FROM generate_series(1, $2::int) AS i`,
+    [user.objectId, ROWS],
+  );
+  await db.query(`ANALYZE "${CLASS}"`);
+  return user;
+}
+
+async function startMcp(info, databaseURI) {
+  lib.suppressSecurityBanners();
+  class BenchPgModule {}
+  Module({
+    imports: [
+      lib.ParseAgentModule.forRoot({
+        parse: { serverURL: info.serverURL, appId: info.appId, masterKey: info.masterKey },
+        postgres: { uri: databaseURI },
+        rateLimiter: new lib.KeyedSlidingWindowRateLimiter(10_000_000, 60),
+        agentFactory: (req) => ({ sessionToken: String(req.headers['x-session-token']) }),
+        mcp: { path: '/mcp' },
+      }),
+    ],
+  })(BenchPgModule);
+  const root = express();
+  const app = await NestFactory.create(BenchPgModule, new ExpressAdapter(root), { logger: ['error'] });
+  const port = await findFreePort();
+  await app.listen(port, '127.0.0.1');
+  return { app, url: `http://127.0.0.1:${port}/mcp` };
+}
+
+async function timeIt(fn) {
+  const times = [];
+  let last;
+  for (let i = 0; i < REPEAT; i++) {
+    const t = process.hrtime.bigint();
+    last = await fn();
+    times.push(Number(process.hrtime.bigint() - t) / 1e6);
+  }
+  times.sort((a, b) => a - b);
+  return { median: times[Math.floor(times.length / 2)], min: times[0], last };
+}
+
+async function pagedQueryClass(mcpUrl, token) {
+  const groups = new Map();
+  let rows = 0;
+  for (let skip = 0; ; skip += 1000) {
+    const res = await post(
+      mcpUrl,
+      {
+        jsonrpc: '2.0',
+        id: skip,
+        method: 'tools/call',
+        params: { name: 'query_class', arguments: { class_name: CLASS, keys: ['status'], limit: 1000, skip, format: 'csv' } },
+      },
+      { 'x-session-token': token },
+    );
+    const data = JSON.parse(res.result.content[0].text);
+    const payload = data.data ?? data;
+    const lines = String(payload.output).split('\n').slice(1).filter(Boolean);
+    const statusCol = String(payload.output).split('\n')[0].split(',').indexOf('status');
+    for (const line of lines) {
+      const status = line.split(',')[statusCol];
+      groups.set(status, (groups.get(status) ?? 0) + 1);
+    }
+    rows += lines.length;
+    if (lines.length < 1000) break;
+  }
+  return { groups, rows };
+}
+
+async function main() {
+  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'parse-agent-bench-pg-'));
+  fs.chmodSync(tmp, 0o755);
+  const pg = await startEmbeddedPostgres({ dataDir: path.join(tmp, 'pg'), fast: true });
+  let parse;
+  let mcp;
+  const db = new Client({ connectionString: pg.uri });
+  try {
+    parse = await startParse(pg.uri);
+    await db.connect();
+    const user = await seed(parse.info, db);
+    mcp = await startMcp(parse.info, pg.uri);
+
+    const access = mcp.app.get(lib.PostgresDataAccess);
+    const identity = { agentId: 'bench', permissions: 'readonly', authType: 'session_token', usingMasterKey: false, sessionToken: user.sessionToken };
+    const path_ = new lib.PostgresDataPathProvider(access).bind(identity);
+    const spec = { field: 'status', operation: 'count', limit: 100 };
+
+    const direct = await timeIt(() => path_.groupBy(CLASS, spec));
+    // The hand-written equivalent: the reader's principals, the ACL test, the grouping.
+    const principals = ['*', user.objectId];
+    const handSql =
+      `SELECT "status" AS "key", count(*)::float8 AS "value" FROM "${CLASS}" ` +
+      `WHERE ("_rperm" IS NULL OR "_rperm" && $1::text[]) GROUP BY "status" ORDER BY 2 DESC, 1 LIMIT 101`;
+    const hand = await timeIt(async () => (await db.query(handSql, [principals])).rows);
+    const pagedRepeat = Math.max(1, Math.min(3, REPEAT));
+    const pagedTimes = [];
+    let paged;
+    for (let i = 0; i < pagedRepeat; i++) {
+      const t = process.hrtime.bigint();
+      paged = await pagedQueryClass(mcp.url, user.sessionToken);
+      pagedTimes.push(Number(process.hrtime.bigint() - t) / 1e6);
+    }
+    pagedTimes.sort((a, b) => a - b);
+    const pagedMedian = pagedTimes[Math.floor(pagedTimes.length / 2)];
+
+    // Same answer three ways, or the numbers mean nothing.
+    const asObject = (rows) => Object.fromEntries(rows.map((r) => [r.key, Number(r.value)]));
+    const a = asObject(direct.last);
+    const c = asObject(hand.last);
+    const b = Object.fromEntries(paged.groups);
+    if (JSON.stringify(a) !== JSON.stringify(c) || Object.keys(a).some((k) => a[k] !== b[k])) {
+      throw new Error(`answers differ: direct ${JSON.stringify(a)} hand ${JSON.stringify(c)} paged ${JSON.stringify(b)}`);
+    }
+    const visible = Object.values(a).reduce((s, n) => s + n, 0);
+    const out = {
+      rows: ROWS,
+      visibleToUser: visible,
+      directMs: +direct.median.toFixed(2),
+      handSqlMs: +hand.median.toFixed(2),
+      pagedQueryClassMs: +pagedMedian.toFixed(0),
+      directVsPaged: +(pagedMedian / direct.median).toFixed(0),
+      directVsHandSql: +(direct.median / hand.median).toFixed(2),
+    };
+    process.stdout.write(
+      [
+        '',
+        `group_by status (count) on ${ROWS} rows, session-token user (${visible} rows visible)`,
+        `  direct PostgreSQL path      median ${out.directMs} ms (min ${direct.min.toFixed(2)}) over ${REPEAT}`,
+        `  hand-written SQL            median ${out.handSqlMs} ms (min ${hand.min.toFixed(2)}) over ${REPEAT}`,
+        `  paging query_class over MCP median ${out.pagedQueryClassMs} ms over ${pagedRepeat} (${paged.rows} rows moved)`,
+        `  direct vs paging: ${out.directVsPaged}x faster (target >= 100x)`,
+        `  direct vs hand-written SQL: ${out.directVsHandSql}x the time (target <= 1.3x)`,
+        '',
+      ].join('\n'),
+    );
+    process.stdout.write(JSON.stringify(out) + '\n');
+  } finally {
+    await mcp?.app.close().catch(() => undefined);
+    await db.end().catch(() => undefined);
+    parse?.child.kill('SIGINT');
+    await pg.stop().catch(() => undefined);
+    fs.rmSync(tmp, { recursive: true, force: true });
+  }
+}
+
+main().then(
+  () => process.exit(0),
+  (e) => {
+    process.stderr.write(`bench failed: ${e && e.stack ? e.stack : e}\n`);
+    process.exit(1);
+  },
+);
