@@ -23,7 +23,10 @@ describe('agent introspection and sub-agents', () => {
       tenant_id: 'acme',
     });
     expect(JSON.stringify(d)).not.toContain('secret-token');
-    expect(d.auth).toEqual({ mode: 'session_token', fingerprint: expect.stringMatching(/^[0-9a-f]{8}$/) });
+    expect(d.auth).toEqual({
+      mode: 'session_token',
+      fingerprint: expect.stringMatching(/^[0-9a-f]{8}$/),
+    });
     expect(d.classes).toEqual({ only: ['Order'], except: null });
     expect(d).toMatchObject({
       methods: { only: null, except: null },
@@ -31,7 +34,9 @@ describe('agent introspection and sub-agents', () => {
       correlation_id: null,
     });
     expect(d.hidden_classes).toEqual(expect.arrayContaining(['_Session', 'ApiCredential']));
-    expect((d.per_class as Record<string, unknown>).Customer).toMatchObject({ accessible: 'denied' });
+    expect((d.per_class as Record<string, unknown>).Customer).toMatchObject({
+      accessible: 'denied',
+    });
   });
 
   it('answers wouldPermit without running anything', () => {

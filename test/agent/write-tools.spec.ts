@@ -181,9 +181,14 @@ describe('writes on a real Parse Server (demo dataset)', () => {
         tenant_id: 'acme',
       });
       expect(JSON.stringify(mutations[0])).not.toContain('shipped');
-      await parseRest('PUT', `/classes/Order/${acmeOrder.objectId}`, { status: 'paid' }, {
-        masterKey: true,
-      });
+      await parseRest(
+        'PUT',
+        `/classes/Order/${acmeOrder.objectId}`,
+        { status: 'paid' },
+        {
+          masterKey: true,
+        },
+      );
     });
 
     it('answers "not found" for a globex row and leaves it alone', async () => {
@@ -206,7 +211,10 @@ describe('writes on a real Parse Server (demo dataset)', () => {
           values: { service: 'x' },
         }),
       );
-      expect(result).toMatchObject({ error_code: 'access_denied', details: { kind: 'hidden_class' } });
+      expect(result).toMatchObject({
+        error_code: 'access_denied',
+        details: { kind: 'hidden_class' },
+      });
     });
 
     it('refuses a field outside the allowlist', async () => {
@@ -217,7 +225,10 @@ describe('writes on a real Parse Server (demo dataset)', () => {
           values: { isDeleted: true },
         }),
       );
-      expect(result).toMatchObject({ error_code: 'access_denied', details: { kind: 'field_denied' } });
+      expect(result).toMatchObject({
+        error_code: 'access_denied',
+        details: { kind: 'field_denied' },
+      });
       expect((await row('Order', acmeOrder.objectId)).isDeleted).toBe(false);
     });
 
@@ -229,7 +240,10 @@ describe('writes on a real Parse Server (demo dataset)', () => {
           values: { tenantId: 'globex' },
         }),
       );
-      expect(result).toMatchObject({ error_code: 'access_denied', details: { kind: 'tenant_scope' } });
+      expect(result).toMatchObject({
+        error_code: 'access_denied',
+        details: { kind: 'tenant_scope' },
+      });
       expect((await row('Order', acmeOrder.objectId)).tenantId).toBe('acme');
     });
 
@@ -317,9 +331,14 @@ describe('writes on a real Parse Server (demo dataset)', () => {
         }),
       ]);
       expect(JSON.stringify(mutations)).not.toContain('arrived broken');
-      await parseRest('PUT', `/classes/Order/${acmeOrder.objectId}`, { status: 'paid' }, {
-        masterKey: true,
-      });
+      await parseRest(
+        'PUT',
+        `/classes/Order/${acmeOrder.objectId}`,
+        { status: 'paid' },
+        {
+          masterKey: true,
+        },
+      );
     });
 
     it('gives the universal preview for a method without its own dry run', async () => {
@@ -391,12 +410,12 @@ describe('writes on a real Parse Server (demo dataset)', () => {
         }),
       );
       expect(result.error_code).toBe('tool_filtered');
-      expect(filtered.wouldPermit('call_method', { className: 'Order', methodName: 'refund' })).toEqual(
-        { allowed: false, reason: 'tool_filtered', denied_at: 'methods_filter' },
-      );
-      expect(alice().wouldPermit('call_method', { className: 'Order', methodName: 'refund' })).toEqual(
-        { allowed: true },
-      );
+      expect(
+        filtered.wouldPermit('call_method', { className: 'Order', methodName: 'refund' }),
+      ).toEqual({ allowed: false, reason: 'tool_filtered', denied_at: 'methods_filter' });
+      expect(
+        alice().wouldPermit('call_method', { className: 'Order', methodName: 'refund' }),
+      ).toEqual({ allowed: true });
     });
 
     it('lists the methods an agent may call in get_schema, permitted_keys only with agentDebug', async () => {
@@ -405,7 +424,9 @@ describe('writes on a real Parse Server (demo dataset)', () => {
         expect.objectContaining({ name: 'refund', permission: 'write', supports_dry_run: true }),
       ]);
       expect(schema.agent_methods[0].permitted_keys).toBeUndefined();
-      const debug = ok(await alice({ agentDebug: true }).execute('get_schema', { class_name: 'Order' }));
+      const debug = ok(
+        await alice({ agentDebug: true }).execute('get_schema', { class_name: 'Order' }),
+      );
       expect(debug.agent_methods[0].permitted_keys).toEqual(['reason']);
       const reader = ok(
         await alice({ permissions: 'readonly' }).execute('get_schema', { class_name: 'Order' }),
@@ -422,7 +443,10 @@ describe('writes on a real Parse Server (demo dataset)', () => {
           arguments: { dry_run: true },
         }),
       );
-      expect(result).toMatchObject({ error_code: 'access_denied', details: { kind: 'clp_denied' } });
+      expect(result).toMatchObject({
+        error_code: 'access_denied',
+        details: { kind: 'clp_denied' },
+      });
     });
 
     it('asks for confirmation before an admin method, and refuses when nobody can confirm', async () => {

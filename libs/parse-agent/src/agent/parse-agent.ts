@@ -510,7 +510,8 @@ export class ParseAgent implements AgentIdentity, ToolAgent {
     }
     if (options.methodName !== undefined) {
       const method = findAgentMethod(this.access, className, options.methodName);
-      if (!method) return { allowed: false, reason: 'unknown_method', denied_at: 'declared_methods' };
+      if (!method)
+        return { allowed: false, reason: 'unknown_method', denied_at: 'declared_methods' };
       const denial = methodDenial(this, className, method);
       if (denial) return { allowed: false, reason: denial.reason, denied_at: denial.deniedAt };
     }
@@ -565,7 +566,10 @@ export class ParseAgent implements AgentIdentity, ToolAgent {
         .filter((c) => this.services.metadata.isHidden(c, this.usingMasterKey))
         .sort(),
       per_class: perClass,
-      strict_modes: { tool_filter: this.strictModes.toolFilter, class_filter: this.strictModes.classFilter },
+      strict_modes: {
+        tool_filter: this.strictModes.toolFilter,
+        class_filter: this.strictModes.classFilter,
+      },
       correlation_id: this.correlationId ?? null,
     };
   }

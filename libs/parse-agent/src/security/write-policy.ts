@@ -74,7 +74,9 @@ export class WritePolicy {
   ): Promise<DataRow> {
     this.read.assertClassAccessible(className);
     if (typeof objectId !== 'string' || !OBJECT_ID_PATTERN.test(objectId)) {
-      throw new AgentValidationError(`object_id ${JSON.stringify(objectId)} is not a valid objectId.`);
+      throw new AgentValidationError(
+        `object_id ${JSON.stringify(objectId)} is not a valid objectId.`,
+      );
     }
     const { where, tenant } = await this.read.planWhere(className, {}, true, true);
     const rows = await data.find(
@@ -84,7 +86,11 @@ export class WritePolicy {
     );
     const row = rows[0];
     if (!row || (tenant && tenant.field in row && !rowInTenant(row, tenant))) {
-      throw new ParseRequestError(`Parse error: Object not found: ${className}#${objectId}`, 101, 404);
+      throw new ParseRequestError(
+        `Parse error: Object not found: ${className}#${objectId}`,
+        101,
+        404,
+      );
     }
     return row;
   }

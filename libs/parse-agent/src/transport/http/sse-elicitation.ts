@@ -28,7 +28,9 @@ export class SseElicitations {
 
   /** Remembers that the session's client can answer elicitations, until the session ends. */
   remember(sessionId: string, ended$: Observable<void>, initializeParams: unknown): void {
-    const capabilities = isPlainObject(initializeParams) ? initializeParams.capabilities : undefined;
+    const capabilities = isPlainObject(initializeParams)
+      ? initializeParams.capabilities
+      : undefined;
     if (!isPlainObject(capabilities) || !isPlainObject(capabilities.elicitation)) return;
     this.capable.add(sessionId);
     const forget = () => this.forget(sessionId);

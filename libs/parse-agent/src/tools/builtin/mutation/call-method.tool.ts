@@ -1,6 +1,10 @@
 import Ajv, { type ValidateFunction } from 'ajv';
 import { OBJECT_ID_PATTERN } from '../../../core/constants';
-import { AccessDeniedError, AgentValidationError, ParseAgentConfigError } from '../../../core/errors';
+import {
+  AccessDeniedError,
+  AgentValidationError,
+  ParseAgentConfigError,
+} from '../../../core/errors';
 import type { AgentMethodDeclaration } from '../../../metadata/metadata.types';
 import type { DataRow } from '../../../ports/data-path';
 import { isPlainObject } from '../../../query/field-names';
@@ -22,7 +26,11 @@ interface Args {
 }
 
 /** The CLP operation a method's tier must be granted on its class (the spec's mapping). */
-const TIER_CLP: Record<string, ClpOperation> = { readonly: 'find', write: 'update', admin: 'delete' };
+const TIER_CLP: Record<string, ClpOperation> = {
+  readonly: 'find',
+  write: 'update',
+  admin: 'delete',
+};
 
 const ajv = new Ajv({ allErrors: true, strict: false });
 const validators = new WeakMap<AgentMethodDeclaration, ValidateFunction>();
@@ -63,7 +71,10 @@ function checkArguments(qualified: string, method: AgentMethodDeclaration, args:
   const validate = parameterValidator(method);
   if (validate && !validate(args)) {
     const problems = (validate.errors ?? [])
-      .map((e) => `${e.instancePath ? e.instancePath.slice(1).replace(/\//g, '.') : 'arguments'} ${e.message ?? 'is invalid'}`)
+      .map(
+        (e) =>
+          `${e.instancePath ? e.instancePath.slice(1).replace(/\//g, '.') : 'arguments'} ${e.message ?? 'is invalid'}`,
+      )
       .join('; ');
     throw new AgentValidationError(`arguments for '${qualified}': ${problems}`);
   }
@@ -132,7 +143,10 @@ export const callMethod: ToolDefinition<Args> = {
       : agent.usingMasterKey
         ? ({ master: true } as const)
         : undefined;
-    if (!principals || !clpGrants(schema?.classLevelPermissions, TIER_CLP[permission], principals)) {
+    if (
+      !principals ||
+      !clpGrants(schema?.classLevelPermissions, TIER_CLP[permission], principals)
+    ) {
       throw new AccessDeniedError(
         `'${qualified}' is a ${permission} method and needs the '${TIER_CLP[permission]}' class-level permission on '${className}', which this agent's identity does not have.`,
         { kind: 'clp_denied' },
@@ -155,7 +169,9 @@ export const callMethod: ToolDefinition<Args> = {
     if (args.object_id !== undefined && !OBJECT_ID_PATTERN.test(args.object_id)) {
       throw new AgentValidationError(`object_id '${args.object_id}' is not a valid objectId.`);
     }
-    const object = args.object_id ? await fetchObject(context, className, args.object_id) : undefined;
+    const object = args.object_id
+      ? await fetchObject(context, className, args.object_id)
+      : undefined;
 
     const base = {
       class_name: className,
@@ -188,12 +204,14 @@ export const callMethod: ToolDefinition<Args> = {
     }
 
     const model = access.meta(className)?.model as
-      | (Record<string, unknown> & { prototype: object })
-      | undefined;
+      (Record<string, unknown> & { prototype: object }) | undefined;
     const target: Record<string, unknown> | undefined = method.static
       ? model
       : model
-        ? (Object.assign(Object.create(model.prototype) as object, object) as Record<string, unknown>)
+        ? (Object.assign(Object.create(model.prototype) as object, object) as Record<
+            string,
+            unknown
+          >)
         : undefined;
     const fn = target?.[method.name];
     if (typeof fn !== 'function') {

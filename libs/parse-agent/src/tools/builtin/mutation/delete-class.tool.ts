@@ -24,7 +24,9 @@ export const deleteClass: ToolDefinition<{ class_name: string }> = {
     const className = args.class_name;
     access.assertClassAccessible(className);
     if (className.startsWith('_')) {
-      throw new AgentValidationError(`'${className}' is a Parse system class and cannot be deleted.`);
+      throw new AgentValidationError(
+        `'${className}' is a Parse system class and cannot be deleted.`,
+      );
     }
     if (access.meta(className)) {
       throw new AgentValidationError(
