@@ -47,6 +47,8 @@ export class AppModule {
           ...(runtime.postgresURI ? { postgres: { uri: runtime.postgresURI } } : {}),
           models: CORE_MODELS,
           defaults: { permissions: 'readonly' },
+          // Prints gaps between the models and the server's schemas at startup.
+          auditMetadataOnBoot: true,
           // The demo guard has identified the caller; map them to an agent.
           agentFactory: (request) => agentOptionsFor(request as unknown as DemoRequest),
           mcp: { path: '/mcp', guards: [guard], maxConcurrentStreams: 200 },

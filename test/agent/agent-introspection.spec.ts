@@ -23,17 +23,52 @@ describe('agent introspection and sub-agents', () => {
       tenant_id: 'acme',
     });
     expect(JSON.stringify(d)).not.toContain('secret-token');
-    expect(d.classes).toEqual({ only: ['Order'], except: [] });
+    expect(d.auth).toEqual({
+      mode: 'session_token',
+      fingerprint: expect.stringMatching(/^[0-9a-f]{8}$/),
+    });
+    expect(d.classes).toEqual({ only: ['Order'], except: null });
+    expect(d).toMatchObject({
+      methods: { only: null, except: null },
+      strict_modes: { tool_filter: false, class_filter: false },
+      correlation_id: null,
+    });
+    expect(d.hidden_classes).toEqual(expect.arrayContaining(['_Session', 'ApiCredential']));
+    expect((d.per_class as Record<string, unknown>).Customer).toMatchObject({
+      accessible: 'denied',
+    });
   });
 
   it('answers wouldPermit without running anything', () => {
     const agent = bed.factory.create({ tenantId: 'acme', classes: { except: ['Customer'] } });
-    expect(agent.wouldPermit('query_class', { className: 'Order' })).toBe(true);
-    expect(agent.wouldPermit('query_class', { className: 'Customer' })).toBe(false);
-    expect(agent.wouldPermit('query_class', { className: 'ApiCredential' })).toBe(false);
-    expect(agent.wouldPermit('create_object')).toBe(false);
+    expect(agent.wouldPermit('query_class', { className: 'Order' })).toEqual({ allowed: true });
+    expect(agent.wouldPermit('query_class', { className: 'Customer' })).toEqual({
+      allowed: false,
+      reason: 'class_filter',
+      denied_at: 'assert_class_accessible',
+    });
+    expect(agent.wouldPermit('query_class', { className: 'ApiCredential' })).toEqual({
+      allowed: false,
+      reason: 'hidden_class',
+      denied_at: 'assert_class_accessible',
+    });
+    expect(agent.wouldPermit('create_object')).toEqual({
+      allowed: false,
+      reason: 'permission_denied',
+      denied_at: 'permission_tier',
+    });
+    const filtered = bed.factory.create({ tools: { except: ['count_objects'] } });
+    expect(filtered.wouldPermit('count_objects')).toEqual({
+      allowed: false,
+      reason: 'tool_filtered',
+      denied_at: 'allowed_tools',
+    });
     const unbound = bed.factory.create({ sessionToken: 'r:x' });
-    expect(unbound.wouldPermit('query_class', { className: 'Order' })).toBe(false);
+    expect(unbound.wouldPermit('query_class', { className: 'Order' })).toEqual({
+      allowed: false,
+      reason: 'tenant_scope',
+      denied_at: 'tenant_scope',
+    });
   });
 
   it('reports the filter it applies to a class, by name or by model', () => {
@@ -42,10 +77,11 @@ describe('agent introspection and sub-agents', () => {
     expect(agent.filterFor('Tenant')).toEqual({ a: 1 });
     expect(agent.describeFor(Order)).toMatchObject({
       class_name: 'Order',
-      accessible: true,
-      canonical_filter: { isDeleted: { $ne: true } },
+      accessible: 'permitted',
+      agent_canonical_filter: { isDeleted: { $ne: true } },
+      per_agent_filter: { $and: [{ status: 'paid' }, { a: 1 }] },
     });
-    expect(agent.describeFor('ApiCredential')).toMatchObject({ accessible: false });
+    expect(agent.describeFor('ApiCredential')).toMatchObject({ accessible: 'denied' });
   });
 
   it('only narrows in sub-agents and stops at the recursion limit', () => {
@@ -59,7 +95,7 @@ describe('agent introspection and sub-agents', () => {
     expect(child.sessionToken).toBe('r:p');
     expect(child.tenantId).toBe('acme');
     expect(child.agentDepth).toBe(1);
-    expect(child.wouldPermit('query_class', { className: 'Tenant' })).toBe(false);
+    expect(child.wouldPermit('query_class', { className: 'Tenant' }).allowed).toBe(false);
     expect(() => parent.subAgent({ permissions: 'admin' })).toThrow(ParseAgentConfigError);
     expect(() => parent.subAgent({ tenantId: 'globex' })).toThrow(ParseAgentConfigError);
     expect(() => parent.subAgent({ classes: ['Customer'] })).toThrow(ParseAgentConfigError);

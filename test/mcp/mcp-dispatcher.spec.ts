@@ -250,9 +250,12 @@ describe('McpDispatcher', () => {
           'name',
           'description',
           'inputSchema',
+          'annotations',
           '_meta',
         ]);
         expect(typeof (tool._meta as { category: unknown }).category).toBe('string');
+        // Every tool, built-in or registered, says whether it changes data.
+        expect(typeof (tool.annotations as { readOnlyHint: unknown }).readOnlyHint).toBe('boolean');
       }
       const query = listed.find((t) => t.name === 'query_class')!;
       expect(query._meta).toEqual({ category: 'query' });

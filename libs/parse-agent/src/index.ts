@@ -29,12 +29,13 @@ export type {
   AgentOptions,
   AgentServices,
   ExecuteOptions,
+  PermitDecision,
   ToolDefinitionsOptions,
 } from './agent/parse-agent';
 
 // Ground: identity, events, envelope, errors, limits
 export { AgentEvents } from './core/agent-events';
-export type { ToolCallEvent } from './core/agent-events';
+export type { MutationEvent, ToolCallEvent } from './core/agent-events';
 export type { AgentIdentity, AuthType } from './core/agent-identity';
 export { ALWAYS_KEEP_FIELDS, DEFAULT_LIMIT, MAX_LIMIT } from './core/constants';
 export type { PermissionLevel } from './core/constants';
@@ -72,7 +73,20 @@ export { CancellationBus } from './ports/cancellation-bus';
 export type { RequestId } from './ports/cancellation-bus';
 export { InMemoryCancellationBus } from './ports/in-memory-cancellation-bus';
 export { DataPathProvider } from './ports/data-path';
-export type { DataFindQuery, DataOperation, DataPath, DataRow } from './ports/data-path';
+export type {
+  DataClassSpec,
+  DataCreateResult,
+  DataFindQuery,
+  DataOperation,
+  DataPath,
+  DataPrincipals,
+  DataRow,
+} from './ports/data-path';
+export type {
+  ElicitationChannel,
+  ElicitationRequest,
+  ElicitationResult,
+} from './ports/elicitation-channel';
 
 // Model decorators and metadata
 export {
@@ -95,6 +109,8 @@ export { BelongsTo, HasMany } from './metadata/decorators/relation.decorators';
 export { AgentMethod } from './metadata/decorators/agent-method.decorator';
 export { BUILTIN_HIDDEN_CLASSES } from './metadata/builtin-hidden-classes';
 export { MetadataRegistry } from './metadata/metadata-registry';
+export { auditMetadata, formatMetadataAudit } from './metadata/metadata-audit';
+export type { MetadataAuditReport } from './metadata/metadata-audit';
 export type {
   AgentFieldOptions,
   AgentMethodOptions,
@@ -110,6 +126,8 @@ export type { Where } from './query/constraint-translator';
 export { INTERNAL_FIELDS } from './query/internal-fields';
 export type { ListFilterInput } from './security/class-filter';
 export type { ReadPolicy, PlannedRead, ReadRequest } from './security/read-policy';
+export { WritePolicy } from './security/write-policy';
+export type { PlannedWrite } from './security/write-policy';
 
 // Data: the Parse REST client (the demo verifies sessions with it)
 export { ParseRestClient } from './data/parse-rest/parse-rest-client';
@@ -135,7 +153,14 @@ export type {
   ToolDefinition,
   ToolRegistration,
 } from './tools/tool-definition';
-export type { ProgressUpdate, ToolAgent, ToolContext } from './tools/tool-context';
+export type {
+  ConfirmationRequest,
+  MutationAuditInput,
+  ProgressUpdate,
+  ToolAgent,
+  ToolContext,
+} from './tools/tool-context';
+export type { AgentMethodContext } from './tools/agent-method-context';
 export { ENV_GATES, isTruthyEnv } from './tools/env-gates';
 export type { ToolEnvGate } from './tools/env-gates';
 export { PERMISSION_LEVELS } from './tools/tool-tiers';

@@ -1,5 +1,7 @@
 import {
   AgentCanonicalFilter,
+  AgentMethod,
+  type AgentMethodContext,
   AgentDescription,
   AgentField,
   AgentFields,
@@ -29,4 +31,28 @@ export class Customer {
 
   @AgentField({ description: 'Total spent, in the tenant currency.' })
   lifetimeValue!: number;
+
+  name!: string;
+
+  /**
+   * Erases a customer's personal data (name, email, phone, city) and keeps the row for order
+   * history. Admin tier: the person is asked to confirm before it runs.
+   */
+  @AgentMethod({
+    permission: 'admin',
+    description:
+      'Erase this customer’s personal data (GDPR request). Orders stay. Irreversible; try dry_run first.',
+    supportsDryRun: true,
+  })
+  async anonymize(_args: Record<string, never>, ctx: AgentMethodContext) {
+    const erased = ['name', 'email', 'phone', 'city'];
+    if (ctx.dryRun) return { would_anonymize: ctx.objectId, current_name: this.name, erased };
+    await ctx.data.update!(
+      'Customer',
+      ctx.objectId!,
+      { name: 'Anonymized customer', email: null, phone: null, city: null },
+      ctx.signal,
+    );
+    return { anonymized: ctx.objectId, erased };
+  }
 }

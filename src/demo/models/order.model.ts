@@ -1,5 +1,8 @@
 import {
   AgentCanonicalFilter,
+  AgentMethod,
+  AgentValidationError,
+  type AgentMethodContext,
   AgentDescription,
   AgentField,
   AgentFields,
@@ -57,4 +60,35 @@ export class Order {
 
   @AgentField({ description: 'When the order was placed.' })
   placedAt!: Date;
+
+  orderNumber!: string;
+
+  /**
+   * Refunds a paid, shipped or delivered order. The preview (dry run) says what would change; the
+   * real call writes through the agent's own data path, so Parse checks the user's permissions.
+   */
+  @AgentMethod({
+    permission: 'write',
+    description:
+      'Refund this order: its status becomes refunded. Only paid, shipped or delivered orders. Try dry_run first.',
+    supportsDryRun: true,
+    permittedKeys: ['reason'],
+    parameters: {
+      type: 'object',
+      properties: { reason: { type: 'string', minLength: 3, maxLength: 200 } },
+      required: ['reason'],
+      additionalProperties: false,
+    },
+  })
+  async refund(args: { reason: string }, ctx: AgentMethodContext) {
+    if (!['paid', 'shipped', 'delivered'].includes(this.status)) {
+      throw new AgentValidationError(
+        `Order ${this.orderNumber} is ${this.status}; only paid, shipped or delivered orders can be refunded.`,
+      );
+    }
+    const change = { from: this.status, to: 'refunded', amount: this.total, reason: args.reason };
+    if (ctx.dryRun) return { would_refund: this.orderNumber, ...change };
+    await ctx.data.update!('Order', ctx.objectId!, { status: 'refunded' }, ctx.signal);
+    return { refunded: this.orderNumber, ...change };
+  }
 }

@@ -1,5 +1,7 @@
 import {
   AgentDescription,
+  AgentMethod,
+  type AgentMethodContext,
   AgentField,
   AgentFields,
   AgentLargeFields,
@@ -24,4 +26,15 @@ export class SupportTicket {
 
   @AgentField({ description: 'Ticket state.', enum: ['open', 'pending', 'closed'] })
   status!: string;
+
+  /** Closes the ticket. No preview of its own: a dry run gets the generic "would call" answer. */
+  @AgentMethod({
+    permission: 'write',
+    description: 'Close this support ticket (status becomes closed).',
+  })
+  async close(_args: Record<string, never>, ctx: AgentMethodContext) {
+    if (this.status === 'closed') return { closed: ctx.objectId, changed: false };
+    await ctx.data.update!('SupportTicket', ctx.objectId!, { status: 'closed' }, ctx.signal);
+    return { closed: ctx.objectId, changed: true, previous_status: this.status };
+  }
 }

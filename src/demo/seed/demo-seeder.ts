@@ -1,7 +1,7 @@
 import { ParseAdminClient } from './parse-admin-client';
 
 /** Bump when the dataset changes shape: a start with an older marker re-seeds from scratch. */
-export const DEMO_SEED_VERSION = 1;
+export const DEMO_SEED_VERSION = 2;
 const MARKER = 'parseAgentDemoSeedVersion';
 
 export const DEMO_TENANTS = [
@@ -318,7 +318,13 @@ async function defineSchemas(client: ParseAdminClient): Promise<void> {
       isDeleted: bool,
       deletedAt: dt,
     },
-    { ...signedIn, protectedFields: { '*': ['phone', 'email'], 'role:admin': [] } },
+    {
+      ...signedIn,
+      // Only admins change customers (Customer.anonymize is an admin agent method).
+      update: { 'role:admin': true },
+      delete: { 'role:admin': true },
+      protectedFields: { '*': ['phone', 'email'], 'role:admin': [] },
+    },
   );
   await client.upsertSchema(
     'Product',
@@ -349,7 +355,9 @@ async function defineSchemas(client: ParseAdminClient): Promise<void> {
       isDeleted: bool,
       deletedAt: dt,
     },
-    signedIn,
+    // Signed-in staff may update orders (Order.refund); the agent's tenant scope keeps them to
+    // their own tenant's rows.
+    { ...signedIn, update: authenticatedOnly },
   );
   await client.upsertSchema(
     'SupportTicket',
@@ -361,7 +369,8 @@ async function defineSchemas(client: ParseAdminClient): Promise<void> {
       status: str,
       customer: { type: 'Pointer', targetClass: 'Customer' },
     },
-    signedIn,
+    // Row ACLs decide which tickets a user may change; staff can open and update tickets.
+    { ...signedIn, create: authenticatedOnly, update: authenticatedOnly },
   );
   // Secrets: no client access at all; only the master key reads them.
   await client.upsertSchema(

@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { Subject, type Observable } from 'rxjs';
 import type { SchemaSource } from '../core/parse-schema';
 import type { DataRouter } from '../data/data-router';
@@ -13,13 +13,25 @@ import {
 import { validateWhere, type Where } from '../query/constraint-translator';
 import { andWhere } from '../query/where-composer';
 import { isPlainObject } from '../query/field-names';
-import { envGateRefusal } from '../tools/env-gates';
-import type { ToolContext, ProgressUpdate, ToolAgent } from '../tools/tool-context';
+import { ENV_GATES, envGateRefusal } from '../tools/env-gates';
+import type {
+  ConfirmationRequest,
+  MutationAuditInput,
+  ToolContext,
+  ProgressUpdate,
+  ToolAgent,
+} from '../tools/tool-context';
+import type { ElicitationChannel } from '../ports/elicitation-channel';
+import {
+  describeAgentMethods,
+  findAgentMethod,
+  methodDenial,
+} from '../tools/builtin/mutation/agent-method-gate';
 import { timeoutOf, type ToolDefinition } from '../tools/tool-definition';
 import { PERMISSION_LEVELS, reservedTier } from '../tools/tool-tiers';
 import type { ToolRegistry } from '../tools/tool-registry';
 import { ReadPolicy } from '../security/read-policy';
-import type { AgentEvents } from '../core/agent-events';
+import type { AgentEvents, MutationEvent } from '../core/agent-events';
 import type { AgentIdentity, AuthType } from '../core/agent-identity';
 import {
   CORRELATION_ID_PATTERN,
@@ -31,6 +43,7 @@ import {
 } from '../core/constants';
 import { failure, failureFromError, success, type ToolEnvelope } from '../core/envelope';
 import {
+  AccessDeniedError,
   AgentCancelledError,
   AgentUnauthorizedError,
   AgentValidationError,
@@ -43,7 +56,7 @@ import {
 } from '../core/errors';
 import { SlidingWindowRateLimiter } from '../ports/in-memory-rate-limiter';
 import { checkRateLimit, type RateLimiter } from '../ports/rate-limiter';
-import { buildToolCallEvent, describeFilter } from './tool-call-audit';
+import { buildToolCallEvent } from './tool-call-audit';
 import { securityBanner } from '../core/security-banner';
 
 export interface AgentOptions {
@@ -72,6 +85,20 @@ export interface AgentOptions {
   correlationId?: string;
   /** Aborting it cancels the agent's in-flight and future calls. */
   signal?: AbortSignal;
+  /**
+   * Raw create/update/delete for this agent (besides PARSE_AGENT_ALLOW_WRITE_TOOLS and
+   * PARSE_AGENT_ALLOW_RAW_CRUD). Default: true for master-key agents, false for session-token
+   * (client mode) agents; a sub-agent cannot widen its parent's.
+   */
+  allowMutations?: boolean;
+  /**
+   * Destructive calls (delete_object, delete_class, admin agent methods) ask the person through
+   * MCP elicitation first; a client that cannot ask is refused. Default true; false runs them
+   * without asking when the client cannot ask.
+   */
+  confirmationRequired?: boolean;
+  /** get_schema discloses agent methods' permittedKeys (trusted environments only). */
+  agentDebug?: boolean;
 }
 
 /** Shared services an agent runs on (one set per module / application). */
@@ -98,6 +125,8 @@ export interface ExecuteOptions {
   signal?: AbortSignal;
   /** Receives the tool's progress reports for this call. */
   onProgress?: (update: ProgressUpdate) => void;
+  /** Lets destructive tools ask the person (MCP elicitation) during this call. */
+  elicitation?: ElicitationChannel;
 }
 
 /**
@@ -117,6 +146,10 @@ export class ParseAgent implements AgentIdentity, ToolAgent {
   readonly recursionDepth: number;
   readonly parentAgentId?: string;
   readonly access: ReadPolicy;
+  readonly allowMutations: boolean;
+  readonly confirmationRequired: boolean;
+  readonly agentDebug: boolean;
+  protected readonly strictModes: { toolFilter: boolean; classFilter: boolean };
   protected readonly toolFilter?: NormalizedListFilter;
   protected readonly methodFilter?: NormalizedListFilter;
   protected readonly classFilter?: NormalizedListFilter;
@@ -247,6 +280,25 @@ export class ParseAgent implements AgentIdentity, ToolAgent {
     }
 
     this.filters = Object.freeze(this.buildFilters(options.filters, parent));
+    const parentAllows = parent ? parent.allowMutations : true;
+    if (options.allowMutations === true && !parentAllows) {
+      throw new ParseAgentConfigError(
+        'A sub-agent cannot set allowMutations: true when its parent does not allow mutations; omit it to inherit.',
+      );
+    }
+    this.allowMutations =
+      options.allowMutations === undefined
+        ? parent
+          ? parentAllows
+          : this.authType === 'master_key'
+        : options.allowMutations === true;
+    this.confirmationRequired =
+      options.confirmationRequired ?? parent?.confirmationRequired ?? true;
+    this.agentDebug = options.agentDebug ?? parent?.agentDebug ?? false;
+    this.strictModes = {
+      toolFilter: options.strictToolFilter === true,
+      classFilter: options.strictClassFilter === true,
+    };
     this.rateLimiter =
       options.rateLimiter ??
       parent?.rateLimiter ??
@@ -281,6 +333,28 @@ export class ParseAgent implements AgentIdentity, ToolAgent {
 
   get usingMasterKey(): boolean {
     return this.authType === 'master_key';
+  }
+
+  /**
+   * A session-token agent: everything it does runs as that user through Parse REST, never with
+   * the master key. Tools that need the master key (schema changes) are beyond its ceiling.
+   */
+  get clientMode(): boolean {
+    return this.authType === 'session_token';
+  }
+
+  /** Whether this agent's tier reaches `required` (tiers are cumulative). */
+  tierReaches(required: PermissionLevel): boolean {
+    return PERMISSION_HIERARCHY[required] <= PERMISSION_HIERARCHY[this.permissions];
+  }
+
+  /** The per-agent `methods:` filter: bare names match on any class, `Class.method` on one. */
+  methodPermitted(className: string, methodName: string): boolean {
+    const names = [
+      methodName,
+      ...this.services.metadata.nameVariants(className).map((c) => `${c}.${methodName}`),
+    ];
+    return passesListFilter(this.methodFilter, names);
   }
 
   /** Aborted when the agent is cancelled; pass it to long work in custom tools. */
@@ -346,14 +420,31 @@ export class ParseAgent implements AgentIdentity, ToolAgent {
     return new ParseAgent({ ...options, parent: this }, this.services);
   }
 
-  /** Tools this agent may call: tier tools and registered tools at or below its tier, minus filters. */
+  /**
+   * Tools this agent may call: tier tools and registered tools at or below its tier, minus
+   * filters, then (client mode) minus tools that need the master key, and raw CRUD tools unless
+   * allowMutations. No step widens what the previous one allowed.
+   */
   allowedTools(): string[] {
     const level = PERMISSION_HIERARCHY[this.permissions];
     return this.services.tools
       .list()
       .filter((t) => PERMISSION_HIERARCHY[t.permission] <= level)
       .filter((t) => passesListFilter(this.toolFilter, [t.name]))
+      .filter((t) => !this.clientCeilingRefusal(t))
       .map((t) => t.name);
+  }
+
+  /** Why a tool is beyond this agent's client-mode ceiling, or undefined. */
+  protected clientCeilingRefusal(tool: ToolDefinition): string | undefined {
+    if (!this.clientMode) return undefined;
+    if (tool.clientSafe === false) {
+      return `Tool '${tool.name}' is not available to session-token (client mode) agents: it needs the master key. Use a master-key agent for it.`;
+    }
+    if (tool.envGate === 'rawCrud' && !this.allowMutations) {
+      return `Raw mutation tool '${tool.name}' is disabled for this session-token (client mode) agent. Create the agent with allowMutations: true to enable it; ${ENV_GATES.writeTools} and ${ENV_GATES.rawCrud} must also be set on the server.`;
+    }
+    return undefined;
   }
 
   /** Definitions of the allowed tools, in MCP shape or an LLM provider's. */
@@ -379,20 +470,52 @@ export class ParseAgent implements AgentIdentity, ToolAgent {
     return tools as Array<ToolDefinition & Record<string, unknown>>;
   }
 
-  /** Would this agent be allowed to run the tool (on the class)? No I/O, no side effects. */
-  wouldPermit(toolName: string, options: { className?: string } = {}): boolean {
-    if (!this.allowedTools().includes(toolName)) return false;
+  /**
+   * Would this agent be allowed to run the tool (on the class, the agent method)? Walks the same
+   * gates as a call, in the same order, without I/O or side effects. `reason` uses the audit
+   * vocabulary (permission_denied, tool_filtered, access_denied, hidden_class, class_filter,
+   * tenant_scope, unknown_method); `denied_at` names the gate.
+   */
+  wouldPermit(
+    toolName: string,
+    options: { className?: string | ModelClass; methodName?: string } = {},
+  ): PermitDecision {
     const tool = this.services.tools.get(toolName);
-    if (tool && envGateRefusal(tool, false)) return false;
-    if (options.className) {
-      try {
-        this.access.assertClassAccessible(options.className);
-        this.access.tenant(options.className);
-      } catch {
-        return false;
-      }
+    if (!tool || !this.allowedTools().includes(toolName)) {
+      const refusal = this.refusal(toolName, tool);
+      if (refusal instanceof ToolFilteredError)
+        return { allowed: false, reason: 'tool_filtered', denied_at: 'allowed_tools' };
+      if (refusal instanceof AccessDeniedError)
+        return { allowed: false, reason: 'access_denied', denied_at: 'client_mode_ceiling' };
+      return { allowed: false, reason: 'permission_denied', denied_at: 'permission_tier' };
     }
-    return true;
+    if (envGateRefusal(tool, this.allowMutations))
+      return { allowed: false, reason: 'access_denied', denied_at: 'env_gate' };
+    if (options.className === undefined) return { allowed: true };
+    const className = this.services.metadata.resolveClassName(options.className);
+    try {
+      this.access.assertClassAccessible(className);
+    } catch (error) {
+      const kind = error instanceof AccessDeniedError ? error.kind : undefined;
+      return {
+        allowed: false,
+        reason: kind ?? 'access_denied',
+        denied_at: 'assert_class_accessible',
+      };
+    }
+    try {
+      this.access.tenant(className);
+    } catch {
+      return { allowed: false, reason: 'tenant_scope', denied_at: 'tenant_scope' };
+    }
+    if (options.methodName !== undefined) {
+      const method = findAgentMethod(this.access, className, options.methodName);
+      if (!method)
+        return { allowed: false, reason: 'unknown_method', denied_at: 'declared_methods' };
+      const denial = methodDenial(this, className, method);
+      if (denial) return { allowed: false, reason: denial.reason, denied_at: denial.deniedAt };
+    }
+    return { allowed: true };
   }
 
   /** The per-agent filter this agent applies to a class (its own entry ANDed with `default`). */
@@ -400,20 +523,54 @@ export class ParseAgent implements AgentIdentity, ToolAgent {
     return this.access.filterFor(this.services.metadata.resolveClassName(cls));
   }
 
-  /** A summary of what this agent is and may do (no secrets). */
+  /**
+   * Every layer that gates this agent, for operators (never sent to the model): identity (a
+   * session token shows only as a fingerprint), tier, tenant, class/tool/method filters with the
+   * effective lists, per-agent filters by field name (values stay out), hidden classes, a summary
+   * per registered class, strict modes and the correlation id.
+   */
   describe(): Record<string, unknown> {
+    const perClass: Record<string, unknown> = {};
+    for (const meta of this.services.metadata.all()) {
+      const entry = this.describeFor(meta.className);
+      perClass[meta.className] = {
+        accessible: entry.accessible,
+        ...(entry.reason ? { reason: entry.reason } : {}),
+        agent_methods: entry.agent_methods,
+      };
+    }
     return {
       agent_id: this.agentId,
+      permissions: this.permissions,
+      auth: {
+        mode: this.authType,
+        ...(this.sessionToken ? { fingerprint: tokenFingerprint(this.sessionToken) } : {}),
+      },
+      // Kept from the earlier shape: dashboards read them.
       auth_type: this.authType,
       using_master_key: this.usingMasterKey,
-      permissions: this.permissions,
+      client_mode: this.clientMode,
+      allow_mutations: this.allowMutations,
+      confirmation_required: this.confirmationRequired,
       tenant_id: this.tenantId ?? null,
       agent_depth: this.agentDepth,
       allowed_tools: this.allowedTools(),
-      classes: describeFilter(this.classFilter),
+      classes: filterSummary(this.classFilter),
+      tools: { ...filterSummary(this.toolFilter), effective: this.allowedTools() },
+      methods: filterSummary(this.methodFilter),
       filters: Object.fromEntries(
         Object.entries(this.filters).map(([k, w]) => [k, Object.keys(w).sort()]),
       ),
+      hidden_classes: this.services.metadata
+        .hiddenClassNames()
+        .filter((c) => this.services.metadata.isHidden(c, this.usingMasterKey))
+        .sort(),
+      per_class: perClass,
+      strict_modes: {
+        tool_filter: this.strictModes.toolFilter,
+        class_filter: this.strictModes.classFilter,
+      },
+      correlation_id: this.correlationId ?? null,
     };
   }
 
@@ -436,14 +593,19 @@ export class ParseAgent implements AgentIdentity, ToolAgent {
       reason ??= (error as Error).message;
       accessible = false;
     }
+    const filter = this.filterFor(className) ?? null;
     return {
       class_name: className,
-      accessible,
+      accessible: accessible ? 'permitted' : 'denied',
       ...(reason ? { reason } : {}),
       tenant_scope: tenant,
       agent_fields: meta?.fields ?? null,
-      canonical_filter: meta?.canonicalFilter ?? null,
-      filter: this.filterFor(className) ?? null,
+      agent_canonical_filter: meta?.canonicalFilter ?? null,
+      per_agent_filter: filter,
+      large_fields: meta?.largeFields ?? [],
+      agent_methods: accessible
+        ? describeAgentMethods(this, this.access, className).map((m) => m.name as string)
+        : [],
     };
   }
 
@@ -475,7 +637,7 @@ export class ParseAgent implements AgentIdentity, ToolAgent {
     const tool = this.services.tools.get(toolName);
     const refusal = this.refusal(toolName, tool);
     if (refusal) return failureFromError(refusal, toolName);
-    const gate = envGateRefusal(tool!, false);
+    const gate = envGateRefusal(tool!, this.allowMutations);
     if (gate) return failure(gate, 'access_denied');
     if (args === null || typeof args !== 'object' || Array.isArray(args)) {
       return failureFromError(
@@ -499,6 +661,8 @@ export class ParseAgent implements AgentIdentity, ToolAgent {
     const signal = AbortSignal.any([...signals, timeout.signal]);
     const router = this.services.data;
     let readPath: ToolContext['data'] | undefined;
+    let writePath: ToolContext['data'] | undefined;
+    let confirmed: boolean | undefined;
     const context: ToolContext = {
       agent: this,
       access: this.access,
@@ -506,8 +670,17 @@ export class ParseAgent implements AgentIdentity, ToolAgent {
       get data() {
         return (readPath ??= router.pathFor('find', this.agent));
       },
+      get writeData() {
+        return (writePath ??= router.pathFor('write', this.agent));
+      },
       signal,
       reportProgress: (u) => this.reportProgress(u),
+      confirm: async (request) => {
+        const outcome = await this.confirm(request, options.elicitation, signal);
+        confirmed = outcome.confirmed;
+        return outcome;
+      },
+      audit: (input) => this.emitMutation(toolName, input, confirmed),
     };
     const previousProgress = this.currentProgress;
     this.currentProgress = options.onProgress;
@@ -559,6 +732,11 @@ export class ParseAgent implements AgentIdentity, ToolAgent {
     const tierPermits = tool
       ? PERMISSION_HIERARCHY[tool.permission] <= PERMISSION_HIERARCHY[this.permissions]
       : false;
+    // The operator's tools: filter is named first when it is what refuses (it is the real fix).
+    const ceiling = tool && tierPermits ? this.clientCeilingRefusal(tool) : undefined;
+    if (ceiling && passesListFilter(this.toolFilter, [toolName])) {
+      return new AccessDeniedError(ceiling);
+    }
     if (tool && tierPermits) {
       return new ToolFilteredError(
         `Tool '${toolName}' is not enabled for this agent instance (excluded by the configured tools: filter).`,
@@ -568,6 +746,69 @@ export class ParseAgent implements AgentIdentity, ToolAgent {
     return new PermissionDeniedError(
       `Permission denied: '${toolName}' requires ${required} permissions. Current level: ${this.permissions}`,
     );
+  }
+
+  /**
+   * Asks the person to confirm a destructive call. Without a way to ask, refuses unless the
+   * operator switched confirmation off; a decline or dismissal always refuses.
+   */
+  protected async confirm(
+    request: ConfirmationRequest,
+    channel: ElicitationChannel | undefined,
+    signal: AbortSignal,
+  ): Promise<{ confirmed: boolean }> {
+    if (!channel) {
+      if (!this.confirmationRequired) return { confirmed: false };
+      throw new AccessDeniedError(
+        `${request.message.replace(/\?.*$/, '')}: this needs a person's confirmation, and this client cannot ask for it (it did not declare the MCP elicitation capability, or the call was not made over a streaming session). Use a client that supports elicitation; an operator can set confirmationRequired: false to run such calls without asking.`,
+        { kind: 'confirmation_unavailable' },
+      );
+    }
+    const answer = await channel.elicit(
+      {
+        message: request.message,
+        requestedSchema: {
+          type: 'object',
+          properties: {
+            confirm: {
+              type: 'boolean',
+              title: 'Confirm',
+              description: `Allow ${request.tool} on ${request.className}${request.objectId ? ` ${request.objectId}` : ''}`,
+            },
+          },
+          required: ['confirm'],
+        },
+      },
+      signal,
+    );
+    if (answer.action === 'accept' && answer.content?.confirm !== false) return { confirmed: true };
+    throw new AccessDeniedError(
+      `The person did not confirm: ${request.tool} on ${request.className}${request.objectId ? ` ${request.objectId}` : ''} was not run (${answer.action === 'accept' ? 'declined' : answer.action}).`,
+      { kind: 'confirmation_declined' },
+    );
+  }
+
+  /** The audit event of a completed change (field names only), always emitted, and logged. */
+  protected emitMutation(
+    toolName: string,
+    input: MutationAuditInput,
+    confirmed: boolean | undefined,
+  ): void {
+    const event: MutationEvent = {
+      ...input,
+      tool: toolName,
+      agent_id: this.agentId,
+      auth_type: this.authType,
+      using_master_key: this.usingMasterKey,
+      permissions: this.permissions,
+      ...(this.tenantId ? { tenant_id: this.tenantId } : {}),
+      ...(confirmed !== undefined ? { confirmed } : {}),
+      ...(this.correlationId ? { correlation_id: this.correlationId } : {}),
+      at: new Date().toISOString(),
+    };
+    if (input.object_id === undefined) delete event.object_id;
+    if (input.method === undefined) delete event.method;
+    this.services.events.emitMutation(event);
   }
 
   protected emitEvent(
@@ -589,6 +830,28 @@ export class ParseAgent implements AgentIdentity, ToolAgent {
       }),
     );
   }
+}
+
+/** What wouldPermit answers. */
+export interface PermitDecision {
+  allowed: boolean;
+  reason?: string;
+  denied_at?: string;
+}
+
+function filterSummary(filter?: NormalizedListFilter): {
+  only: string[] | null;
+  except: string[] | null;
+} {
+  return {
+    only: filter?.only ? [...filter.only].sort() : null,
+    except: filter?.except.size ? [...filter.except].sort() : null,
+  };
+}
+
+/** First 8 hex characters of SHA-256(token): correlates describes without revealing the token. */
+function tokenFingerprint(token: string): string {
+  return createHash('sha256').update(token).digest('hex').slice(0, 8);
 }
 
 function intersectClassFilters(

@@ -28,10 +28,40 @@ export interface ToolCallEvent {
   denial_kind?: string;
 }
 
+/**
+ * One change an agent made to the data (or schema). Field names only: values never appear here,
+ * so the audit log cannot leak what was written.
+ */
+export interface MutationEvent {
+  action: 'create' | 'update' | 'delete' | 'create_class' | 'delete_class' | 'call_method';
+  tool: string;
+  agent_id: string;
+  auth_type: ToolCallEvent['auth_type'];
+  using_master_key: boolean;
+  permissions: string;
+  tenant_id?: string;
+  class_name: string;
+  object_id?: string;
+  /** `Class.method` for call_method. */
+  method?: string;
+  changed_keys: string[];
+  /** Whether a human confirmed it through the MCP client (elicitation). */
+  confirmed?: boolean;
+  correlation_id?: string;
+  at: string;
+}
+
 /** The stream of tool-call events, for audit logs and metrics. */
 export class AgentEvents {
   protected readonly subject = new Subject<ToolCallEvent>();
   readonly toolCalls$: Observable<ToolCallEvent> = this.subject.asObservable();
+  protected readonly mutationSubject = new Subject<MutationEvent>();
+  /** Every change agents make, emitted after it succeeded (always, observed or not). */
+  readonly mutations$: Observable<MutationEvent> = this.mutationSubject.asObservable();
+
+  emitMutation(event: MutationEvent): void {
+    this.mutationSubject.next(event);
+  }
 
   emit(event: ToolCallEvent): void {
     this.subject.next(event);
@@ -44,5 +74,6 @@ export class AgentEvents {
 
   complete(): void {
     this.subject.complete();
+    this.mutationSubject.complete();
   }
 }

@@ -26,7 +26,9 @@ export type AccessDeniedKind =
   | 'storage_form_field_ref'
   | 'clp_denied'
   | 'tenant_scope'
-  | 'internal_field';
+  | 'internal_field'
+  | 'confirmation_declined'
+  | 'confirmation_unavailable';
 
 export interface AccessDeniedDetails {
   kind?: AccessDeniedKind;

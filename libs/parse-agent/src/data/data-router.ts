@@ -34,7 +34,9 @@ export class DataRouter {
       // direct database path (REST aggregate is master-key-only and unreliable on PostgreSQL).
       const rest = serving.find((p) => p.kind === 'parse-rest');
       const direct = serving.find((p) => p.kind !== 'parse-rest');
-      const chosen = ROW_OPERATIONS.has(operation) ? (rest ?? direct) : (direct ?? rest);
+      // Writes prefer it too: Parse Server runs its triggers and enforces the session's ACL/CLP.
+      const restFirst = ROW_OPERATIONS.has(operation) || operation === 'write';
+      const chosen = restFirst ? (rest ?? direct) : (direct ?? rest);
       return chosen!.bind(identity);
     }
     throw new DataPathUnavailableError(

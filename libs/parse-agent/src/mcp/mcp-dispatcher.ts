@@ -9,6 +9,7 @@ import {
   SecurityBlockedError,
 } from '../core/errors';
 import type { ParseAgent } from '../agent/parse-agent';
+import type { ElicitationChannel } from '../ports/elicitation-channel';
 import { MAX_TOOL_RESPONSE_BYTES } from '../format/response-size-cap';
 import { isPlainObject } from '../query/field-names';
 import type { ProgressUpdate } from '../tools/tool-context';
@@ -49,6 +50,8 @@ export interface McpCallContext {
   signal: AbortSignal;
   /** Sends a notification ahead of the response (ignored once the response is out). */
   notify(message: JsonRpcNotification): void;
+  /** The way back to the human for this call, when the transport has one (elicitation). */
+  elicitation?: ElicitationChannel;
 }
 
 export type McpMethodHandler = (params: Record<string, unknown>, call: McpCallContext) => unknown;
@@ -122,6 +125,7 @@ export class McpDispatcher {
       let settled = false;
       const call: McpCallContext = {
         agent,
+        elicitation: context.elicitation,
         get signal() {
           signal ??= context.signal
             ? AbortSignal.any([context.signal, teardown.signal])
@@ -211,6 +215,7 @@ export class McpDispatcher {
         inputSchema: tool.inputSchema,
       };
       if (tool.outputSchema) descriptor.outputSchema = tool.outputSchema;
+      if (tool.annotations) descriptor.annotations = tool.annotations;
       descriptor._meta = { category: tool.category };
       return descriptor;
     });
@@ -239,7 +244,11 @@ export class McpDispatcher {
       token === undefined
         ? undefined
         : (update: ProgressUpdate) => call.notify(progressNotification(token, update));
-    const envelope = await agent.execute(name, args, { signal, onProgress });
+    const envelope = await agent.execute(name, args, {
+      signal,
+      onProgress,
+      elicitation: call.elicitation,
+    });
     assertAuthorized(envelope);
     const cancelled = agent.cancelled || signal.aborted;
     return toCallToolResult(envelope, {

@@ -1,3 +1,5 @@
+import type { ElicitationChannel } from '../ports/elicitation-channel';
+
 /** JSON-RPC shapes the MCP dispatcher speaks, and what it hands to transports. */
 export type JsonRpcId = string | number | null;
 
@@ -11,6 +13,14 @@ export interface JsonRpcResponse {
   id: JsonRpcId;
   result?: unknown;
   error?: JsonRpcError;
+}
+
+/** A request the server sends to the client (e.g. elicitation/create). */
+export interface JsonRpcRequest {
+  jsonrpc: '2.0';
+  id: string | number;
+  method: string;
+  params?: Record<string, unknown>;
 }
 
 export interface JsonRpcNotification {
@@ -39,6 +49,8 @@ export interface DispatchContext {
   signal?: AbortSignal;
   /** Unexpected errors are logged here; the wire only ever says "Internal error". */
   logger?: DispatchLogger;
+  /** Lets tools ask the human (MCP elicitation); absent when the client cannot answer. */
+  elicitation?: ElicitationChannel;
 }
 
 export interface McpServerInfo {

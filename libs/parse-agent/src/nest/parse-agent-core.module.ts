@@ -1,5 +1,15 @@
 import { ParseAgentLibraryModule } from './parse-agent-library.marker';
-import { Inject, Module, Optional, type OnApplicationShutdown } from '@nestjs/common';
+import {
+  Inject,
+  Logger,
+  Module,
+  Optional,
+  type OnApplicationBootstrap,
+  type OnApplicationShutdown,
+} from '@nestjs/common';
+import type { Subscription } from 'rxjs';
+import { formatMetadataAudit } from '../metadata/metadata-audit';
+import type { ParseAgentModuleOptions } from './parse-agent-options.interface';
 import { DiscoveryModule } from '@nestjs/core';
 import { AgentEvents } from '../core/agent-events';
 import { DataRouter } from '../data/data-router';
@@ -41,16 +51,41 @@ import { parseAgentProviders } from './parse-agent.providers';
     PARSE_AGENT_MODULE_OPTIONS,
   ],
 })
-export class ParseAgentCoreModule extends ConfigurableModuleClass implements OnApplicationShutdown {
+export class ParseAgentCoreModule
+  extends ConfigurableModuleClass
+  implements OnApplicationBootstrap, OnApplicationShutdown
+{
+  protected readonly logger = new Logger('ParseAgent');
+  protected mutationLog?: Subscription;
+
   constructor(
     protected readonly parse: ParseRestClient,
+    protected readonly events: AgentEvents,
+    protected readonly factory: ParseAgentFactory,
+    @Inject(PARSE_AGENT_MODULE_OPTIONS) protected readonly options: ParseAgentModuleOptions,
     @Optional() @Inject(PostgresDataAccess) protected readonly postgres?: PostgresDataAccess | null,
   ) {
     super();
+    // Every change an agent makes is logged (field names, never values).
+    this.mutationLog = events.mutations$.subscribe((e) =>
+      this.logger.log(
+        `mutation ${e.action}${e.method ? ` ${e.method}` : ''} ${e.class_name}${e.object_id ? `#${e.object_id}` : ''} keys=[${e.changed_keys.join(',')}] by ${e.auth_type}${e.tenant_id ? ` tenant=${e.tenant_id}` : ''} agent=${e.agent_id}${e.confirmed ? ' confirmed' : ''}`,
+      ),
+    );
+  }
+
+  async onApplicationBootstrap(): Promise<void> {
+    if (!this.options?.auditMetadataOnBoot) return;
+    try {
+      this.logger.log(formatMetadataAudit(await this.factory.auditMetadata()));
+    } catch (error) {
+      this.logger.warn(`metadata audit skipped: ${(error as Error).message}`);
+    }
   }
 
   /** Releases the keep-alive sockets to Parse Server and a pool this library opened. */
   async onApplicationShutdown(): Promise<void> {
+    this.mutationLog?.unsubscribe();
     this.parse.close();
     await this.postgres?.close();
   }

@@ -49,6 +49,8 @@ export interface ParseAgentModuleOptions {
   rateLimiter?: RateLimiter;
   /** How long Parse schemas are cached (ms, default 30 000). */
   schemaCacheTtlMs?: number;
+  /** At bootstrap, compare models with the server's schemas and log the gaps (a short table). */
+  auditMetadataOnBoot?: boolean;
   /** Silence the master-key and unhide banners (a deliberate global master-key deployment). */
   suppressSecurityBanners?: boolean;
   /**

@@ -73,8 +73,23 @@ export interface ExplainSummary {
   details?: Record<string, unknown>;
 }
 
+/** What Parse answered for a created object. */
+export interface DataCreateResult {
+  objectId: string;
+  createdAt?: string;
+}
+
+/** A new class: Parse field definitions ({ type, targetClass? }) and optional CLP. */
+export interface DataClassSpec {
+  fields: Record<string, { type: string; targetClass?: string }>;
+  classLevelPermissions?: Record<string, unknown>;
+}
+
+/** Principals a CLP entry can name: `*`, a user's objectId, `role:Name`; `master` bypasses CLP. */
+export type DataPrincipals = { master: true } | { master: false; principals: string[] };
+
 /**
- * Reads (and, later, writes) for ONE identity: a session token, an ACL scope or the master key is
+ * Reads and writes for ONE identity: a session token, an ACL scope or the master key is
  * bound when the path is created, so no tool ever handles credentials. Every call takes the tool's
  * AbortSignal and stops its I/O when it aborts.
  */
@@ -111,6 +126,21 @@ export interface DataPath {
     query: DataFindQuery,
     options?: AggregateOptions,
   ): Promise<ExplainSummary>;
+
+  // Writes: present only on paths that can run them for this identity (the 'write' operation).
+  // Values are the write policy's checked ones; the path adds nothing and drops nothing.
+  create?(className: string, values: DataRow, signal?: AbortSignal): Promise<DataCreateResult>;
+  update?(
+    className: string,
+    objectId: string,
+    values: DataRow,
+    signal?: AbortSignal,
+  ): Promise<{ updatedAt?: string }>;
+  delete?(className: string, objectId: string, signal?: AbortSignal): Promise<void>;
+  createClass?(className: string, spec: DataClassSpec, signal?: AbortSignal): Promise<void>;
+  deleteClass?(className: string, signal?: AbortSignal): Promise<void>;
+  /** Who this identity is for CLP checks (the user's objectId and roles), or the master key. */
+  principals?(signal?: AbortSignal): Promise<DataPrincipals>;
 }
 
 /**

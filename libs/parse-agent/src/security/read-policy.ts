@@ -151,6 +151,11 @@ export class ReadPolicy {
     return this.schemas.get(className);
   }
 
+  /** Drops cached schemas after a schema change, so the next read sees it. */
+  schemasChanged(): void {
+    this.schemas.invalidate();
+  }
+
   async allSchemas(): Promise<ParseSchema[]> {
     return [...(await this.schemas.all()).values()];
   }

@@ -1,4 +1,11 @@
-import { ENV_GATES, envGateRefusal, gateEnabled, isTruthyEnv, type ToolEnvGate } from './env-gates';
+import {
+  ENV_GATES,
+  envGateRefusal,
+  gateEnabled,
+  isTruthyEnv,
+  methodEnvGate,
+  type ToolEnvGate,
+} from './env-gates';
 
 describe('isTruthyEnv', () => {
   it.each(['1', 'true', 'TRUE', 'True', 'yes', 'YES', 'on', 'On', ' true ', 'yes\n'])(
@@ -134,5 +141,19 @@ describe('envGateRefusal', () => {
         }),
       ).toBeUndefined();
     });
+  });
+});
+
+describe('agent method gates', () => {
+  it('needs PARSE_AGENT_ALLOW_WRITE_TOOLS for write methods and _SCHEMA_OPS for admin ones', () => {
+    expect(methodEnvGate('readonly')).toBeUndefined();
+    const write = { name: 'Order.refund', envGate: methodEnvGate('write') };
+    const admin = { name: 'Customer.anonymize', envGate: methodEnvGate('admin') };
+    expect(envGateRefusal(write, false, {})).toContain('PARSE_AGENT_ALLOW_WRITE_TOOLS=true');
+    expect(envGateRefusal(write, false, { PARSE_AGENT_ALLOW_WRITE_TOOLS: '1' })).toBeUndefined();
+    expect(envGateRefusal(admin, false, { PARSE_AGENT_ALLOW_WRITE_TOOLS: '1' })).toContain(
+      'PARSE_AGENT_ALLOW_SCHEMA_OPS=true',
+    );
+    expect(envGateRefusal(admin, false, { PARSE_AGENT_ALLOW_SCHEMA_OPS: 'yes' })).toBeUndefined();
   });
 });

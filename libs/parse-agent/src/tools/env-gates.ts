@@ -1,3 +1,5 @@
+import type { PermissionLevel } from '../core/constants';
+
 /** Operator switches read from the environment; each defaults to off. */
 export const ENV_GATES = {
   writeTools: 'PARSE_AGENT_ALLOW_WRITE_TOOLS',
@@ -10,9 +12,18 @@ export const ENV_GATES = {
  * Which operator switches a tool needs, declared on its definition:
  * - `rawCrud`: PARSE_AGENT_ALLOW_WRITE_TOOLS AND PARSE_AGENT_ALLOW_RAW_CRUD AND the agent's
  *   allowMutations;
- * - `rawSchema`: PARSE_AGENT_ALLOW_SCHEMA_OPS AND PARSE_AGENT_ALLOW_RAW_SCHEMA.
+ * - `rawSchema`: PARSE_AGENT_ALLOW_SCHEMA_OPS AND PARSE_AGENT_ALLOW_RAW_SCHEMA;
+ * - `writeTools`: PARSE_AGENT_ALLOW_WRITE_TOOLS (write-tier agent methods, intent-based writes);
+ * - `schemaOps`: PARSE_AGENT_ALLOW_SCHEMA_OPS (admin-tier agent methods).
  */
-export type ToolEnvGate = 'rawCrud' | 'rawSchema';
+export type ToolEnvGate = 'rawCrud' | 'rawSchema' | 'writeTools' | 'schemaOps';
+
+/** The switch an agent method of a tier needs: none for readonly methods. */
+export function methodEnvGate(permission: PermissionLevel): ToolEnvGate | undefined {
+  if (permission === 'write') return 'writeTools';
+  if (permission === 'admin') return 'schemaOps';
+  return undefined;
+}
 
 const TRUTHY = /^(1|true|yes|on)$/i;
 
@@ -50,6 +61,11 @@ export function envGateRefusal(
     if (!gateEnabled('rawSchema', env)) missing.push(`${ENV_GATES.rawSchema}=true`);
     if (!missing.length) return undefined;
     return `'${tool.name}' is a raw schema tool and is disabled: it changes the whole application's schema. It needs ${missing.join(' AND ')}.`;
+  }
+  if (tool.envGate === 'writeTools' || tool.envGate === 'schemaOps') {
+    if (gateEnabled(tool.envGate, env)) return undefined;
+    const what = tool.envGate === 'writeTools' ? 'changes data' : 'is an admin operation';
+    return `'${tool.name}' ${what} and is disabled on this server. It needs ${ENV_GATES[tool.envGate]}=true (an operator setting).`;
   }
   return undefined;
 }

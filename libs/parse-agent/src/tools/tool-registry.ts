@@ -3,6 +3,7 @@ import { Subject, type Observable } from 'rxjs';
 import { isPermissionLevel } from '../core/constants';
 import { ParseAgentConfigError } from '../core/errors';
 import type { ToolDefinition, ToolRegistration } from './tool-definition';
+import { defaultAnnotations } from './builtin/tool-annotations';
 
 const TOOL_NAME = /^[a-z][a-z0-9_]{0,63}$/;
 const EMPTY_OBJECT_SCHEMA = { type: 'object', properties: {} };
@@ -74,6 +75,12 @@ export class ToolRegistry {
       permission: registration.permission ?? 'readonly',
       category: registration.category ?? 'custom',
       timeout: registration.timeout,
+      // Every tool tells clients whether it changes data; registrations that say nothing are
+      // described by their tier (readonly reads, anything else may change data).
+      annotations: {
+        ...defaultAnnotations(registration.permission ?? 'readonly'),
+        ...(registration.annotations ?? {}),
+      },
       clientSafe: registration.clientSafe,
       handler: registration.handler as ToolDefinition['handler'],
     };

@@ -196,6 +196,121 @@ export class ParseRestClient {
     );
   }
 
+  async create(
+    className: string,
+    values: Record<string, unknown>,
+    auth: ParseAuth,
+    signal?: AbortSignal,
+  ): Promise<{ objectId: string; createdAt?: string }> {
+    return this.request('POST', `/classes/${encodeURIComponent(className)}`, values, auth, signal);
+  }
+
+  async update(
+    className: string,
+    objectId: string,
+    values: Record<string, unknown>,
+    auth: ParseAuth,
+    signal?: AbortSignal,
+  ): Promise<{ updatedAt?: string }> {
+    return this.request(
+      'PUT',
+      `/classes/${encodeURIComponent(className)}/${encodeURIComponent(objectId)}`,
+      values,
+      auth,
+      signal,
+    );
+  }
+
+  async delete(
+    className: string,
+    objectId: string,
+    auth: ParseAuth,
+    signal?: AbortSignal,
+  ): Promise<void> {
+    await this.request(
+      'DELETE',
+      `/classes/${encodeURIComponent(className)}/${encodeURIComponent(objectId)}`,
+      undefined,
+      auth,
+      signal,
+    );
+  }
+
+  /** Schema changes always need the master key (Parse allows nothing else). */
+  async createClass(
+    className: string,
+    spec: { fields: Record<string, unknown>; classLevelPermissions?: Record<string, unknown> },
+    signal?: AbortSignal,
+  ): Promise<void> {
+    await this.request(
+      'POST',
+      `/schemas/${encodeURIComponent(className)}`,
+      { className, ...spec },
+      { masterKey: true },
+      signal,
+    );
+  }
+
+  async deleteClass(className: string, signal?: AbortSignal): Promise<void> {
+    await this.request(
+      'DELETE',
+      `/schemas/${encodeURIComponent(className)}`,
+      undefined,
+      { masterKey: true },
+      signal,
+    );
+  }
+
+  /**
+   * The CLP principals of a session: `*`, the user's objectId and every role it holds, inherited
+   * roles included (a role's members also hold the roles that list it in their `roles` relation).
+   */
+  async sessionPrincipals(sessionToken: string, signal?: AbortSignal): Promise<string[]> {
+    const me = await this.request<{ objectId: string }>(
+      'GET',
+      '/users/me',
+      undefined,
+      { sessionToken },
+      signal,
+    );
+    const master = { masterKey: true } as const;
+    const names = new Set<string>();
+    let frontier = await this.find(
+      '_Role',
+      {
+        where: { users: { __type: 'Pointer', className: '_User', objectId: me.objectId } },
+        keys: ['name'],
+        limit: 1000,
+      },
+      master,
+      signal,
+    );
+    for (let depth = 0; frontier.length && depth < 10; depth++) {
+      const fresh = frontier.filter((r) => typeof r.name === 'string' && !names.has(r.name));
+      for (const role of fresh) names.add(role.name as string);
+      if (!fresh.length) break;
+      frontier = await this.find(
+        '_Role',
+        {
+          where: {
+            roles: {
+              $in: fresh.map((r) => ({
+                __type: 'Pointer',
+                className: '_Role',
+                objectId: r.objectId,
+              })),
+            },
+          },
+          keys: ['name'],
+          limit: 1000,
+        },
+        master,
+        signal,
+      );
+    }
+    return ['*', me.objectId, ...[...names].sort().map((n) => `role:${n}`)];
+  }
+
   /** Schemas need the master key; callers decide what of them an agent may see. */
   async schemas(signal?: AbortSignal): Promise<ParseSchema[]> {
     const res = await this.request<{ results: ParseSchema[] }>(

@@ -1,7 +1,10 @@
 import type { AgentIdentity } from '../../core/agent-identity';
-import { ParseRequestError } from '../../core/errors';
+import { AccessDeniedError, ParseRequestError } from '../../core/errors';
 import type {
+  DataClassSpec,
+  DataCreateResult,
   DataFindQuery,
+  DataPrincipals,
   DataOperation,
   DataPath,
   DataPathProvider,
@@ -40,10 +43,63 @@ export class ParseRestDataPath implements DataPath {
   count(className: string, where: Record<string, unknown>, signal?: AbortSignal): Promise<number> {
     return this.client.count(className, where, this.auth, signal);
   }
+
+  // Writes run as the same identity as reads: a session writes with its token, so Parse Server
+  // enforces that user's ACL and CLP on every change.
+  create(className: string, values: DataRow, signal?: AbortSignal): Promise<DataCreateResult> {
+    return this.client.create(className, values, this.auth, signal);
+  }
+
+  update(
+    className: string,
+    objectId: string,
+    values: DataRow,
+    signal?: AbortSignal,
+  ): Promise<{ updatedAt?: string }> {
+    return this.client.update(className, objectId, values, this.auth, signal);
+  }
+
+  delete(className: string, objectId: string, signal?: AbortSignal): Promise<void> {
+    return this.client.delete(className, objectId, this.auth, signal);
+  }
+
+  /** Schema changes need the master key; a session identity is refused rather than elevated. */
+  createClass(className: string, spec: DataClassSpec, signal?: AbortSignal): Promise<void> {
+    this.assertMaster('create a class');
+    return this.client.createClass(className, spec, signal);
+  }
+
+  deleteClass(className: string, signal?: AbortSignal): Promise<void> {
+    this.assertMaster('delete a class');
+    return this.client.deleteClass(className, signal);
+  }
+
+  async principals(signal?: AbortSignal): Promise<DataPrincipals> {
+    if ('masterKey' in this.auth) return { master: true };
+    // Once per bound path (one agent): a failed lookup is not remembered.
+    this.principalCache ??= this.client
+      .sessionPrincipals(this.auth.sessionToken, signal)
+      .catch((error: unknown) => {
+        this.principalCache = undefined;
+        throw error;
+      });
+    return { master: false, principals: await this.principalCache };
+  }
+
+  protected principalCache?: Promise<string[]>;
+
+  protected assertMaster(action: string): void {
+    if (!('masterKey' in this.auth)) {
+      throw new AccessDeniedError(
+        `A session-token agent cannot ${action}: schema changes need the master key (use a master-key agent).`,
+        { kind: 'clp_denied' },
+      );
+    }
+  }
 }
 
 /**
- * Serves session-token and master-key identities for reads. ACL-scoped identities (aclUser,
+ * Serves session-token and master-key identities for reads and writes. ACL-scoped identities (aclUser,
  * aclRole) are refused: Parse REST has no way to act as a user without their session.
  */
 export class ParseRestDataPathProvider implements DataPathProvider {
@@ -55,7 +111,13 @@ export class ParseRestDataPathProvider implements DataPathProvider {
     if (identity.authType === 'acl_user' || identity.authType === 'acl_role') {
       return 'Parse REST cannot enforce an aclUser/aclRole scope';
     }
-    if (operation === 'find' || operation === 'get' || operation === 'count') return undefined;
+    if (
+      operation === 'find' ||
+      operation === 'get' ||
+      operation === 'count' ||
+      operation === 'write'
+    )
+      return undefined;
     return `Parse REST does not serve '${operation}' on this path`;
   }
 

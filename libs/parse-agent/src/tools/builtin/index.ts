@@ -7,6 +7,12 @@ import { getSampleObjects } from './query/get-sample-objects.tool';
 import { getSchema } from './schema/get-schema.tool';
 import { listTools } from './discovery/list-tools.tool';
 import { queryClass } from './query/query-class.tool';
+import { callMethod } from './mutation/call-method.tool';
+import { createClass } from './mutation/create-class.tool';
+import { createObject } from './mutation/create-object.tool';
+import { deleteClass } from './mutation/delete-class.tool';
+import { deleteObject } from './mutation/delete-object.tool';
+import { updateObject } from './mutation/update-object.tool';
 
 /** The built-in tools implemented so far, in the order agents see them. */
 export const BUILTIN_TOOLS: ToolDefinition[] = [
@@ -18,4 +24,10 @@ export const BUILTIN_TOOLS: ToolDefinition[] = [
   getObject,
   getObjects,
   getSampleObjects,
+  callMethod,
+  createObject,
+  updateObject,
+  deleteObject,
+  createClass,
+  deleteClass,
 ] as ToolDefinition[];

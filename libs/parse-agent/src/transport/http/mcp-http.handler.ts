@@ -39,6 +39,7 @@ import {
   type SseFrame,
 } from './sse-operators';
 import { acceptsEventStream } from './transport-checks';
+import { SseElicitations } from './sse-elicitation';
 
 /** Maps the authenticated HTTP request to the options of the agent that serves it. */
 
@@ -80,6 +81,8 @@ export class McpHttpHandler {
   protected readonly dispatchLogger: DispatchLogger;
   protected readonly agentFactory: McpAgentFactory;
   protected activeStreams = 0;
+  /** Questions to the person (MCP elicitation) asked on SSE calls, answered by client POSTs. */
+  protected readonly elicitations = new SseElicitations();
 
   constructor(protected readonly deps: McpHttpHandlerDependencies) {
     if (typeof deps.agentFactory !== 'function') {
@@ -126,6 +129,7 @@ export class McpHttpHandler {
       if (body.method === 'initialize' && kind === 'request') {
         session = await this.deps.sessions.create(owner);
         headers[RESPONSE_HEADER.sessionId] = session.id;
+        this.elicitations.remember(session.id, session.ended$, body.params);
       } else {
         const resolved = await this.resolveSession(req, res, owner);
         if (resolved === false) return;
@@ -144,7 +148,11 @@ export class McpHttpHandler {
       }
       return sendJson(res, 202, undefined);
     }
-    if (kind === 'response') return sendJson(res, 202, undefined);
+    if (kind === 'response') {
+      // A client's answer to a server request (elicitation); unknown ids are ignored.
+      this.elicitations.settle(body, session?.id);
+      return sendJson(res, 202, undefined);
+    }
 
     const requestId = (body.id ?? null) as JsonRpcId;
     // Only calls that run a tool can report progress or take long; everything else (initialize,
@@ -154,7 +162,8 @@ export class McpHttpHandler {
       kind === 'request' &&
       STREAMED_METHODS.has(String(body.method)) &&
       acceptsEventStream(req.headers.accept);
-    if (streaming) return this.serveStream(req, res, body, agent, scope, requestId, headers);
+    if (streaming)
+      return this.serveStream(req, res, body, agent, scope, requestId, headers, session);
     return this.serveJson(res, body, agent, kind === 'request' ? scope : undefined, requestId, {
       headers,
       session: body.method === 'initialize' ? session : undefined,
@@ -334,6 +343,7 @@ export class McpHttpHandler {
     scope: string | undefined,
     requestId: JsonRpcId,
     headers: Record<string, string>,
+    session?: McpSession,
   ): void {
     const cap = this.deps.options.maxConcurrentStreams;
     if (cap !== undefined && this.activeStreams >= cap) {
@@ -354,14 +364,24 @@ export class McpHttpHandler {
 
     this.openEventStream(req, res, headers);
     const token = progressTokenOf(body);
+    // Tool calls of a session whose client can answer may ask the person on this stream.
+    const questions = new Subject<SseFrame>();
+    const elicitation =
+      body.method === 'tools/call' && session && this.elicitations.supports(session.id)
+        ? this.elicitations.channel(session.id, questions)
+        : undefined;
     this.deps.dispatcher
-      .dispatch(body, agent, { signal: controller.signal, logger: this.dispatchLogger })
+      .dispatch(body, agent, {
+        signal: controller.signal,
+        logger: this.dispatchLogger,
+        elicitation,
+      })
       .pipe(
         toSseFrames(requestId, (error) =>
           this.dispatchLogger.error(`MCP dispatch failed: ${errorClassName(error)}`, error),
         ),
         withHeartbeats(this.deps.options.heartbeatIntervalMs, token),
-        mergeWhileActive(this.listChangedFrames()),
+        mergeWhileActive(merge(this.listChangedFrames(), questions)),
         abortOnUnsubscribe(controller, 'client_disconnect'),
         takeUntil(merge(fromEvent(res, 'close'), this.shutdown$)),
       )

@@ -24,12 +24,13 @@ import type {
   DispatchMessage,
   JsonRpcId,
   JsonRpcNotification,
+  JsonRpcRequest,
   JsonRpcResponse,
 } from '../../mcp/mcp-dispatcher.types';
 import { jsonRpcError } from './transport-checks';
 
 export type SseFrame =
-  | { kind: 'message'; message: JsonRpcResponse | JsonRpcNotification }
+  | { kind: 'message'; message: JsonRpcResponse | JsonRpcNotification | JsonRpcRequest }
   | { kind: 'comment'; text: string };
 
 export type ProgressToken = string | number;
@@ -43,7 +44,9 @@ export function formatSseFrame(frame: SseFrame): string {
   return `event: message\ndata: ${stringifyJsonRpc(frame.message)}\n\n`;
 }
 
-export const messageFrame = (message: JsonRpcResponse | JsonRpcNotification): SseFrame => ({
+export const messageFrame = (
+  message: JsonRpcResponse | JsonRpcNotification | JsonRpcRequest,
+): SseFrame => ({
   kind: 'message',
   message,
 });

@@ -2,11 +2,12 @@ import type { ToolDefinition } from '../../tool-definition';
 import { READ_ONLY_TOOL } from '../tool-annotations';
 import { CLASS_NAME_ARG } from '../tool-schemas';
 import { describeSchema } from './schema-description';
+import { describeAgentMethods } from '../mutation/agent-method-gate';
 
 export const getSchema: ToolDefinition<{ class_name: string }> = {
   name: 'get_schema',
   description:
-    'Describe one class: its fields with types, descriptions and allowed values, pointer targets with query hints, indexes, permissions, filters and relations.',
+    'Describe one class: its fields with types, descriptions and allowed values, pointer targets with query hints, indexes, permissions, filters, relations and the agent methods you may call.',
   category: 'schema',
   permission: 'readonly',
   timeout: 10,
@@ -16,8 +17,11 @@ export const getSchema: ToolDefinition<{ class_name: string }> = {
     properties: { class_name: CLASS_NAME_ARG },
     required: ['class_name'],
   },
-  handler: async (args, { access }) => {
+  handler: async (args, { access, agent }) => {
     access.assertClassAccessible(args.class_name);
-    return describeSchema(access, args.class_name);
+    const data = await describeSchema(access, args.class_name);
+    const methods = describeAgentMethods(agent, access, args.class_name);
+    if (methods.length) data.agent_methods = methods;
+    return data;
   },
 };

@@ -1,0 +1,83 @@
+import { AccessDeniedError, PermissionDeniedError, ToolFilteredError } from '../../../core/errors';
+import type { AgentMethodDeclaration } from '../../../metadata/metadata.types';
+import type { ReadPolicy } from '../../../security/read-policy';
+import { envGateRefusal, methodEnvGate } from '../../env-gates';
+import type { ToolAgent } from '../../tool-context';
+
+/** Why an agent may not call a declared method, as `wouldPermit` reports it. */
+export interface MethodDenial {
+  reason: 'unknown_method' | 'permission_denied' | 'tool_filtered' | 'access_denied';
+  deniedAt: 'declared_methods' | 'method_tier' | 'methods_filter' | 'env_gate';
+  error: Error;
+}
+
+/** The declared agent method, if any (instance and static methods share one namespace). */
+export function findAgentMethod(
+  access: ReadPolicy,
+  className: string,
+  methodName: string,
+): AgentMethodDeclaration | undefined {
+  return access.meta(className)?.methods.find((m) => m.name === methodName);
+}
+
+/**
+ * The gates a declared method passes before anything runs, in the spec's order: its tier against
+ * the agent's, the per-agent `methods:` filter, then the operator's env switch for its tier. The
+ * CLP boundary needs I/O and is checked by call_method itself.
+ */
+export function methodDenial(
+  agent: ToolAgent,
+  className: string,
+  method: AgentMethodDeclaration,
+): MethodDenial | undefined {
+  const qualified = `${className}.${method.name}`;
+  const permission = method.permission ?? 'readonly';
+  if (agent.tierReaches && !agent.tierReaches(permission)) {
+    return {
+      reason: 'permission_denied',
+      deniedAt: 'method_tier',
+      error: new PermissionDeniedError(
+        `Permission denied: agent method '${qualified}' requires ${permission} permissions. Current level: ${agent.permissions}`,
+      ),
+    };
+  }
+  if (agent.methodPermitted && !agent.methodPermitted(className, method.name)) {
+    return {
+      reason: 'tool_filtered',
+      deniedAt: 'methods_filter',
+      error: new ToolFilteredError(
+        `Agent method '${qualified}' is not enabled for this agent instance (excluded by the configured methods: filter).`,
+      ),
+    };
+  }
+  const gate = envGateRefusal({ name: qualified, envGate: methodEnvGate(permission) }, false);
+  if (gate) {
+    return { reason: 'access_denied', deniedAt: 'env_gate', error: new AccessDeniedError(gate) };
+  }
+  return undefined;
+}
+
+/** get_schema's view of the methods this agent may call on a class. */
+export function describeAgentMethods(
+  agent: ToolAgent,
+  access: ReadPolicy,
+  className: string,
+): Array<Record<string, unknown>> {
+  const methods = access.meta(className)?.methods ?? [];
+  return methods
+    .filter((m) => !agent.tierReaches || agent.tierReaches(m.permission ?? 'readonly'))
+    .filter((m) => !agent.methodPermitted || agent.methodPermitted(className, m.name))
+    .map((m) => {
+      const entry: Record<string, unknown> = {
+        name: m.name,
+        type: m.static ? 'class' : 'instance',
+        permission: m.permission ?? 'readonly',
+        supports_dry_run: m.supportsDryRun === true,
+      };
+      if (m.description) entry.description = m.description;
+      if (m.parameters) entry.parameters = m.parameters;
+      // The write boundary itself: disclosed only where every consumer is trusted.
+      if (agent.agentDebug && m.permittedKeys) entry.permitted_keys = m.permittedKeys;
+      return entry;
+    });
+}

@@ -1,0 +1,16 @@
+/** JSON Schema fragments of the write tools' arguments. */
+export const VALUES_ARG = {
+  type: 'object',
+  description:
+    'Fields to set, e.g. {"status": "closed"}. Only the class\'s agent fields; the tenant field is set for you; ACL, authData and Parse-managed fields are refused.',
+};
+
+export const WRITE_RESULT_SCHEMA = {
+  type: 'object',
+  properties: {
+    class_name: { type: 'string' },
+    object_id: { type: 'string' },
+    changed_keys: { type: 'array', items: { type: 'string' } },
+  },
+  required: ['class_name'],
+};

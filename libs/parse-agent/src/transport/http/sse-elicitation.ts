@@ -1,0 +1,109 @@
+import { randomUUID } from 'node:crypto';
+import { Subject, type Observable } from 'rxjs';
+import { AgentCancelledError } from '../../core/errors';
+import type {
+  ElicitationChannel,
+  ElicitationRequest,
+  ElicitationResult,
+} from '../../ports/elicitation-channel';
+import { isPlainObject } from '../../query/field-names';
+import { messageFrame, type SseFrame } from './sse-operators';
+
+interface Pending {
+  sessionId: string;
+  resolve(result: ElicitationResult): void;
+  reject(error: Error): void;
+}
+
+/**
+ * Server-to-client requests over Streamable HTTP: `elicitation/create` goes out on the SSE stream
+ * of the tool call that asks, and the client POSTs its JSON-RPC response to the endpoint with the
+ * same session. Only sessions whose client declared the `elicitation` capability at initialize get
+ * a channel. Pending questions live in this process: the answer must reach the node that asked
+ * (sticky sessions when scaled out).
+ */
+export class SseElicitations {
+  protected readonly capable = new Set<string>();
+  protected readonly pending = new Map<string, Pending>();
+
+  /** Remembers that the session's client can answer elicitations, until the session ends. */
+  remember(sessionId: string, ended$: Observable<void>, initializeParams: unknown): void {
+    const capabilities = isPlainObject(initializeParams)
+      ? initializeParams.capabilities
+      : undefined;
+    if (!isPlainObject(capabilities) || !isPlainObject(capabilities.elicitation)) return;
+    this.capable.add(sessionId);
+    const forget = () => this.forget(sessionId);
+    ended$.subscribe({ next: forget, complete: forget });
+  }
+
+  supports(sessionId: string | undefined): boolean {
+    return sessionId !== undefined && this.capable.has(sessionId);
+  }
+
+  /** A channel writing its requests to `frames` (merged into the call's SSE stream). */
+  channel(sessionId: string, frames: Subject<SseFrame>): ElicitationChannel {
+    return {
+      elicit: (request: ElicitationRequest, signal?: AbortSignal) =>
+        new Promise<ElicitationResult>((resolve, reject) => {
+          if (signal?.aborted) return reject(new AgentCancelledError());
+          const id = `elicit-${randomUUID()}`;
+          const onAbort = () => {
+            this.pending.delete(id);
+            reject(new AgentCancelledError());
+          };
+          signal?.addEventListener('abort', onAbort, { once: true });
+          this.pending.set(id, {
+            sessionId,
+            resolve: (result) => {
+              signal?.removeEventListener('abort', onAbort);
+              resolve(result);
+            },
+            reject: (error) => {
+              signal?.removeEventListener('abort', onAbort);
+              reject(error);
+            },
+          });
+          frames.next(
+            messageFrame({
+              jsonrpc: '2.0',
+              id,
+              method: 'elicitation/create',
+              params: { ...request },
+            }),
+          );
+        }),
+    };
+  }
+
+  /**
+   * Settles the question a client's response answers. Returns false when the id is not a pending
+   * question of this session (another session cannot answer it).
+   */
+  settle(body: Record<string, unknown>, sessionId: string | undefined): boolean {
+    const id = typeof body.id === 'string' ? body.id : undefined;
+    const entry = id ? this.pending.get(id) : undefined;
+    if (!id || !entry || entry.sessionId !== sessionId) return false;
+    this.pending.delete(id);
+    const result = body.result;
+    if (isPlainObject(result) && ['accept', 'decline', 'cancel'].includes(String(result.action))) {
+      entry.resolve({
+        action: result.action as ElicitationResult['action'],
+        content: isPlainObject(result.content) ? result.content : undefined,
+      });
+    } else {
+      // An error answer or a malformed one: treat it as not confirmed.
+      entry.resolve({ action: 'cancel' });
+    }
+    return true;
+  }
+
+  protected forget(sessionId: string): void {
+    this.capable.delete(sessionId);
+    for (const [id, entry] of this.pending) {
+      if (entry.sessionId !== sessionId) continue;
+      this.pending.delete(id);
+      entry.reject(new AgentCancelledError('session ended'));
+    }
+  }
+}
