@@ -73,6 +73,20 @@ export { InMemoryCancellationBus } from './ports/in-memory-cancellation-bus';
 export { DataPathProvider } from './ports/data-path';
 export type { DataFindQuery, DataOperation, DataPath, DataRow } from './ports/data-path';
 
+// Redis implementations of the ports (scaled-out deployments; needs the ioredis package)
+export { RedisConnection, DEFAULT_REDIS_KEY_PREFIX } from './redis/redis-connection';
+export type { RedisConnectionOptions, RedisStoreLogger } from './redis/redis-connection';
+export { RedisRateLimiter, RateLimiterUnavailableError } from './redis/redis-rate-limiter';
+export type { RedisRateLimiterOptions } from './redis/redis-rate-limiter';
+export {
+  RedisSessionStore,
+  DEFAULT_MAX_SESSIONS_PER_PRINCIPAL,
+} from './redis/redis-session-store';
+export type { RedisSessionStoreOptions } from './redis/redis-session-store';
+export { RedisCancellationBus } from './redis/redis-cancellation-bus';
+export { RedisListChangedRelay } from './redis/redis-list-changed-relay';
+export type { ListKind } from './redis/redis-list-changed-relay';
+
 // Model decorators and metadata
 export {
   AgentDescription,

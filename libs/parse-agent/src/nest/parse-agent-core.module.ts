@@ -1,5 +1,5 @@
 import { ParseAgentLibraryModule } from './parse-agent-library.marker';
-import { Module, type OnApplicationShutdown } from '@nestjs/common';
+import { Inject, Module, type OnApplicationShutdown } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
 import { AgentEvents } from '../core/agent-events';
 import { DataRouter } from '../data/data-router';
@@ -11,7 +11,8 @@ import { MetadataRegistry } from '../metadata/metadata-registry';
 import { RateLimiter } from '../ports/rate-limiter';
 import { ToolRegistry } from '../tools/tool-registry';
 import { AgentToolExplorer } from './agent-tool.explorer';
-import { PARSE_AGENT_SERVICES } from './parse-agent.constants';
+import type { RedisConnection } from '../redis/redis-connection';
+import { PARSE_AGENT_REDIS, PARSE_AGENT_SERVICES } from './parse-agent.constants';
 import { ParseAgentFactory } from './parse-agent.factory';
 import {
   ConfigurableModuleClass,
@@ -40,12 +41,16 @@ import { parseAgentProviders } from './parse-agent.providers';
   ],
 })
 export class ParseAgentCoreModule extends ConfigurableModuleClass implements OnApplicationShutdown {
-  constructor(protected readonly parse: ParseRestClient) {
+  constructor(
+    protected readonly parse: ParseRestClient,
+    @Inject(PARSE_AGENT_REDIS) protected readonly redis: RedisConnection | null,
+  ) {
     super();
   }
 
-  /** Releases the keep-alive sockets to Parse Server so the process can exit. */
-  onApplicationShutdown(): void {
+  /** Releases the keep-alive sockets to Parse Server and the Redis connections so the process can exit. */
+  async onApplicationShutdown(): Promise<void> {
     this.parse.close();
+    await this.redis?.close();
   }
 }
