@@ -54,6 +54,7 @@ export {
   SecurityBlockedError,
   ToolFilteredError,
   ToolTimeoutError,
+  StoreUnavailableError,
 } from './core/errors';
 export type { AccessDeniedKind } from './core/errors';
 export { suppressSecurityBanners } from './core/security-banner';
@@ -78,10 +79,7 @@ export { RedisConnection, DEFAULT_REDIS_KEY_PREFIX } from './redis/redis-connect
 export type { RedisConnectionOptions, RedisStoreLogger } from './redis/redis-connection';
 export { RedisRateLimiter, RateLimiterUnavailableError } from './redis/redis-rate-limiter';
 export type { RedisRateLimiterOptions } from './redis/redis-rate-limiter';
-export {
-  RedisSessionStore,
-  DEFAULT_MAX_SESSIONS_PER_PRINCIPAL,
-} from './redis/redis-session-store';
+export { RedisSessionStore, DEFAULT_MAX_SESSIONS_PER_PRINCIPAL } from './redis/redis-session-store';
 export type { RedisSessionStoreOptions } from './redis/redis-session-store';
 export { RedisCancellationBus } from './redis/redis-cancellation-bus';
 export { RedisListChangedRelay } from './redis/redis-list-changed-relay';

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { Subject } from 'rxjs';
+import { StoreUnavailableError } from '../core/errors';
 import type { McpSession, SessionStore } from '../ports/session-store';
 import type { RedisConnection, RedisStoreLogger } from './redis-connection';
 import { RedisScript } from './redis-script';
@@ -112,11 +113,19 @@ export class RedisSessionStore implements SessionStore {
   async create(owner: string): Promise<McpSession> {
     const id = randomBytes(24).toString('base64url');
     const now = Date.now();
-    const evicted = (await CREATE.run(
-      this.redis.client,
-      [this.sessionKey(id), this.indexKey(owner)],
-      [id, owner, now, this.options.idleTimeoutMs, this.maxPerPrincipal, this.sessionKey('')],
-    )) as string[];
+    let evicted: string[];
+    try {
+      evicted = (await CREATE.run(
+        this.redis.client,
+        [this.sessionKey(id), this.indexKey(owner)],
+        [id, owner, now, this.options.idleTimeoutMs, this.maxPerPrincipal, this.sessionKey('')],
+      )) as string[];
+    } catch (error) {
+      this.options.logger?.warn(
+        `Redis session store unreachable (${(error as Error)?.message}); no session can be opened until it returns.`,
+      );
+      throw new StoreUnavailableError('MCP session store', 2);
+    }
     for (const old of evicted) await this.announceEnd(old);
     return this.remember(id, owner, now, now);
   }
@@ -153,11 +162,16 @@ export class RedisSessionStore implements SessionStore {
 
   async delete(id: string): Promise<boolean> {
     if (!SESSION_ID.test(id)) return false;
-    const removed = (await DELETE.run(
-      this.redis.client,
-      [this.sessionKey(id)],
-      [this.indexKey(''), id],
-    )) as number;
+    let removed: number;
+    try {
+      removed = (await DELETE.run(
+        this.redis.client,
+        [this.sessionKey(id)],
+        [this.indexKey(''), id],
+      )) as number;
+    } catch {
+      throw new StoreUnavailableError('MCP session store', 2);
+    }
     await this.announceEnd(id);
     return removed === 1;
   }
