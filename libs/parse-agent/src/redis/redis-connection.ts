@@ -120,7 +120,7 @@ export class RedisConnection {
     const subscriber = this.client.duplicate({
       enableOfflineQueue: true,
       maxRetriesPerRequest: null,
-      commandTimeout: 0,
+      commandTimeout: undefined,
     });
     subscriber.on('error', () => undefined);
     subscriber.on('message', (channel: string, message: string) => {
