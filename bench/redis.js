@@ -37,9 +37,17 @@ async function sessionOf(port) {
     jsonrpc: '2.0',
     id: 1,
     method: 'initialize',
-    params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'bench', version: '1' } },
+    params: {
+      protocolVersion: '2025-11-25',
+      capabilities: {},
+      clientInfo: { name: 'bench', version: '1' },
+    },
   });
-  const headers = { 'content-type': 'application/json', accept: 'application/json', 'content-length': Buffer.byteLength(body) };
+  const headers = {
+    'content-type': 'application/json',
+    accept: 'application/json',
+    'content-length': Buffer.byteLength(body),
+  };
   return new Promise((resolve, reject) => {
     const req = http.request(`http://127.0.0.1:${port}/mcp`, { method: 'POST', headers }, (res) => {
       res.resume();
@@ -54,15 +62,26 @@ function callTarget(port, session, tool) {
   const args = tool === 'query_class' ? { class_name: 'Order', limit: 100 } : {};
   return {
     url: `http://127.0.0.1:${port}/mcp`,
-    headers: { 'content-type': 'application/json', accept: 'application/json', 'mcp-session-id': session },
-    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: tool, arguments: args } }),
+    headers: {
+      'content-type': 'application/json',
+      accept: 'application/json',
+      'mcp-session-id': session,
+    },
+    body: JSON.stringify({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'tools/call',
+      params: { name: tool, arguments: args },
+    }),
     check: (b) => b.includes('"isError":false'),
   };
 }
 
 /** Runs loads side by side and sums them (a client-side round-robin over the nodes). */
 async function together(targets, connectionsEach, durationMs) {
-  const results = await Promise.all(targets.map((t) => runLoad({ ...t, connections: connectionsEach, durationMs })));
+  const results = await Promise.all(
+    targets.map((t) => runLoad({ ...t, connections: connectionsEach, durationMs })),
+  );
   return {
     rps: results.reduce((s, r) => s + r.rps, 0),
     errors: results.reduce((s, r) => s + r.errors, 0),
@@ -79,10 +98,19 @@ async function main() {
   try {
     const parse = await startProcess('parse-server.js', { BENCH_DATABASE_URI: pg.uri });
     children.push(parse.child);
-    const env = { BENCH_PARSE_URL: parse.info.serverURL, BENCH_APP_ID: parse.info.appId, BENCH_MASTER_KEY: parse.info.masterKey };
+    const env = {
+      BENCH_PARSE_URL: parse.info.serverURL,
+      BENCH_APP_ID: parse.info.appId,
+      BENCH_MASTER_KEY: parse.info.masterKey,
+    };
     const memory = await startProcess('server.js', env);
     children.push(memory.child);
-    const redisEnv = { ...env, BENCH_REDIS_URL: REDIS_URL, BENCH_REDIS_PREFIX: prefix, BENCH_SKIP_SEED: '1' };
+    const redisEnv = {
+      ...env,
+      BENCH_REDIS_URL: REDIS_URL,
+      BENCH_REDIS_PREFIX: prefix,
+      BENCH_SKIP_SEED: '1',
+    };
     const nodeA = await startProcess('server.js', redisEnv);
     children.push(nodeA.child);
     const nodeB = await startProcess('server.js', redisEnv);
@@ -90,8 +118,12 @@ async function main() {
 
     const memorySession = await sessionOf(memory.info.port);
     const sharedSession = await sessionOf(nodeA.info.port); // valid on B through Redis
-    console.log(`Machine: ${os.cpus().length} x ${os.cpus()[0].model.trim()}, Node ${process.version}; Redis ${REDIS_URL}`);
-    console.log(`Each measurement: ${SECONDS}s closed loop at 16 connections, after a 2s warm-up.\n`);
+    console.log(
+      `Machine: ${os.cpus().length} x ${os.cpus()[0].model.trim()}, Node ${process.version}; Redis ${REDIS_URL}`,
+    );
+    console.log(
+      `Each measurement: ${SECONDS}s closed loop at 16 connections, after a 2s warm-up.\n`,
+    );
     for (const tool of ['bench_echo', 'query_class']) {
       const mem = callTarget(memory.info.port, memorySession, tool);
       const a = callTarget(nodeA.info.port, sharedSession, tool);
@@ -103,8 +135,12 @@ async function main() {
       const two = await together([a, b], 8, SECONDS * 1000);
       const perNode = two.rps / 2;
       console.log(`tools/call ${tool}`);
-      console.log(`   one node, in-memory stores : ${one.rps.toFixed(0).padStart(6)} req/s (p50 ${one.p50.toFixed(1)} ms) errors ${one.errors}`);
-      console.log(`   one node, Redis stores     : ${single.rps.toFixed(0).padStart(6)} req/s (p50 ${single.p50.toFixed(1)} ms) = ${(single.rps / one.rps).toFixed(2)}x errors ${single.errors}`);
+      console.log(
+        `   one node, in-memory stores : ${one.rps.toFixed(0).padStart(6)} req/s (p50 ${one.p50.toFixed(1)} ms) errors ${one.errors}`,
+      );
+      console.log(
+        `   one node, Redis stores     : ${single.rps.toFixed(0).padStart(6)} req/s (p50 ${single.p50.toFixed(1)} ms) = ${(single.rps / one.rps).toFixed(2)}x errors ${single.errors}`,
+      );
       console.log(
         `   two nodes on Redis (8+8)   : ${two.rps.toFixed(0).padStart(6)} req/s total, ${perNode.toFixed(0)} per node = ${(perNode / one.rps).toFixed(2)}x per node, ${(two.rps / one.rps).toFixed(2)}x total errors ${two.errors}`,
       );
