@@ -46,13 +46,20 @@ async function main() {
   root.get('/bench/rss', (_req, res) => res.json({ rss: process.memoryUsage().rss }));
 
   lib.suppressSecurityBanners();
+  // BENCH_REDIS_URL: this node shares limits and sessions on Redis (bench/redis.js runs two).
+  const redisUrl = process.env.BENCH_REDIS_URL;
+  const redis = redisUrl ? { url: redisUrl, keyPrefix: process.env.BENCH_REDIS_PREFIX } : undefined;
+  const rateLimiter = redis
+    ? new lib.RedisRateLimiter(lib.RedisConnection.fromOptions(redis), { limit: 10_000_000, window: 60 })
+    : new lib.KeyedSlidingWindowRateLimiter(10_000_000, 60);
   class BenchModule {}
   Module({
     imports: [
       lib.ParseAgentModule.forRoot({
         parse: { serverURL, appId: APP_ID, masterKey: MASTER_KEY },
         models: [...models.CORE_MODELS, models.SupportTicket],
-        rateLimiter: new lib.KeyedSlidingWindowRateLimiter(10_000_000, 60),
+        rateLimiter,
+        redis,
         agentFactory: () => ({ permissions: 'readonly' }),
         mcp: { path: '/mcp', heartbeatIntervalMs: 2000 },
       }),
@@ -74,10 +81,15 @@ async function main() {
         });
       }),
   });
+  tools.register({
+    name: 'bench_echo',
+    description: 'Answers at once (measures the transport and stores, not Parse).',
+    handler: () => ({ ok: true }),
+  });
   await app.listen(port, '127.0.0.1');
 
   const admin = new ParseAdminClient(serverURL, APP_ID, MASTER_KEY);
-  await seedDemoData(admin, 'bench-password');
+  if (!process.env.BENCH_SKIP_SEED) await seedDemoData(admin, 'bench-password');
 
   const agent = app.get(lib.ParseAgentFactory).create();
   const toolList = agent

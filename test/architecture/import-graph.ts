@@ -13,7 +13,7 @@ export const LAYERS: ReadonlyArray<readonly string[]> = [
   ['tools'],
   ['agent'],
   ['mcp'],
-  ['transport', 'client'],
+  ['transport', 'client', 'redis'],
   ['cli'],
   ['nest'],
 ];

@@ -56,6 +56,7 @@ export {
   SecurityBlockedError,
   ToolFilteredError,
   ToolTimeoutError,
+  StoreUnavailableError,
 } from './core/errors';
 export type { AccessDeniedKind } from './core/errors';
 export { suppressSecurityBanners } from './core/security-banner';
@@ -87,6 +88,17 @@ export type {
   ElicitationRequest,
   ElicitationResult,
 } from './ports/elicitation-channel';
+
+// Redis implementations of the ports (scaled-out deployments; needs the ioredis package)
+export { RedisConnection, DEFAULT_REDIS_KEY_PREFIX } from './redis/redis-connection';
+export type { RedisConnectionOptions, RedisStoreLogger } from './redis/redis-connection';
+export { RedisRateLimiter, RateLimiterUnavailableError } from './redis/redis-rate-limiter';
+export type { RedisRateLimiterOptions } from './redis/redis-rate-limiter';
+export { RedisSessionStore, DEFAULT_MAX_SESSIONS_PER_PRINCIPAL } from './redis/redis-session-store';
+export type { RedisSessionStoreOptions } from './redis/redis-session-store';
+export { RedisCancellationBus } from './redis/redis-cancellation-bus';
+export { RedisListChangedRelay } from './redis/redis-list-changed-relay';
+export type { ListKind } from './redis/redis-list-changed-relay';
 
 // Model decorators and metadata
 export {

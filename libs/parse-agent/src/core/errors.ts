@@ -14,6 +14,20 @@ export abstract class ParseAgentError extends Error {
   }
 }
 
+/**
+ * A shared store (sessions on Redis, say) cannot be reached: the request is refused rather than
+ * served unchecked. The HTTP layer answers 503 with a Retry-After.
+ */
+export class StoreUnavailableError extends ParseAgentError {
+  readonly errorCode = 'store_unavailable';
+  constructor(
+    readonly store: string,
+    readonly retryAfter: number,
+  ) {
+    super(`${store} unavailable: its Redis store cannot be reached. Retry after ${retryAfter}s.`);
+  }
+}
+
 /** A configuration or registration mistake by the developer (bad options, misused decorator). */
 export class ParseAgentConfigError extends ParseAgentError {
   readonly errorCode = 'invalid_configuration';

@@ -22,7 +22,8 @@ import { MetadataRegistry } from '../metadata/metadata-registry';
 import { RateLimiter } from '../ports/rate-limiter';
 import { ToolRegistry } from '../tools/tool-registry';
 import { AgentToolExplorer } from './agent-tool.explorer';
-import { PARSE_AGENT_SERVICES } from './parse-agent.constants';
+import type { RedisConnection } from '../redis/redis-connection';
+import { PARSE_AGENT_REDIS, PARSE_AGENT_SERVICES } from './parse-agent.constants';
 import { ParseAgentFactory } from './parse-agent.factory';
 import {
   ConfigurableModuleClass,
@@ -63,6 +64,7 @@ export class ParseAgentCoreModule
     protected readonly events: AgentEvents,
     protected readonly factory: ParseAgentFactory,
     @Inject(PARSE_AGENT_MODULE_OPTIONS) protected readonly options: ParseAgentModuleOptions,
+    @Inject(PARSE_AGENT_REDIS) protected readonly redis: RedisConnection | null,
     @Optional() @Inject(PostgresDataAccess) protected readonly postgres?: PostgresDataAccess | null,
   ) {
     super();
@@ -88,5 +90,6 @@ export class ParseAgentCoreModule
     this.mutationLog?.unsubscribe();
     this.parse.close();
     await this.postgres?.close();
+    await this.redis?.close();
   }
 }

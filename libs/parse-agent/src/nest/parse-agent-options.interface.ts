@@ -2,6 +2,7 @@ import type { AgentOptions, ParseAgent } from '../agent/parse-agent';
 import type { PgPoolLike } from '../data/postgres/pg-driver';
 import type { PostgresDataPathOptions } from '../data/postgres/postgres-data-path';
 import type { RateLimiter } from '../ports/rate-limiter';
+import type { RedisConnectionOptions } from '../redis/redis-connection';
 import type { ModelClass } from '../metadata/metadata.types';
 import type { McpRequest } from '../transport/http/mcp-request-gate';
 
@@ -45,7 +46,16 @@ export interface ParseAgentModuleOptions {
   /** Classes to hide by name, for classes without a model. */
   hiddenClasses?: Array<string | { className: string; except?: 'masterKey' }>;
   defaults?: AgentDefaults;
-  /** Shared by all agents; defaults to an in-process sliding window per identity (60 per 60 s). */
+  /**
+   * Shares rate limits, MCP sessions, cancellations and list changes between nodes:
+   * `{ url: 'redis://127.0.0.1:6379' }` or `{ client: new Redis(...) }` (the `ioredis` package, an
+   * optional peer dependency). Without it, all of these live in this process.
+   */
+  redis?: RedisConnectionOptions;
+  /**
+   * Shared by all agents; defaults to a sliding window per identity (60 per 60 s), on Redis with
+   * the `redis` option, in this process otherwise.
+   */
   rateLimiter?: RateLimiter;
   /** How long Parse schemas are cached (ms, default 30 000). */
   schemaCacheTtlMs?: number;

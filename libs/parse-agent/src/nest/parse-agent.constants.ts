@@ -11,3 +11,6 @@ export const PARSE_AGENT_SERVICES = Symbol('parse-agent:services');
 
 /** Internal token: the resolved `mcp` extra (endpoint settings with defaults applied). */
 export const MCP_ENDPOINT_OPTIONS = Symbol('parse-agent:mcp-endpoint-options');
+
+/** Internal token: the module's RedisConnection, or null without the `redis` option. */
+export const PARSE_AGENT_REDIS = Symbol('parse-agent:redis');

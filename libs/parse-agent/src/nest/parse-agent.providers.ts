@@ -1,4 +1,4 @@
-import type { Provider } from '@nestjs/common';
+import { Logger, type Provider } from '@nestjs/common';
 import { AgentEvents } from '../core/agent-events';
 import { suppressSecurityBanners } from '../core/security-banner';
 import type { AgentServices } from '../agent/parse-agent';
@@ -14,11 +14,14 @@ import { MetadataRegistry } from '../metadata/metadata-registry';
 import { DataPathProvider } from '../ports/data-path';
 import { KeyedSlidingWindowRateLimiter } from '../ports/in-memory-rate-limiter';
 import { RateLimiter } from '../ports/rate-limiter';
+import type { RedisConnection } from '../redis/redis-connection';
+import { RedisRateLimiter } from '../redis/redis-rate-limiter';
 import { BUILTIN_TOOLS } from '../tools/builtin';
 import { ToolRegistry } from '../tools/tool-registry';
-import { PARSE_AGENT_SERVICES } from './parse-agent.constants';
+import { PARSE_AGENT_REDIS, PARSE_AGENT_SERVICES } from './parse-agent.constants';
 import { PARSE_AGENT_MODULE_OPTIONS } from './parse-agent.module-definition';
 import type { ParseAgentModuleOptions } from './parse-agent-options.interface';
+import { REDIS_LOG_CONTEXT, redisConnectionProvider } from './redis/redis.providers';
 import { validateModuleOptions } from './validate-module-options';
 
 /** The providers of the configured module: registries, ports with their defaults, services. */
@@ -46,11 +49,16 @@ export const parseAgentProviders: Provider[] = [
     inject: [ToolRegistry, PromptRegistry],
   },
   { provide: AgentEvents, useFactory: () => new AgentEvents() },
+  redisConnectionProvider,
   {
+    // With the redis option the window is shared by every node (one limit per principal overall).
     provide: RateLimiter,
-    useFactory: (options: ParseAgentModuleOptions): RateLimiter =>
-      options.rateLimiter ?? new KeyedSlidingWindowRateLimiter(),
-    inject: [PARSE_AGENT_MODULE_OPTIONS],
+    useFactory: (options: ParseAgentModuleOptions, redis: RedisConnection | null): RateLimiter =>
+      options.rateLimiter ??
+      (redis
+        ? new RedisRateLimiter(redis, { logger: new Logger(REDIS_LOG_CONTEXT) })
+        : new KeyedSlidingWindowRateLimiter()),
+    inject: [PARSE_AGENT_MODULE_OPTIONS, PARSE_AGENT_REDIS],
   },
   {
     provide: ParseRestClient,

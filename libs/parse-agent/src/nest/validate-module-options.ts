@@ -1,5 +1,6 @@
 import { ParseAgentConfigError } from '../core/errors';
 import { isPlainObject } from '../query/field-names';
+import { validateRedisOptions } from '../redis/redis-connection';
 import type { ParseAgentModuleOptions } from './parse-agent-options.interface';
 
 /** Fails the boot with one message naming the setting to fix. */
@@ -73,6 +74,7 @@ export function validateModuleOptions(
       }
     }
   }
+  if (options.redis !== undefined) validateRedisOptions(options.redis);
   if (
     options.models !== undefined &&
     (!Array.isArray(options.models) || options.models.some((m) => typeof m !== 'function'))

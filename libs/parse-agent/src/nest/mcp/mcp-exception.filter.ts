@@ -8,6 +8,7 @@ import {
   type ExceptionFilter,
 } from '@nestjs/common';
 import type { ServerResponse } from 'node:http';
+import { StoreUnavailableError } from '../../core/errors';
 import { MCP_LOG_CONTEXT } from '../../transport/http/mcp-http.constants';
 import { sendJsonRpcError, sendUnauthorized } from '../../transport/http/mcp-http-response';
 
@@ -31,6 +32,13 @@ export class McpExceptionFilter implements ExceptionFilter {
     if (exception instanceof UnauthorizedException || exception instanceof ForbiddenException) {
       this.logger.warn(`Unauthorized: ${name}`);
       return sendUnauthorized(res);
+    }
+    if (exception instanceof StoreUnavailableError) {
+      // Transient and safe to say: which store is down tells the client to retry, nothing more.
+      this.logger.warn(exception.message);
+      return sendJsonRpcError(res, 503, -32000, `Service Unavailable: ${exception.message}`, {
+        headers: { 'Retry-After': String(exception.retryAfter) },
+      });
     }
     if (exception instanceof HttpException) {
       const status = exception.getStatus();

@@ -2,12 +2,8 @@ import { Logger, type DynamicModule, type Provider } from '@nestjs/common';
 import { ExternalContextCreator, HttpAdapterHost } from '@nestjs/core';
 import { take } from 'rxjs';
 import { McpDispatcher } from '../../mcp/mcp-dispatcher';
-import { PromptRegistry } from '../../mcp/prompt-registry';
 import { CancellationBus } from '../../ports/cancellation-bus';
-import { InMemoryCancellationBus } from '../../ports/in-memory-cancellation-bus';
-import { InMemorySessionStore } from '../../ports/in-memory-session-store';
 import { SessionStore } from '../../ports/session-store';
-import { ToolRegistry } from '../../tools/tool-registry';
 import { resolveMcpEndpointOptions } from '../../transport/http/mcp-endpoint-options';
 import { MCP_LOG_CONTEXT } from '../../transport/http/mcp-http.constants';
 import { McpHttpHandler } from '../../transport/http/mcp-http.handler';
@@ -16,13 +12,15 @@ import { MCP_ENDPOINT_OPTIONS } from '../parse-agent.constants';
 import { ParseAgentFactory } from '../parse-agent.factory';
 import { PARSE_AGENT_MODULE_OPTIONS } from '../parse-agent.module-definition';
 import type { ParseAgentModuleOptions } from '../parse-agent-options.interface';
+import { MCP_LIST_CHANGES, mcpStoreProviders, type McpListChanges } from '../redis/redis.providers';
 import { createMcpController } from './mcp.controller';
 import type { McpEndpointOptions, ResolvedMcpEndpointOptions } from './mcp-endpoint-options';
 
 /**
  * Adds the MCP endpoint (controller, handler, transport gate, session store, cancellation bus) to
  * the module definition when the `mcp` extra is present. The session store and cancellation bus
- * are the in-memory defaults unless the application provides its own under the port tokens.
+ * are Redis-backed with the `redis` option, in-memory otherwise; an application can provide its own
+ * under the port tokens.
  */
 export function withMcpEndpoint(
   definition: DynamicModule,
@@ -32,13 +30,7 @@ export function withMcpEndpoint(
   const options = resolveMcpEndpointOptions(mcp);
   const providers: Provider[] = [
     { provide: MCP_ENDPOINT_OPTIONS, useValue: options },
-    {
-      provide: SessionStore,
-      useFactory: (o: ResolvedMcpEndpointOptions) =>
-        new InMemorySessionStore(o.sessionIdleTimeoutMs, o.maxSessions),
-      inject: [MCP_ENDPOINT_OPTIONS],
-    },
-    { provide: CancellationBus, useFactory: () => new InMemoryCancellationBus() },
+    ...mcpStoreProviders(MCP_ENDPOINT_OPTIONS),
     {
       provide: McpRequestGate,
       useFactory: (
@@ -72,8 +64,7 @@ export function withMcpEndpoint(
         moduleOptions: ParseAgentModuleOptions,
         agents: ParseAgentFactory,
         dispatcher: McpDispatcher,
-        tools: ToolRegistry,
-        prompts: PromptRegistry,
+        changes: McpListChanges,
         gate: McpRequestGate,
         sessions: SessionStore,
         cancellations: CancellationBus,
@@ -83,8 +74,8 @@ export function withMcpEndpoint(
           agentFactory: moduleOptions.agentFactory?.bind(moduleOptions),
           agents,
           dispatcher,
-          toolChanges$: tools.changes$,
-          promptChanges$: prompts.changes$,
+          toolChanges$: changes.tools$,
+          promptChanges$: changes.prompts$,
           gate,
           sessions,
           cancellations,
@@ -95,8 +86,7 @@ export function withMcpEndpoint(
         PARSE_AGENT_MODULE_OPTIONS,
         ParseAgentFactory,
         McpDispatcher,
-        ToolRegistry,
-        PromptRegistry,
+        MCP_LIST_CHANGES,
         McpRequestGate,
         SessionStore,
         CancellationBus,

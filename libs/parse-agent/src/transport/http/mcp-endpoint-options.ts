@@ -44,8 +44,9 @@ export interface McpEndpointOptions<TGuard = unknown> {
    */
   allowedHosts?: string[];
   /**
-   * Issue `Mcp-Session-Id` on initialize and honour it (default true). Sessions live in this process:
-   * behind a load balancer without sticky sessions, set false (clients then run stateless).
+   * Issue `Mcp-Session-Id` on initialize and honour it (default true). Sessions live in this process
+   * unless the module has the `redis` option (then every node shares them); behind a load balancer
+   * with neither Redis nor sticky sessions, set false (clients then run stateless).
    */
   sessions?: boolean;
   /** Idle time after which a session is forgotten (default 30 minutes). */

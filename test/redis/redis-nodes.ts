@@ -1,0 +1,293 @@
+import type { INestApplication } from '@nestjs/common';
+import { Test } from '@nestjs/testing';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import {
+  createServer,
+  request as httpRequest,
+  type IncomingMessage,
+  type Server,
+  type ServerResponse,
+} from 'node:http';
+import { connect, type AddressInfo } from 'node:net';
+import {
+  AgentUnauthorizedError,
+  ParseAgentModule,
+  ToolRegistry,
+  type ParseAgentModuleOptions,
+} from 'nestjs-parse-agent';
+import { PromptRegistry } from 'nestjs-parse-agent/mcp/prompt-registry';
+import { findFreePort } from '../../src/embedded/free-port';
+import { testParseConnection } from '../harness/parse-rest';
+
+/** The Redis the suites share: TEST_REDIS_URL, else the service on these machines. */
+export const SHARED_REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
+
+/** A key prefix unique to this test run, so runs (and suites) never see each other's keys. */
+export function runKeyPrefix(label: string): string {
+  return `parse-agent-test:${label}:${randomBytes(6).toString('hex')}:`;
+}
+
+/** Whether a TCP connection to the URL's host and port opens (checked synchronously, at load). */
+export function redisReachable(url: string): boolean {
+  const { hostname, port } = new URL(url);
+  const probe = spawnSync(
+    process.execPath,
+    [
+      '-e',
+      `const s=require('net').connect(${Number(port || 6379)},${JSON.stringify(hostname)});s.on('connect',()=>process.exit(0));s.on('error',()=>process.exit(1));setTimeout(()=>process.exit(1),1500);`,
+    ],
+    { timeout: 3000 },
+  );
+  return probe.status === 0;
+}
+
+/** Whether a redis-server binary is on PATH (for the suites that start and stop their own). */
+export function redisServerInstalled(): boolean {
+  return spawnSync('redis-server', ['--version'], { timeout: 3000 }).status === 0;
+}
+
+/** A redis-server this suite owns (so stopping it never touches the shared service). */
+export interface OwnRedis {
+  url: string;
+  port: number;
+  stop(): Promise<void>;
+  start(): Promise<void>;
+}
+
+export async function startOwnRedis(): Promise<OwnRedis> {
+  const port = await findFreePort();
+  let child: ChildProcess | undefined;
+  const start = async () => {
+    child = spawn(
+      'redis-server',
+      ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
+      { stdio: 'ignore' },
+    );
+    await waitForPort(port, true);
+  };
+  const stop = async () => {
+    const running = child;
+    child = undefined;
+    if (!running || running.exitCode !== null) return;
+    const exited = new Promise((resolve) => running.once('exit', resolve));
+    running.kill('SIGKILL');
+    await exited;
+    await waitForPort(port, false);
+  };
+  await start();
+  return { url: `redis://127.0.0.1:${port}`, port, start, stop };
+}
+
+async function waitForPort(port: number, open: boolean): Promise<void> {
+  for (let i = 0; i < 100; i++) {
+    const isOpen = await new Promise<boolean>((resolve) => {
+      const socket = connect(port, '127.0.0.1');
+      socket.on('connect', () => {
+        socket.destroy();
+        resolve(true);
+      });
+      socket.on('error', () => resolve(false));
+    });
+    if (isOpen === open) return;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  throw new Error(`redis port ${port} did not become ${open ? 'open' : 'closed'}`);
+}
+
+export interface RedisNode {
+  app: INestApplication;
+  url: string;
+  tools: ToolRegistry;
+  prompts: PromptRegistry;
+  close(): Promise<void>;
+}
+
+/** `Authorization: Bearer <token>` becomes a session-token agent; no token is refused. */
+export const bearerAgentFactory: ParseAgentModuleOptions['agentFactory'] = (req) => {
+  const match = /^Bearer (\S+)$/.exec(String(req.headers.authorization ?? ''));
+  if (!match) throw new AgentUnauthorizedError('missing bearer token', { reason: 'no_token' });
+  return { sessionToken: match[1] };
+};
+
+/** One Nest node with the MCP endpoint on the given Redis (its default, shared rate limiter). */
+export async function startRedisNode(options: {
+  redisUrl: string;
+  keyPrefix: string;
+  parse?: ParseAgentModuleOptions['parse'];
+}): Promise<RedisNode> {
+  const moduleRef = await Test.createTestingModule({
+    imports: [
+      ParseAgentModule.forRoot({
+        parse: options.parse ?? testParseConnection(),
+        redis: { url: options.redisUrl, keyPrefix: options.keyPrefix },
+        suppressSecurityBanners: true,
+        agentFactory: bearerAgentFactory,
+        mcp: { maxConcurrentStreams: 50, heartbeatIntervalMs: 1000 },
+      }),
+    ],
+  }).compile();
+  const app = moduleRef.createNestApplication({ logger: false, forceCloseConnections: true });
+  await app.listen(0, '127.0.0.1');
+  const { port } = app.getHttpServer().address() as AddressInfo;
+  return {
+    app,
+    url: `http://127.0.0.1:${port}/mcp`,
+    tools: app.get(ToolRegistry),
+    prompts: app.get(PromptRegistry),
+    close: () => app.close(),
+  };
+}
+
+/** An HTTP proxy sending each request to the next node in turn (no stickiness at all). */
+export interface RoundRobinProxy {
+  url: string;
+  /** Requests sent to each node, by index. */
+  served: number[];
+  close(): Promise<void>;
+}
+
+export async function startRoundRobinProxy(targets: string[]): Promise<RoundRobinProxy> {
+  const served = targets.map(() => 0);
+  let next = 0;
+  const server: Server = createServer((req: IncomingMessage, res: ServerResponse) => {
+    const index = next++ % targets.length;
+    served[index]++;
+    const target = new URL(targets[index]);
+    const upstream = httpRequest(
+      {
+        host: target.hostname,
+        port: target.port,
+        method: req.method,
+        path: req.url,
+        headers: { ...req.headers, host: target.host },
+      },
+      (answer) => {
+        res.writeHead(answer.statusCode ?? 502, answer.headers);
+        res.flushHeaders();
+        answer.pipe(res);
+      },
+    );
+    upstream.on('error', () => {
+      if (!res.headersSent) res.writeHead(502);
+      res.end();
+    });
+    res.on('close', () => upstream.destroy());
+    req.pipe(upstream);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}${new URL(targets[0]).pathname}`,
+    served,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+/**
+ * A proxy in front of Parse Server that holds requests whose path contains `holdPath` until the
+ * caller goes away, and records that it did (the Parse request was aborted, not just ignored).
+ */
+export interface HoldingParseProxy {
+  serverURL: string;
+  held: number;
+  aborted: number;
+  close(): Promise<void>;
+}
+
+export async function startHoldingParseProxy(
+  parseServerURL: string,
+  holdPath: string,
+): Promise<HoldingParseProxy> {
+  const upstreamURL = new URL(parseServerURL);
+  const state = { held: 0, aborted: 0 };
+  const server = createServer((req, res) => {
+    if ((req.url ?? '').includes(holdPath)) {
+      state.held++;
+      req.resume();
+      res.on('close', () => {
+        if (!res.writableEnded) state.aborted++;
+      });
+      return; // never answered: only the caller's abort ends it
+    }
+    const upstream = httpRequest(
+      {
+        host: upstreamURL.hostname,
+        port: upstreamURL.port,
+        method: req.method,
+        path: req.url,
+        headers: { ...req.headers, host: upstreamURL.host },
+      },
+      (answer) => {
+        res.writeHead(answer.statusCode ?? 502, answer.headers);
+        answer.pipe(res);
+      },
+    );
+    upstream.on('error', () => {
+      if (!res.headersSent) res.writeHead(502);
+      res.end();
+    });
+    req.pipe(upstream);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    serverURL: `http://127.0.0.1:${port}${upstreamURL.pathname}`,
+    get held() {
+      return state.held;
+    },
+    get aborted() {
+      return state.aborted;
+    },
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+/** POSTs one JSON-RPC message and returns status, headers and the parsed JSON body (if any). */
+export async function rpc(
+  url: string,
+  body: Record<string, unknown>,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; headers: Headers; json: Record<string, unknown> | undefined }> {
+  const res = await fetch(url, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json', Accept: 'application/json', ...headers },
+    body: JSON.stringify(body),
+  });
+  const text = await res.text();
+  return {
+    status: res.status,
+    headers: res.headers,
+    json: text ? (JSON.parse(text) as Record<string, unknown>) : undefined,
+  };
+}
+
+export const initializeBody = (id: number | string = 1) => ({
+  jsonrpc: '2.0',
+  id,
+  method: 'initialize',
+  params: {
+    protocolVersion: '2025-11-25',
+    capabilities: {},
+    clientInfo: { name: 'redis-suite', version: '1.0.0' },
+  },
+});
+
+export const callBody = (
+  id: number | string,
+  name: string,
+  args: Record<string, unknown> = {},
+) => ({
+  jsonrpc: '2.0',
+  id,
+  method: 'tools/call',
+  params: { name, arguments: args },
+});

@@ -1,0 +1,88 @@
+import { randomBytes } from 'node:crypto';
+import {
+  callBody,
+  initializeBody,
+  redisServerInstalled,
+  rpc,
+  runKeyPrefix,
+  startOwnRedis,
+  startRedisNode,
+  type OwnRedis,
+  type RedisNode,
+} from './redis-nodes';
+
+const installed = redisServerInstalled();
+if (!installed) {
+  // Visible in the run's output: the suite is skipped, not passed.
+  console.warn(
+    'SKIPPED redis outage suite: no redis-server on PATH (apt-get install redis-server).',
+  );
+}
+const describeWithRedisServer = installed ? describe : describe.skip;
+
+interface ToolResult {
+  isError?: boolean;
+  content: Array<{ text: string }>;
+  _meta?: Record<string, unknown>;
+}
+
+/**
+ * Redis stopped under a running node: a redis-server this suite starts on its own port, so the
+ * shared service is never touched.
+ */
+describeWithRedisServer('a node whose Redis goes away and comes back', () => {
+  let redis: OwnRedis;
+  let node: RedisNode;
+  const who = { Authorization: `Bearer r:outage:${randomBytes(6).toString('hex')}` };
+
+  beforeAll(async () => {
+    redis = await startOwnRedis();
+    node = await startRedisNode({ redisUrl: redis.url, keyPrefix: runKeyPrefix('outage') });
+    node.tools.register({
+      name: 'redis_echo',
+      description: 'Answers at once.',
+      handler: () => ({ ok: true }),
+    });
+  });
+  afterAll(async () => {
+    await node?.close();
+    await redis?.stop();
+  });
+
+  const call = async (id: number) =>
+    (await rpc(node.url, callBody(id, 'redis_echo'), who)).json?.result as ToolResult;
+
+  it('fails closed with a clear error, keeps serving, and recovers by itself', async () => {
+    expect((await call(1)).isError).toBeFalsy();
+
+    await redis.stop();
+    const refused = await call(2);
+    expect(refused.isError).toBe(true);
+    expect(refused._meta?.['parse.error_code']).toBe('rate_limited');
+    expect(refused.content[0].text).toMatch(/Rate limiter unavailable .*Redis/);
+    const retryAfter = Number(refused._meta?.['parse.retry_after']);
+    expect(retryAfter).toBeGreaterThanOrEqual(1);
+    expect(retryAfter).toBeLessThanOrEqual(5);
+    // The tool did not run: nothing but the refusal came back.
+    expect(refused.content[0].text).not.toMatch(/"ok"/);
+
+    // The endpoint itself keeps answering; a session cannot be opened without its store.
+    const ping = await rpc(node.url, { jsonrpc: '2.0', id: 3, method: 'ping' }, who);
+    expect(ping.json).toEqual({ jsonrpc: '2.0', id: 3, result: {} });
+    const init = await rpc(node.url, initializeBody(4), who);
+    expect(init.status).toBe(503);
+    expect(JSON.stringify(init.json)).toMatch(/session store unavailable/i);
+    expect(init.headers.get('mcp-session-id')).toBeNull();
+
+    await redis.start();
+    let recovered: ToolResult | undefined;
+    for (let i = 0; i < 60 && !(recovered && !recovered.isError); i++) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      recovered = await call(10 + i);
+    }
+    expect(recovered?.isError).toBeFalsy();
+    expect(JSON.parse(recovered!.content[0].text)).toEqual({ ok: true });
+    const again = await rpc(node.url, initializeBody(5), who);
+    expect(again.status).toBe(200);
+  });
+});
