@@ -14,7 +14,13 @@ import { validateWhere, type Where } from '../query/constraint-translator';
 import { andWhere } from '../query/where-composer';
 import { isPlainObject } from '../query/field-names';
 import { envGateRefusal } from '../tools/env-gates';
-import type { ToolContext, ProgressUpdate, ToolAgent } from '../tools/tool-context';
+import {
+  DEFAULT_ANALYTICS_SETTINGS,
+  type AnalyticsSettings,
+  type ToolContext,
+  type ProgressUpdate,
+  type ToolAgent,
+} from '../tools/tool-context';
 import { timeoutOf, type ToolDefinition } from '../tools/tool-definition';
 import { PERMISSION_LEVELS, reservedTier } from '../tools/tool-tiers';
 import type { ToolRegistry } from '../tools/tool-registry';
@@ -84,6 +90,8 @@ export interface AgentServices {
   events: AgentEvents;
   /** Used when the agent has no rateLimiter of its own. */
   rateLimiter?: RateLimiter;
+  /** refuseCollscan / exposeExplain (both off by default). */
+  analytics?: Partial<AnalyticsSettings>;
   warn?: (message: string) => void;
 }
 
@@ -506,6 +514,9 @@ export class ParseAgent implements AgentIdentity, ToolAgent {
       get data() {
         return (readPath ??= router.pathFor('find', this.agent));
       },
+      dataFor: (operation) => router.pathFor(operation, this),
+      timeoutMs: seconds * 1000,
+      analytics: { ...DEFAULT_ANALYTICS_SETTINGS, ...this.services.analytics },
       signal,
       reportProgress: (u) => this.reportProgress(u),
     };

@@ -1,5 +1,5 @@
 import { ParseAgentLibraryModule } from './parse-agent-library.marker';
-import { Module, type OnApplicationShutdown } from '@nestjs/common';
+import { Inject, Module, type OnApplicationShutdown } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
 import { AgentEvents } from '../core/agent-events';
 import { DataRouter } from '../data/data-router';
@@ -8,6 +8,7 @@ import { SchemaCache } from '../data/schema-cache';
 import { McpDispatcher } from '../mcp/mcp-dispatcher';
 import { PromptRegistry } from '../mcp/prompt-registry';
 import { MetadataRegistry } from '../metadata/metadata-registry';
+import { DataPathProvider } from '../ports/data-path';
 import { RateLimiter } from '../ports/rate-limiter';
 import { ToolRegistry } from '../tools/tool-registry';
 import { AgentToolExplorer } from './agent-tool.explorer';
@@ -40,12 +41,16 @@ import { parseAgentProviders } from './parse-agent.providers';
   ],
 })
 export class ParseAgentCoreModule extends ConfigurableModuleClass implements OnApplicationShutdown {
-  constructor(protected readonly parse: ParseRestClient) {
+  constructor(
+    protected readonly parse: ParseRestClient,
+    @Inject(DataPathProvider) protected readonly dataPaths: DataPathProvider[],
+  ) {
     super();
   }
 
-  /** Releases the keep-alive sockets to Parse Server so the process can exit. */
-  onApplicationShutdown(): void {
+  /** Releases the keep-alive sockets to Parse Server (and database clients it opened) so the process can exit. */
+  async onApplicationShutdown(): Promise<void> {
     this.parse.close();
+    for (const path of this.dataPaths) await (path as { close?: () => Promise<void> }).close?.();
   }
 }

@@ -5,6 +5,7 @@ import type { AgentServices } from '../agent/parse-agent';
 import { DataRouter } from '../data/data-router';
 import { ParseRestClient } from '../data/parse-rest/parse-rest-client';
 import { ParseRestDataPathProvider } from '../data/parse-rest/parse-rest-data-path';
+import { createMongoDataPathProvider } from '../data/mongo/create-mongo-data-path';
 import { SchemaCache } from '../data/schema-cache';
 import { BUILTIN_PROMPTS } from '../mcp/builtin-prompts';
 import { McpDispatcher } from '../mcp/mcp-dispatcher';
@@ -67,10 +68,15 @@ export const parseAgentProviders: Provider[] = [
     // Tried in order by the DataRouter. Parse REST serves session-token and master-key reads;
     // direct database paths join this list when configured.
     provide: DataPathProvider,
-    useFactory: (parse: ParseRestClient): DataPathProvider[] => [
-      new ParseRestDataPathProvider(parse),
-    ],
-    inject: [ParseRestClient],
+    useFactory: (options: ParseAgentModuleOptions, parse: ParseRestClient): DataPathProvider[] => {
+      const providers: DataPathProvider[] = [
+        new ParseRestDataPathProvider(parse, options.parse.database),
+      ];
+      // The driver is loaded and connected on first use, so boot never waits on MongoDB.
+      if (options.mongo) providers.push(createMongoDataPathProvider(options.mongo, parse));
+      return providers;
+    },
+    inject: [PARSE_AGENT_MODULE_OPTIONS, ParseRestClient],
   },
   {
     provide: DataRouter,
@@ -86,7 +92,24 @@ export const parseAgentProviders: Provider[] = [
       rateLimiter: RateLimiter,
       data: DataRouter,
       schemas: SchemaCache,
-    ): AgentServices => ({ data, schemas, metadata, tools, events, rateLimiter }),
-    inject: [MetadataRegistry, ToolRegistry, AgentEvents, RateLimiter, DataRouter, SchemaCache],
+      options: ParseAgentModuleOptions,
+    ): AgentServices => ({
+      data,
+      schemas,
+      metadata,
+      tools,
+      events,
+      rateLimiter,
+      analytics: options.analytics,
+    }),
+    inject: [
+      MetadataRegistry,
+      ToolRegistry,
+      AgentEvents,
+      RateLimiter,
+      DataRouter,
+      SchemaCache,
+      PARSE_AGENT_MODULE_OPTIONS,
+    ],
   },
 ];
