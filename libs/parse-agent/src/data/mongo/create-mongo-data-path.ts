@@ -34,7 +34,9 @@ export function createMongoDataPathProvider(
   parse: Pick<ParseRestClient, 'request'>,
   database?: () => Promise<MongoDatabaseLike>,
 ): MongoDataPathProvider {
-  const connection = database ? { db: database, close: async () => undefined } : mongoDatabaseFrom(options);
+  const connection = database
+    ? { db: database, close: async () => undefined }
+    : mongoDatabaseFrom(options);
   const collection = collectionNamer(options.collectionPrefix);
   const principalTtl = options.principalCacheTtlMs ?? 60_000;
   const sessions = new Map<string, { at: number; userId: Promise<string> }>();
@@ -48,7 +50,13 @@ export function createMongoDataPathProvider(
       const hit = sessions.get(token);
       if (hit && Date.now() - hit.at < principalTtl) return hit.userId;
       const userId = parse
-        .request<{ objectId?: string }>('GET', '/users/me', undefined, { sessionToken: token }, signal)
+        .request<{ objectId?: string }>(
+          'GET',
+          '/users/me',
+          undefined,
+          { sessionToken: token },
+          signal,
+        )
         .then((me) => {
           if (typeof me.objectId !== 'string') throw invalidSession();
           return me.objectId;

@@ -252,15 +252,24 @@ export class MongoDataPath implements DataPath {
 
 /** Reads a cursor to the end; the signal closes it (the server stops the operation). */
 async function drain(cursor: MongoCursorLike, signal?: AbortSignal): Promise<MongoDoc[]> {
-  const onAbort = () => void cursor.close().catch(() => undefined);
-  signal?.addEventListener('abort', onAbort, { once: true });
+  if (signal?.aborted) {
+    await cursor.close().catch(() => undefined);
+    throw signal.reason;
+  }
+  let onAbort: (() => void) | undefined;
+  const aborted = new Promise<never>((_, reject) => {
+    onAbort = () => {
+      void cursor.close().catch(() => undefined);
+      reject(signal?.reason);
+    };
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
   try {
-    if (signal?.aborted) throw signal.reason;
-    return await cursor.toArray();
+    return await (signal ? Promise.race([cursor.toArray(), aborted]) : cursor.toArray());
   } catch (error) {
     throw signal?.aborted ? signal.reason : translateMongoError(error);
   } finally {
-    signal?.removeEventListener('abort', onAbort);
+    if (onAbort) signal?.removeEventListener('abort', onAbort);
   }
 }
 

@@ -33,7 +33,11 @@ export function summarizeExplain(explain: MongoDoc): ExplainSummary {
   plans.forEach(walk);
   const collectionScan = stages.includes('COLLSCAN');
   return {
-    winningPlan: collectionScan ? 'COLLSCAN' : stages.includes('IXSCAN') ? 'IXSCAN' : (stages[0] ?? 'UNKNOWN'),
+    winningPlan: collectionScan
+      ? 'COLLSCAN'
+      : stages.includes('IXSCAN')
+        ? 'IXSCAN'
+        : (stages[0] ?? 'UNKNOWN'),
     collectionScan,
     indexesUsed: [...indexes],
     details: { stages, plans },

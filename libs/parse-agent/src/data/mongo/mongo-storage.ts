@@ -37,12 +37,16 @@ export function storageViewStage(schema: MongoClassSchema, hidden: ReadonlySet<s
     if (field.type === 'Relation' || field.type === 'ACL') continue;
     if (field.type === 'Pointer') {
       const column = `$_p_${name}`;
-      // "Class$id" -> "id"; a malformed value is dropped rather than shown in storage form.
+      // "Class$id" -> "id"; a missing or malformed value yields no field (index 1 of [""] is missing).
       project[name] = {
-        $cond: [
-          { $eq: [{ $type: column }, 'string'] },
-          { $arrayElemAt: [{ $split: [column, '$'] }, 1] },
-          '$$REMOVE',
+        $arrayElemAt: [
+          {
+            $split: [
+              { $cond: [{ $eq: [{ $type: column }, 'string'] }, column, ''] },
+              { $literal: '$' },
+            ],
+          },
+          1,
         ],
       };
     } else {
@@ -87,7 +91,17 @@ export function apiMatch(where: MongoDoc, schema?: MongoClassSchema): MongoDoc {
   return out;
 }
 
-const EXACT_OPERATORS = new Set(['$eq', '$ne', '$in', '$nin', '$exists', '$gt', '$gte', '$lt', '$lte']);
+const EXACT_OPERATORS = new Set([
+  '$eq',
+  '$ne',
+  '$in',
+  '$nin',
+  '$exists',
+  '$gt',
+  '$gte',
+  '$lt',
+  '$lte',
+]);
 
 /**
  * The same match in storage names, or undefined when some part has no exact storage equivalent (it
@@ -110,10 +124,12 @@ export function storageMatch(where: MongoDoc, schema: MongoClassSchema): MongoDo
     const field = schema.fields[root];
     if (!field || isInternalField(root)) return undefined;
     if (key.includes('.') && (field.type === 'Pointer' || root in STORAGE_NAMES)) return undefined;
-    const translated = storageValue(value, field.type === 'Pointer' ? field.targetClass : undefined);
+    const translated = storageValue(
+      value,
+      field.type === 'Pointer' ? field.targetClass : undefined,
+    );
     if (translated === undefined) return undefined;
-    const name =
-      STORAGE_NAMES[root] ?? (field.type === 'Pointer' ? `_p_${root}` : key);
+    const name = STORAGE_NAMES[root] ?? (field.type === 'Pointer' ? `_p_${root}` : key);
     out[key.includes('.') ? key : name] = translated;
   }
   return out;

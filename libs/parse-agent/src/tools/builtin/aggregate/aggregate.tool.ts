@@ -27,7 +27,7 @@ export const PIPELINE_ARG = {
 export const aggregate: ToolDefinition<Args> = {
   name: 'aggregate',
   description:
-    'Run an aggregation pipeline on a class ($match, $group, $sort, $project, $lookup, $facet, $bucket...). Code-running and writing stages are refused; the agent\'s scopes are applied to every class the pipeline reads. For simple counts per value prefer group_by, group_by_date or distinct.',
+    "Run an aggregation pipeline on a class ($match, $group, $sort, $project, $lookup, $facet, $bucket...). Code-running and writing stages are refused; the agent's scopes are applied to every class the pipeline reads. For simple counts per value prefer group_by, group_by_date or distinct.",
   category: 'aggregate',
   permission: 'readonly',
   timeout: 60,
@@ -74,7 +74,10 @@ export const aggregate: ToolDefinition<Args> = {
     if (args.compact_pointers !== false) {
       const compacted = compactPointers(results);
       results = compacted.rows;
-      pointerClasses = { ...compacted.pointerClasses, ...(await viewPointers(context, className, results)) };
+      pointerClasses = {
+        ...compacted.pointerClasses,
+        ...(await viewPointers(context, className, results)),
+      };
     }
     return {
       class_name: className,

@@ -29,7 +29,10 @@ export async function validateFor(
 }
 
 /** The path the router chooses for the operation; it must be able to run pipelines. */
-export function pipelinePath(context: ToolContext, operation: DataOperation): DataPath & {
+export function pipelinePath(
+  context: ToolContext,
+  operation: DataOperation,
+): DataPath & {
   aggregate: NonNullable<DataPath['aggregate']>;
 } {
   const path = context.dataFor(operation);

@@ -55,7 +55,11 @@ export const explainQuery: ToolDefinition<Args> = {
       { where, order },
       { signal, maxTimeMS: maxTimeMsFor(context) },
     );
-    if (analytics.refuseCollscan && summary.collectionScan && !access.meta(className)?.allowCollscan) {
+    if (
+      analytics.refuseCollscan &&
+      summary.collectionScan &&
+      !access.meta(className)?.allowCollscan
+    ) {
       throw new CollscanRefusedError(
         className,
         analytics.exposeExplain ? summary.details : undefined,

@@ -84,7 +84,11 @@ export const exportData: ToolDefinition<Args> = {
     type: 'object',
     properties: {
       class_name: CLASS_NAME_ARG,
-      format: { type: 'string', enum: [...TABULAR_FORMATS], description: 'csv (default), markdown or table.' },
+      format: {
+        type: 'string',
+        enum: [...TABULAR_FORMATS],
+        description: 'csv (default), markdown or table.',
+      },
       columns: {
         type: 'array',
         items: { anyOf: [{ type: 'string' }, { type: 'object' }] },
@@ -96,7 +100,10 @@ export const exportData: ToolDefinition<Args> = {
       order: { type: 'string', description: 'Sort fields, e.g. "-createdAt".' },
       limit: { type: 'integer', minimum: 1, description: 'Rows to read (query mode).' },
       skip: { type: 'integer', minimum: 0 },
-      pipeline: { ...PIPELINE_ARG, description: 'Pipeline mode: an aggregation pipeline (query arguments are then ignored).' },
+      pipeline: {
+        ...PIPELINE_ARG,
+        description: 'Pipeline mode: an aggregation pipeline (query arguments are then ignored).',
+      },
       row_cap: {
         type: 'integer',
         minimum: 1,
@@ -162,7 +169,14 @@ export const exportData: ToolDefinition<Args> = {
       rows = access.redactRows(
         await context.data.find(
           className,
-          { where: plan.where, keys: plan.keys, include: plan.include, order, limit, skip: args.skip },
+          {
+            where: plan.where,
+            keys: plan.keys,
+            include: plan.include,
+            order,
+            limit,
+            skip: args.skip,
+          },
           signal,
         ),
         className,
@@ -172,7 +186,9 @@ export const exportData: ToolDefinition<Args> = {
     const truncated = rows.length > cap;
     const emitted = rows.slice(0, cap);
     const table = columns
-      ? emitted.map((row) => Object.fromEntries(columns.map((c) => [c.header, valueAt(row, c.field)])))
+      ? emitted.map((row) =>
+          Object.fromEntries(columns.map((c) => [c.header, valueAt(row, c.field)])),
+        )
       : emitted;
     const rendered = renderTabular(table, format);
     const headers = columns ? columns.map((c) => c.header) : rendered.headers;
