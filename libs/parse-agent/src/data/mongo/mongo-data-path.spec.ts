@@ -98,7 +98,7 @@ const acmePolicy: PipelinePolicy = {
   assertClassReadable: () => undefined,
   allowedFields: () => undefined,
   scopeMatches: (c) => (c === 'Order' || c === 'Customer' ? [{ orgId: 'acme' }] : []),
-  pointerTargets: (c) => (c === 'Order' ? { customer: 'Customer' } : {}),
+  pointerTargets: (c): Record<string, string> => (c === 'Order' ? { customer: 'Customer' } : {}),
 };
 
 const ALICE = ['*', 'u_alice', 'role:staff'];
