@@ -14,6 +14,7 @@ export type { StandaloneMcpServer, StandaloneMcpServerOptions } from './nest/mcp
 export type {
   AgentDefaults,
   MongoConnectionConfig,
+  AnalyticsOptions,
   ParseAgentModuleOptions,
   ParseConnectionConfig,
 } from './nest/parse-agent-options.interface';
@@ -124,7 +125,20 @@ export type {
   ToolDefinition,
   ToolRegistration,
 } from './tools/tool-definition';
-export type { ProgressUpdate, ToolAgent, ToolContext } from './tools/tool-context';
+export type {
+  AnalyticsSettings,
+  ProgressUpdate,
+  ToolAgent,
+  ToolContext,
+} from './tools/tool-context';
+export { DataPathUnavailableError } from './data/data-router';
+export {
+  createMongoDataPathProvider,
+  PARSE_DEFAULT_PROTECTED_FIELDS,
+  type MongoPathOptions,
+} from './data/mongo/create-mongo-data-path';
+export { MongoDataPathProvider, MongoTimeLimitError } from './data/mongo/mongo-data-path';
+export { pipelinePolicyFor } from './security/read-pipeline-policy';
 export { ENV_GATES, isTruthyEnv } from './tools/env-gates';
 export type { ToolEnvGate } from './tools/env-gates';
 export { PERMISSION_LEVELS } from './tools/tool-tiers';
