@@ -14,6 +14,7 @@ export type { StandaloneMcpServer, StandaloneMcpServerOptions } from './nest/mcp
 export type {
   AgentDefaults,
   MongoConnectionConfig,
+  AnalyticsOptions,
   ParseAgentModuleOptions,
   ParseConnectionConfig,
   PostgresConnectionConfig,
@@ -168,11 +169,19 @@ export type {
 export type {
   ConfirmationRequest,
   MutationAuditInput,
+  AnalyticsSettings,
   ProgressUpdate,
   ToolAgent,
   ToolContext,
 } from './tools/tool-context';
 export type { AgentMethodContext } from './tools/agent-method-context';
+export { DataPathUnavailableError } from './data/data-router';
+export {
+  createMongoDataPathProvider,
+  type MongoPathOptions,
+} from './data/mongo/create-mongo-data-path';
+export { MongoDataPathProvider, MongoTimeLimitError } from './data/mongo/mongo-data-path';
+export { pipelinePolicyFor } from './security/read-pipeline-policy';
 export { ENV_GATES, isTruthyEnv } from './tools/env-gates';
 export type { ToolEnvGate } from './tools/env-gates';
 export { PERMISSION_LEVELS } from './tools/tool-tiers';

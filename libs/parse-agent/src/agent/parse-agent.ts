@@ -14,12 +14,14 @@ import { validateWhere, type Where } from '../query/constraint-translator';
 import { andWhere } from '../query/where-composer';
 import { isPlainObject } from '../query/field-names';
 import { ENV_GATES, envGateRefusal } from '../tools/env-gates';
-import type {
-  ConfirmationRequest,
-  MutationAuditInput,
-  ToolContext,
-  ProgressUpdate,
-  ToolAgent,
+import {
+  DEFAULT_ANALYTICS_SETTINGS,
+  type AnalyticsSettings,
+  type ConfirmationRequest,
+  type MutationAuditInput,
+  type ToolContext,
+  type ProgressUpdate,
+  type ToolAgent,
 } from '../tools/tool-context';
 import type { ElicitationChannel } from '../ports/elicitation-channel';
 import {
@@ -111,6 +113,8 @@ export interface AgentServices {
   events: AgentEvents;
   /** Used when the agent has no rateLimiter of its own. */
   rateLimiter?: RateLimiter;
+  /** refuseCollscan / exposeExplain (both off by default). */
+  analytics?: Partial<AnalyticsSettings>;
   warn?: (message: string) => void;
 }
 
@@ -673,6 +677,9 @@ export class ParseAgent implements AgentIdentity, ToolAgent {
       get writeData() {
         return (writePath ??= router.pathFor('write', this.agent));
       },
+      dataFor: (operation) => router.pathFor(operation, this),
+      timeoutMs: seconds * 1000,
+      analytics: { ...DEFAULT_ANALYTICS_SETTINGS, ...this.services.analytics },
       signal,
       reportProgress: (u) => this.reportProgress(u),
       confirm: async (request) => {

@@ -39,8 +39,11 @@ export class DataRouter {
       const chosen = restFirst ? (rest ?? direct) : (direct ?? rest);
       return chosen!.bind(identity);
     }
+    const fix = ROW_OPERATIONS.has(operation)
+      ? 'Configure a direct database path (mongo or postgres in ParseAgentModule.forRoot) or use a session token.'
+      : 'Configure a direct database path (mongo or postgres in ParseAgentModule.forRoot), which enforces ACL, CLP and protectedFields itself.';
     throw new DataPathUnavailableError(
-      `No configured data path can run '${operation}' for a ${identity.authType} agent (${reasons.join('; ')}). Configure a direct database path (mongo or postgres in ParseAgentModule.forRoot) or use a session token.`,
+      `No configured data path can run '${operation}' for a ${identity.authType} agent (${reasons.join('; ')}). ${fix}`,
     );
   }
 

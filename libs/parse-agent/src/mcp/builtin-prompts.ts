@@ -60,16 +60,12 @@ function renderRelations(args: PromptArgs, agent: ParseAgent): string {
 function renderCountBy(args: PromptArgs): string {
   const cls = className(args);
   const field = identifierArg(requireArg(args, 'group_by'), 'group_by');
-  const pipeline = [
-    { $group: { _id: `$${field}`, count: { $sum: 1 } } },
-    { $sort: { count: -1 } },
-    { $limit: 25 },
-  ];
+  const call = { class_name: cls, field, operation: 'count', sort: 'value_desc', limit: 25 };
   return [
     `Count the objects of class "${cls}" grouped by the field "${field}".`,
-    `Call aggregate with class_name="${cls}" and pipeline=${json(pipeline)}.`,
-    `If ${field} is a pointer, each group key comes back as a "ClassName$objectId" string: the part after "$" is the objectId, and get_object on a few of them can give the groups readable names.`,
-    'Report the largest groups with their counts, say how many objects have no value for the field, and give the overall total.',
+    `Call group_by with ${json(call)}.`,
+    `The result lists groups as { key, value } with the count in value. If it carries pointer_class, each key is an objectId of that class: get_objects with a few of them can give the groups readable names. A null key counts the objects with no value for "${field}".`,
+    'If the result says truncated, there are more groups than listed. Report the largest groups with their counts, the objects with no value, and the overall total (count_objects gives it).',
   ].join('\n');
 }
 

@@ -19,6 +19,7 @@ import { SchemaCache } from '../data/schema-cache';
 import { McpDispatcher } from '../mcp/mcp-dispatcher';
 import { PromptRegistry } from '../mcp/prompt-registry';
 import { MetadataRegistry } from '../metadata/metadata-registry';
+import { DataPathProvider } from '../ports/data-path';
 import { RateLimiter } from '../ports/rate-limiter';
 import { ToolRegistry } from '../tools/tool-registry';
 import { AgentToolExplorer } from './agent-tool.explorer';
@@ -65,6 +66,7 @@ export class ParseAgentCoreModule
     protected readonly factory: ParseAgentFactory,
     @Inject(PARSE_AGENT_MODULE_OPTIONS) protected readonly options: ParseAgentModuleOptions,
     @Inject(PARSE_AGENT_REDIS) protected readonly redis: RedisConnection | null,
+    @Inject(DataPathProvider) protected readonly dataPaths: DataPathProvider[],
     @Optional() @Inject(PostgresDataAccess) protected readonly postgres?: PostgresDataAccess | null,
   ) {
     super();
@@ -89,6 +91,8 @@ export class ParseAgentCoreModule
   async onApplicationShutdown(): Promise<void> {
     this.mutationLog?.unsubscribe();
     this.parse.close();
+    // Database clients a data path opened itself (MongoDB); an application's own stay open.
+    for (const path of this.dataPaths) await (path as { close?: () => Promise<void> }).close?.();
     await this.postgres?.close();
     await this.redis?.close();
   }

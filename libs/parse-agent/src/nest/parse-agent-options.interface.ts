@@ -13,13 +13,35 @@ export interface ParseConnectionConfig {
   /** Used for schema reads and master-key agents. */
   masterKey: string;
   javascriptKey?: string;
+  /**
+   * The database Parse Server stores its data in. Only `'mongo'` lets master-key agents send
+   * pipelines to Parse REST /aggregate (Parse's PostgreSQL adapter mistranslates them); REST
+   * distinct is used on either.
+   */
+  database?: 'mongo' | 'postgres';
 }
 
 export interface MongoConnectionConfig {
   uri?: string;
-  /** An existing MongoClient (from the mongodb driver). */
+  /** An existing MongoClient (from the mongodb driver); the library never closes it. */
   client?: unknown;
   dbName?: string;
+  /** Parse Server's `collectionPrefix`, when it uses one. */
+  collectionPrefix?: string;
+  /** How long `_SCHEMA` (fields, CLP) is cached (ms, default one hour). */
+  schemaCacheTtlMs?: number;
+  /** How long a user's or role's expanded roles are cached (ms, default 60 000). */
+  principalCacheTtlMs?: number;
+  /** Parse Server's `protectedFields` option (default: `{ _User: { '*': ['email'] } }`, as Parse's). */
+  protectedFields?: Record<string, Record<string, string[]>>;
+}
+
+/** Switches for explain and the COLLSCAN guard (both off by default). */
+export interface AnalyticsOptions {
+  /** Refuse queries whose plan scans a whole collection (@AgentAllowCollscan classes excepted). */
+  refuseCollscan?: boolean;
+  /** Show index names and plans in explain results (they reveal the index topology). */
+  exposeExplain?: boolean;
 }
 
 /**
@@ -41,6 +63,7 @@ export interface ParseAgentModuleOptions {
   parse: ParseConnectionConfig;
   mongo?: MongoConnectionConfig;
   postgres?: PostgresConnectionConfig;
+  analytics?: AnalyticsOptions;
   /** Models to register (feature modules can add theirs with ParseAgentModule.forFeature). */
   models?: ModelClass[];
   /** Classes to hide by name, for classes without a model. */

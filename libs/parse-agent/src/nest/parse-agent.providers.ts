@@ -6,6 +6,7 @@ import { DataRouter } from '../data/data-router';
 import { ParseRestClient } from '../data/parse-rest/parse-rest-client';
 import { ParseRestDataPathProvider } from '../data/parse-rest/parse-rest-data-path';
 import { PostgresDataAccess, PostgresDataPathProvider } from '../data/postgres/postgres-data-path';
+import { createMongoDataPathProvider } from '../data/mongo/create-mongo-data-path';
 import { SchemaCache } from '../data/schema-cache';
 import { BUILTIN_PROMPTS } from '../mcp/builtin-prompts';
 import { McpDispatcher } from '../mcp/mcp-dispatcher';
@@ -84,13 +85,19 @@ export const parseAgentProviders: Provider[] = [
     // direct database paths join this list when configured.
     provide: DataPathProvider,
     useFactory: (
+      options: ParseAgentModuleOptions,
       parse: ParseRestClient,
       postgres: PostgresDataAccess | null,
-    ): DataPathProvider[] => [
-      new ParseRestDataPathProvider(parse),
-      ...(postgres ? [new PostgresDataPathProvider(postgres)] : []),
-    ],
-    inject: [ParseRestClient, PostgresDataAccess],
+    ): DataPathProvider[] => {
+      const providers: DataPathProvider[] = [
+        new ParseRestDataPathProvider(parse, options.parse.database),
+      ];
+      if (postgres) providers.push(new PostgresDataPathProvider(postgres));
+      // The driver is loaded and connected on first use, so boot never waits on MongoDB.
+      if (options.mongo) providers.push(createMongoDataPathProvider(options.mongo, parse));
+      return providers;
+    },
+    inject: [PARSE_AGENT_MODULE_OPTIONS, ParseRestClient, PostgresDataAccess],
   },
   {
     provide: DataRouter,
@@ -106,7 +113,24 @@ export const parseAgentProviders: Provider[] = [
       rateLimiter: RateLimiter,
       data: DataRouter,
       schemas: SchemaCache,
-    ): AgentServices => ({ data, schemas, metadata, tools, events, rateLimiter }),
-    inject: [MetadataRegistry, ToolRegistry, AgentEvents, RateLimiter, DataRouter, SchemaCache],
+      options: ParseAgentModuleOptions,
+    ): AgentServices => ({
+      data,
+      schemas,
+      metadata,
+      tools,
+      events,
+      rateLimiter,
+      analytics: options.analytics,
+    }),
+    inject: [
+      MetadataRegistry,
+      ToolRegistry,
+      AgentEvents,
+      RateLimiter,
+      DataRouter,
+      SchemaCache,
+      PARSE_AGENT_MODULE_OPTIONS,
+    ],
   },
 ];

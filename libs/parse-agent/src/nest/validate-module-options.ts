@@ -28,6 +28,8 @@ export function validateModuleOptions(
   }
   if (url && url.protocol !== 'http:' && url.protocol !== 'https:')
     fail('parse.serverURL must use http or https.');
+  if (parse.database !== undefined && parse.database !== 'mongo' && parse.database !== 'postgres')
+    fail(`parse.database must be 'mongo' or 'postgres' (got ${JSON.stringify(parse.database)}).`);
   const mongo = options.mongo;
   if (mongo !== undefined) {
     if (!isPlainObject(mongo) || (!mongo.uri && !mongo.client))

@@ -1,7 +1,7 @@
 import type { AgentIdentity } from '../core/agent-identity';
 import type { MutationEvent } from '../core/agent-events';
 import type { PermissionLevel } from '../core/constants';
-import type { DataPath } from '../ports/data-path';
+import type { DataOperation, DataPath } from '../ports/data-path';
 import type { ReadPolicy } from '../security/read-policy';
 
 export interface ProgressUpdate {
@@ -52,14 +52,37 @@ export type MutationAuditInput = Pick<
   'action' | 'class_name' | 'object_id' | 'method' | 'changed_keys'
 >;
 
+/** Operator switches for explain and the COLLSCAN guard (both off by default). */
+export interface AnalyticsSettings {
+  /** Refuse queries whose plan scans a whole collection (classes with @AgentAllowCollscan excepted). */
+  refuseCollscan: boolean;
+  /** Include the winning plan in explain results (it reveals which indexes exist). */
+  exposeExplain: boolean;
+}
+
+export const DEFAULT_ANALYTICS_SETTINGS: Readonly<AnalyticsSettings> = Object.freeze({
+  refuseCollscan: false,
+  exposeExplain: false,
+});
+
 /** What a tool handler receives besides its arguments. */
 export interface ToolContext {
   /** The calling agent: identity, permissions, tenant, allowed tools. */
   agent: ToolAgent;
   /** The agent's read policy: class gate, allowlists, tenant scope, filters, redaction. */
   access: ReadPolicy;
-  /** The data path chosen for this tool, already bound to the agent's identity. */
+  /** The data path for row reads (find/get/count), already bound to the agent's identity. */
   data: DataPath;
+  /**
+   * The data path the router chooses for another operation (aggregate, group_by, distinct,
+   * explain...), bound to the agent's identity. Throws DataPathUnavailableError (fail closed, with
+   * what to configure) when no configured path can serve it for this identity.
+   */
+  dataFor(operation: DataOperation): DataPath;
+  /** The tool's time limit in milliseconds (pushed down to databases that take one). */
+  timeoutMs: number;
+  /** Operator switches for the analytics tools. */
+  analytics: AnalyticsSettings;
   /** Aborted on cancellation or timeout; pass it to every I/O call. */
   signal: AbortSignal;
   /** Reports progress to streaming clients (no-op when nobody listens). */

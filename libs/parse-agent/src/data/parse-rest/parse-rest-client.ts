@@ -311,6 +311,41 @@ export class ParseRestClient {
     return ['*', me.objectId, ...[...names].sort().map((n) => `role:${n}`)];
   }
 
+  /** Parse's `/aggregate` (master key only: Parse applies no ACL, CLP or protectedFields there). */
+  async aggregate(
+    className: string,
+    pipeline: Record<string, unknown>[],
+    signal?: AbortSignal,
+  ): Promise<ParseRow[]> {
+    const res = await this.request<{ results: ParseRow[] }>(
+      'GET',
+      `/aggregate/${encodeURIComponent(className)}`,
+      { pipeline },
+      { masterKey: true },
+      signal,
+    );
+    return res.results ?? [];
+  }
+
+  /** Distinct values of a field through `/aggregate?distinct=` (master key only; correct on both backends). */
+  async distinct(
+    className: string,
+    field: string,
+    where: Record<string, unknown> | undefined,
+    signal?: AbortSignal,
+  ): Promise<unknown[]> {
+    const body: Record<string, unknown> = { distinct: field };
+    if (where && Object.keys(where).length) body.where = where;
+    const res = await this.request<{ results: unknown[] }>(
+      'GET',
+      `/aggregate/${encodeURIComponent(className)}`,
+      body,
+      { masterKey: true },
+      signal,
+    );
+    return res.results ?? [];
+  }
+
   /** Schemas need the master key; callers decide what of them an agent may see. */
   async schemas(signal?: AbortSignal): Promise<ParseSchema[]> {
     const res = await this.request<{ results: ParseSchema[] }>(

@@ -7,6 +7,12 @@ import { getSampleObjects } from './query/get-sample-objects.tool';
 import { getSchema } from './schema/get-schema.tool';
 import { listTools } from './discovery/list-tools.tool';
 import { queryClass } from './query/query-class.tool';
+import { aggregate } from './aggregate/aggregate.tool';
+import { distinct } from './aggregate/distinct.tool';
+import { explainQuery } from './aggregate/explain-query.tool';
+import { groupBy } from './aggregate/group-by.tool';
+import { groupByDate } from './aggregate/group-by-date.tool';
+import { exportData } from './export/export-data.tool';
 import { callMethod } from './mutation/call-method.tool';
 import { createClass } from './mutation/create-class.tool';
 import { createObject } from './mutation/create-object.tool';
@@ -24,6 +30,12 @@ export const BUILTIN_TOOLS: ToolDefinition[] = [
   getObject,
   getObjects,
   getSampleObjects,
+  explainQuery,
+  aggregate,
+  groupBy,
+  groupByDate,
+  distinct,
+  exportData,
   callMethod,
   createObject,
   updateObject,

@@ -1,0 +1,57 @@
+import type { ParseSchema } from '../core/parse-schema';
+import type { PipelinePolicy, Where } from './pipeline/pipeline-policy';
+import type { ReadPolicy } from './read-policy';
+
+export interface PipelinePolicyOptions {
+  /** false: leave the class's canonical filter out (where the operator allows it). Default true. */
+  applyCanonicalFilter?: boolean;
+}
+
+/**
+ * Adapts one agent's ReadPolicy to what the pipeline validator asks per class: the class gate, the
+ * field allowlist, and the row restrictions (tenant scope, per-agent filter, default filter, canonical
+ * filter), each as its own `$match` so an audit can tell the layers apart. Schemas are read once up
+ * front because the validator asks synchronously.
+ */
+export async function pipelinePolicyFor(
+  access: ReadPolicy,
+  options: PipelinePolicyOptions = {},
+): Promise<PipelinePolicy> {
+  const schemas = new Map<string, ParseSchema>(
+    (await access.allSchemas()).map((s) => [s.className, s]),
+  );
+  return {
+    assertClassReadable(className) {
+      access.assertClassAccessible(className);
+      // A class that needs a tenant binding the agent lacks is refused here, before any stage runs.
+      access.tenant(className);
+    },
+    allowedFields(className) {
+      const fields = access.meta(className)?.fields;
+      return fields ? new Set(fields) : undefined;
+    },
+    scopeMatches(className) {
+      const out: Where[] = [];
+      const tenant = access.tenant(className);
+      if (tenant) out.push({ [tenant.field]: tenant.value });
+      const { perClass, defaultFilter } = access.filterLayers(className);
+      if (perClass && Object.keys(perClass).length) out.push(perClass);
+      if (defaultFilter && Object.keys(defaultFilter).length) out.push(defaultFilter);
+      const canonical = access.meta(className)?.canonicalFilter;
+      if (options.applyCanonicalFilter !== false && canonical && Object.keys(canonical).length) {
+        out.push(canonical);
+      }
+      return out;
+    },
+    pointerTargets(className) {
+      const out: Record<string, string> = {};
+      for (const [name, field] of Object.entries(schemas.get(className)?.fields ?? {})) {
+        if (field.type === 'Pointer' && field.targetClass) out[name] = field.targetClass;
+      }
+      for (const [field, target] of Object.entries(access.meta(className)?.references ?? {})) {
+        out[field] ??= target;
+      }
+      return out;
+    },
+  };
+}

@@ -1,0 +1,113 @@
+import { autoLimitNotice } from '../../../security/pipeline/auto-limit';
+import { compactPointers } from '../../../security/pipeline/pointer-compaction';
+import type { ToolDefinition } from '../../tool-definition';
+import { READ_ONLY_TOOL } from '../tool-annotations';
+import { CLASS_NAME_ARG } from '../tool-schemas';
+import {
+  collscanPreflight,
+  leadingMatch,
+  maxTimeMsFor,
+  pipelinePath,
+  validateFor,
+} from './analytics-support';
+
+interface Args {
+  class_name: string;
+  pipeline: unknown[];
+  compact_pointers?: boolean;
+}
+
+export const PIPELINE_ARG = {
+  type: 'array',
+  items: { type: 'object' },
+  description:
+    'MongoDB aggregation stages in API field names, e.g. [{"$match": {"status": "paid"}}, {"$group": {"_id": "$customer", "total": {"$sum": "$amount"}}}, {"$sort": {"total": -1}}, {"$limit": 10}]. $lookup/$unionWith take class names. Without a final $limit or $count, {"$limit": 200} is appended.',
+};
+
+export const aggregate: ToolDefinition<Args> = {
+  name: 'aggregate',
+  description:
+    "Run an aggregation pipeline on a class ($match, $group, $sort, $project, $lookup, $facet, $bucket...). Code-running and writing stages are refused; the agent's scopes are applied to every class the pipeline reads. For simple counts per value prefer group_by, group_by_date or distinct.",
+  category: 'aggregate',
+  permission: 'readonly',
+  timeout: 60,
+  annotations: READ_ONLY_TOOL,
+  inputSchema: {
+    type: 'object',
+    properties: {
+      class_name: CLASS_NAME_ARG,
+      pipeline: PIPELINE_ARG,
+      compact_pointers: {
+        type: 'boolean',
+        description:
+          'Default true: pointer columns come back as bare objectIds with their class in pointer_classes.',
+      },
+    },
+    required: ['class_name', 'pipeline'],
+  },
+  outputSchema: {
+    type: 'object',
+    properties: {
+      class_name: { type: 'string' },
+      pipeline_stages: { type: 'integer' },
+      result_count: { type: 'integer' },
+      results: { type: 'array', items: { type: 'object' } },
+      pointer_classes: { type: 'object', additionalProperties: { type: 'string' } },
+      auto_limited: { type: 'boolean' },
+      auto_limit: { type: 'integer' },
+      hint: { type: 'string' },
+    },
+    required: ['class_name', 'result_count', 'results'],
+  },
+  handler: async (args, context) => {
+    const { access, signal } = context;
+    const className = args.class_name;
+    const validated = await validateFor(access, className, args.pipeline);
+    const path = pipelinePath(context, 'aggregate');
+    await collscanPreflight(context, path, className, leadingMatch(args.pipeline));
+    const raw = await path.aggregate(className, validated.pipeline, {
+      signal,
+      maxTimeMS: maxTimeMsFor(context),
+    });
+    let results = access.redactRows(raw);
+    let pointerClasses: Record<string, string> = {};
+    if (args.compact_pointers !== false) {
+      const compacted = compactPointers(results);
+      results = compacted.rows;
+      pointerClasses = {
+        ...compacted.pointerClasses,
+        ...(await viewPointers(context, className, results)),
+      };
+    }
+    return {
+      class_name: className,
+      pipeline_stages: args.pipeline.length,
+      result_count: results.length,
+      results,
+      ...(Object.keys(pointerClasses).length ? { pointer_classes: pointerClasses } : {}),
+      ...autoLimitNotice(validated.autoLimited, validated.autoLimit, results.length),
+    };
+  },
+};
+
+/**
+ * Direct paths already present pointers as bare objectIds under their API names; name the class of
+ * each root-class pointer column that still holds ids, so the envelope reads the same on every path.
+ */
+async function viewPointers(
+  context: Parameters<ToolDefinition['handler']>[1],
+  className: string,
+  rows: Record<string, unknown>[],
+): Promise<Record<string, string>> {
+  if (!rows.length) return {};
+  const types = await context.access.fieldTypes(className);
+  const out: Record<string, string> = {};
+  for (const [field, type] of Object.entries(types)) {
+    if (type.type !== 'Pointer' || !type.targetClass) continue;
+    const values = rows.map((r) => r[field]).filter((v) => v !== undefined && v !== null);
+    if (values.length && values.every((v) => typeof v === 'string' && !v.includes('$'))) {
+      out[field] = type.targetClass;
+    }
+  }
+  return out;
+}

@@ -1,0 +1,136 @@
+/** What the aggregation tools share: the pipeline policy, path choice, time limits and dry runs. */
+import { AccessDeniedError, SecurityBlockedError } from '../../../core/errors';
+import { DataPathUnavailableError } from '../../../data/data-router';
+import type { DataOperation, DataPath } from '../../../ports/data-path';
+import { validatePipeline } from '../../../security/pipeline/pipeline-validator';
+import type { PipelineLimits, ValidatedPipeline } from '../../../security/pipeline/pipeline-policy';
+import { pipelinePolicyFor } from '../../../security/read-pipeline-policy';
+import type { ReadPolicy } from '../../../security/read-policy';
+import type { ToolContext } from '../../tool-context';
+
+/** Seconds kept between the database's own limit and the tool's, so the database stops first. */
+const MAX_TIME_BUFFER_MS = 5_000;
+
+/** The tool timeout minus a buffer, pushed down as MongoDB `maxTimeMS` (at least one second). */
+export function maxTimeMsFor(context: Pick<ToolContext, 'timeoutMs'>): number {
+  return Math.max(1_000, context.timeoutMs - MAX_TIME_BUFFER_MS);
+}
+
+/** Validates a pipeline against the agent's policy: class gate, fields, scopes, auto-limit. */
+export async function validateFor(
+  access: ReadPolicy,
+  className: string,
+  pipeline: unknown,
+  limits: Partial<PipelineLimits> = {},
+): Promise<ValidatedPipeline> {
+  access.assertClassAccessible(className);
+  const policy = await pipelinePolicyFor(access);
+  return validatePipeline(className, pipeline, policy, limits);
+}
+
+/** The path the router chooses for the operation; it must be able to run pipelines. */
+export function pipelinePath(
+  context: ToolContext,
+  operation: DataOperation,
+): DataPath & {
+  aggregate: NonNullable<DataPath['aggregate']>;
+} {
+  const path = context.dataFor(operation);
+  if (!path.aggregate) {
+    throw new DataPathUnavailableError(
+      `The '${path.kind}' data path chosen for '${operation}' cannot run aggregation pipelines for this agent. Configure a direct database path (mongo or postgres in ParseAgentModule.forRoot).`,
+    );
+  }
+  return path as DataPath & { aggregate: NonNullable<DataPath['aggregate']> };
+}
+
+/** The class a pointer field points to (schema or @BelongsTo), refusing classes the agent may not see. */
+export async function pointerTarget(
+  access: ReadPolicy,
+  className: string,
+  field: string,
+): Promise<string | undefined> {
+  const type = (await access.fieldTypes(className))[field];
+  if (type?.type !== 'Pointer' || !type.targetClass) return undefined;
+  if (access.isDenied(type.targetClass)) {
+    throw new AccessDeniedError(
+      `'${field}' points to '${type.targetClass}', which is not accessible to this agent.`,
+      { kind: 'hidden_class' },
+    );
+  }
+  return type.targetClass;
+}
+
+export const DRY_RUN_HINT =
+  'dry_run: the pipeline above was built and checked but NOT run. Call again without dry_run to run it, ' +
+  'or pass the pipeline (changed as needed) to the aggregate tool for full control.';
+
+/** The dry-run envelope: the caller-level pipeline (scopes are added when it runs) and the parameters. */
+export function dryRunEnvelope(
+  className: string,
+  parameters: Record<string, unknown>,
+  pipeline: unknown[],
+): Record<string, unknown> {
+  const shown: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(parameters)) if (v !== undefined) shown[k] = v;
+  return { dry_run: true, class_name: className, parameters: shown, pipeline, hint: DRY_RUN_HINT };
+}
+
+/** A COLLSCAN the operator asked to refuse (`refuseCollscan`). */
+export class CollscanRefusedError extends SecurityBlockedError {
+  constructor(
+    readonly className: string,
+    readonly winningPlan?: unknown,
+  ) {
+    super(
+      `COLLSCAN on ${className}: the query would scan the full collection.`,
+      `COLLSCAN on ${className}`,
+    );
+  }
+  override get details(): Record<string, unknown> {
+    return {
+      refused: true,
+      reason: this.reason,
+      suggestion:
+        'Add a filter on an indexed field, or call explain_query directly to inspect the plan.',
+      ...(this.winningPlan !== undefined ? { winning_plan: this.winningPlan } : {}),
+    };
+  }
+}
+
+/**
+ * With `refuseCollscan` on, explains the leading filter first and refuses a full collection scan
+ * (classes marked @AgentAllowCollscan excepted). A path that cannot explain is not pre-flighted.
+ */
+export async function collscanPreflight(
+  context: ToolContext,
+  path: DataPath,
+  className: string,
+  where: Record<string, unknown> | undefined,
+): Promise<void> {
+  if (!context.analytics.refuseCollscan || !path.explain) return;
+  if (!where || !Object.keys(where).length) return;
+  if (context.access.meta(className)?.allowCollscan) return;
+  const summary = await path.explain(className, { where }, { signal: context.signal });
+  if (summary.collectionScan) {
+    throw new CollscanRefusedError(
+      className,
+      context.analytics.exposeExplain ? summary.details : undefined,
+    );
+  }
+}
+
+/** The caller's leading `$match`, the filter the COLLSCAN pre-flight explains. */
+export function leadingMatch(pipeline: unknown): Record<string, unknown> | undefined {
+  const first = Array.isArray(pipeline) ? (pipeline[0] as Record<string, unknown>) : undefined;
+  const match = first?.$match;
+  return typeof match === 'object' && match !== null && !Array.isArray(match)
+    ? (match as Record<string, unknown>)
+    : undefined;
+}
+
+export const DRY_RUN_ARG = {
+  type: 'boolean',
+  description:
+    'true: build and check the pipeline and return it without running it (every access check still applies).',
+};

@@ -1,0 +1,211 @@
+import { AgentValidationError } from '../../../core/errors';
+import { renderTabular, TABULAR_FORMATS, type TabularFormat } from '../../../format/tabular';
+import type { ToolDefinition } from '../../tool-definition';
+import { READ_ONLY_TOOL } from '../tool-annotations';
+import {
+  APPLY_CANONICAL_FILTER_ARG,
+  CLASS_NAME_ARG,
+  INCLUDE_ARG,
+  KEYS_ARG,
+  WHERE_ARG,
+} from '../tool-schemas';
+import {
+  collscanPreflight,
+  leadingMatch,
+  maxTimeMsFor,
+  pipelinePath,
+  validateFor,
+} from '../aggregate/analytics-support';
+import { PIPELINE_ARG } from '../aggregate/aggregate.tool';
+
+export const DEFAULT_EXPORT_ROW_CAP = 1_000;
+export const MAX_EXPORT_ROW_CAP = 10_000;
+
+interface Args {
+  class_name: string;
+  format?: string;
+  columns?: unknown[];
+  where?: Record<string, unknown>;
+  keys?: string[];
+  include?: string[];
+  order?: string;
+  limit?: number;
+  skip?: number;
+  pipeline?: unknown[];
+  row_cap?: number;
+  apply_canonical_filter?: boolean;
+}
+
+interface Column {
+  field: string;
+  header: string;
+}
+
+/** `"name"` or `{ "grade": "Year" }` (field -> header); anything else is refused. */
+export function parseColumns(columns: unknown): Column[] | undefined {
+  if (columns === undefined || columns === null) return undefined;
+  if (!Array.isArray(columns) || !columns.length) {
+    throw new AgentValidationError(
+      'columns must be a non-empty array of field names or { "field": "Header" } objects.',
+    );
+  }
+  return columns.map((spec, i) => {
+    if (typeof spec === 'string' && spec) return { field: spec, header: spec };
+    if (typeof spec === 'object' && spec !== null && !Array.isArray(spec)) {
+      const entries = Object.entries(spec);
+      if (entries.length === 1 && typeof entries[0][1] === 'string') {
+        return { field: entries[0][0], header: entries[0][1] };
+      }
+    }
+    throw new AgentValidationError(
+      `columns[${i}] must be a field name or an object with exactly one { "field": "Header" } entry (got ${JSON.stringify(spec)}).`,
+    );
+  });
+}
+
+/** A dotted path through included pointers and nested objects. */
+function valueAt(row: Record<string, unknown>, path: string): unknown {
+  let current: unknown = row;
+  for (const segment of path.split('.')) {
+    if (typeof current !== 'object' || current === null) return undefined;
+    current = (current as Record<string, unknown>)[segment];
+  }
+  return current;
+}
+
+export const exportData: ToolDefinition<Args> = {
+  name: 'export_data',
+  description: `Export rows of a class as one CSV, Markdown or text table (query mode with where/keys/include/order, or pipeline mode). columns picks and renames fields ({ "subject.name": "Subject" }). Up to row_cap rows (default ${DEFAULT_EXPORT_ROW_CAP}, max ${MAX_EXPORT_ROW_CAP}).`,
+  category: 'export',
+  permission: 'readonly',
+  timeout: 60,
+  annotations: READ_ONLY_TOOL,
+  inputSchema: {
+    type: 'object',
+    properties: {
+      class_name: CLASS_NAME_ARG,
+      format: {
+        type: 'string',
+        enum: [...TABULAR_FORMATS],
+        description: 'csv (default), markdown or table.',
+      },
+      columns: {
+        type: 'array',
+        items: { anyOf: [{ type: 'string' }, { type: 'object' }] },
+        description: 'Ordered columns: "field" or { "field.path": "Header" }.',
+      },
+      where: WHERE_ARG,
+      keys: KEYS_ARG,
+      include: INCLUDE_ARG,
+      order: { type: 'string', description: 'Sort fields, e.g. "-createdAt".' },
+      limit: { type: 'integer', minimum: 1, description: 'Rows to read (query mode).' },
+      skip: { type: 'integer', minimum: 0 },
+      pipeline: {
+        ...PIPELINE_ARG,
+        description: 'Pipeline mode: an aggregation pipeline (query arguments are then ignored).',
+      },
+      row_cap: {
+        type: 'integer',
+        minimum: 1,
+        maximum: MAX_EXPORT_ROW_CAP,
+        description: `Most rows to emit (default ${DEFAULT_EXPORT_ROW_CAP}, max ${MAX_EXPORT_ROW_CAP}).`,
+      },
+      apply_canonical_filter: APPLY_CANONICAL_FILTER_ARG,
+    },
+    required: ['class_name'],
+  },
+  outputSchema: {
+    type: 'object',
+    properties: {
+      class_name: { type: 'string' },
+      format: { type: 'string' },
+      headers: { type: 'array', items: { type: 'string' } },
+      row_count: { type: 'integer' },
+      output: { type: 'string' },
+      truncated: { type: 'boolean' },
+      available_rows: { type: 'integer' },
+      row_cap: { type: 'integer' },
+      hint: { type: 'string' },
+    },
+    required: ['class_name', 'format', 'headers', 'row_count', 'output'],
+  },
+  handler: async (args, context) => {
+    const { access, signal } = context;
+    const className = args.class_name;
+    access.assertClassAccessible(className);
+    const format = (args.format ?? 'csv').toLowerCase() as TabularFormat;
+    if (!TABULAR_FORMATS.includes(format)) {
+      throw new AgentValidationError(
+        `format must be one of ${TABULAR_FORMATS.join(', ')} (got '${args.format}').`,
+      );
+    }
+    const cap = args.row_cap ?? DEFAULT_EXPORT_ROW_CAP;
+    if (!Number.isInteger(cap) || cap < 1 || cap > MAX_EXPORT_ROW_CAP) {
+      throw new AgentValidationError(`row_cap must be an integer from 1 to ${MAX_EXPORT_ROW_CAP}.`);
+    }
+    const columns = parseColumns(args.columns);
+    let rows: Record<string, unknown>[];
+    let available: number | undefined;
+    if (args.pipeline !== undefined) {
+      // The export cap replaces the aggregate auto-limit: one row more shows truncation.
+      const validated = await validateFor(access, className, args.pipeline, { autoLimit: cap + 1 });
+      const path = pipelinePath(context, 'aggregate');
+      await collscanPreflight(context, path, className, leadingMatch(args.pipeline));
+      rows = access.redactRows(
+        await path.aggregate(className, validated.pipeline, {
+          signal,
+          maxTimeMS: maxTimeMsFor(context),
+        }),
+      );
+    } else {
+      const order = access.checkOrder(className, args.order);
+      const plan = await access.planRead(className, {
+        where: args.where,
+        keys: args.keys,
+        include: args.include,
+        applyCanonicalFilter: args.apply_canonical_filter,
+      });
+      const limit = Math.min(args.limit ?? cap + 1, cap + 1);
+      rows = access.redactRows(
+        await context.data.find(
+          className,
+          {
+            where: plan.where,
+            keys: plan.keys,
+            include: plan.include,
+            order,
+            limit,
+            skip: args.skip,
+          },
+          signal,
+        ),
+        className,
+      );
+      if (rows.length > cap) available = await context.data.count(className, plan.where, signal);
+    }
+    const truncated = rows.length > cap;
+    const emitted = rows.slice(0, cap);
+    const table = columns
+      ? emitted.map((row) =>
+          Object.fromEntries(columns.map((c) => [c.header, valueAt(row, c.field)])),
+        )
+      : emitted;
+    const rendered = renderTabular(table, format);
+    const headers = columns ? columns.map((c) => c.header) : rendered.headers;
+    return {
+      class_name: className,
+      format,
+      headers,
+      row_count: emitted.length,
+      output: rendered.output,
+      ...(truncated
+        ? {
+            truncated: true,
+            ...(available !== undefined ? { available_rows: available } : {}),
+            row_cap: cap,
+            hint: `Only the first ${cap} rows were exported${available !== undefined ? ` of ${available}` : ''}. Narrow the export with where (or a $match in the pipeline), or raise row_cap (at most ${MAX_EXPORT_ROW_CAP}).`,
+          }
+        : {}),
+    };
+  },
+};
