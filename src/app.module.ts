@@ -40,6 +40,9 @@ export class AppModule {
         ParseAgentModule.forRoot({
           parse,
           models: CORE_MODELS,
+          // Fail closed: a class reaches agents only once a model declares it (the boot log lists
+          // the server's other classes).
+          unregisteredClasses: 'hidden',
           defaults: { permissions: 'readonly' },
           // The demo guard has identified the caller; map them to an agent.
           agentFactory: (request) => agentOptionsFor(request as unknown as DemoRequest),

@@ -28,6 +28,7 @@ import {
   MAX_CORRELATION_ID_LENGTH,
   PERMISSION_HIERARCHY,
   type PermissionLevel,
+  type QueryCostLimits,
 } from '../core/constants';
 import { failure, failureFromError, success, type ToolEnvelope } from '../core/envelope';
 import {
@@ -84,6 +85,8 @@ export interface AgentServices {
   events: AgentEvents;
   /** Used when the agent has no rateLimiter of its own. */
   rateLimiter?: RateLimiter;
+  /** Cost caps for every where (DEFAULT_QUERY_COST_LIMITS where unset). */
+  queryLimits?: Partial<QueryCostLimits>;
   warn?: (message: string) => void;
 }
 
@@ -269,6 +272,7 @@ export class ParseAgent implements AgentIdentity, ToolAgent {
       services.schemas,
       this.classFilter,
       this.filters,
+      services.queryLimits,
     );
 
     if (this.authType === 'master_key' && !parent) {

@@ -27,7 +27,7 @@ export const parseAgentProviders: Provider[] = [
     useFactory: (options: ParseAgentModuleOptions) => {
       validateModuleOptions(options);
       if (options.suppressSecurityBanners) suppressSecurityBanners();
-      const registry = new MetadataRegistry();
+      const registry = new MetadataRegistry({ unregisteredClasses: options.unregisteredClasses });
       registry.register(...(options.models ?? []));
       for (const entry of options.hiddenClasses ?? []) {
         if (typeof entry === 'string') registry.hide(entry);
@@ -86,7 +86,24 @@ export const parseAgentProviders: Provider[] = [
       rateLimiter: RateLimiter,
       data: DataRouter,
       schemas: SchemaCache,
-    ): AgentServices => ({ data, schemas, metadata, tools, events, rateLimiter }),
-    inject: [MetadataRegistry, ToolRegistry, AgentEvents, RateLimiter, DataRouter, SchemaCache],
+      options: ParseAgentModuleOptions,
+    ): AgentServices => ({
+      data,
+      schemas,
+      metadata,
+      tools,
+      events,
+      rateLimiter,
+      queryLimits: options.queryLimits,
+    }),
+    inject: [
+      MetadataRegistry,
+      ToolRegistry,
+      AgentEvents,
+      RateLimiter,
+      DataRouter,
+      SchemaCache,
+      PARSE_AGENT_MODULE_OPTIONS,
+    ],
   },
 ];

@@ -24,7 +24,7 @@ export const getSampleObjects: ToolDefinition<{ class_name: string; limit?: numb
     required: ['class_name'],
   },
   handler: async (args, { access, data, signal }) => {
-    access.assertClassAccessible(args.class_name);
+    await access.requireReadableClass(args.class_name);
     const limit = Math.min(args.limit ?? DEFAULT_SAMPLE_LIMIT, MAX_SAMPLE_LIMIT);
     const plan = await access.planRead(args.class_name, {});
     const rows = await data.find(

@@ -57,7 +57,7 @@ export const queryClass: ToolDefinition<QueryClassArgs> = {
     required: ['class_name'],
   },
   handler: async (args, { access, data, signal }) => {
-    access.assertClassAccessible(args.class_name);
+    await access.requireReadableClass(args.class_name);
     const format = (args.format ?? 'json').toLowerCase() as Format;
     if (!FORMATS.includes(format)) {
       throw new AgentValidationError(

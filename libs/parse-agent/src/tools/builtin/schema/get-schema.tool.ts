@@ -17,7 +17,7 @@ export const getSchema: ToolDefinition<{ class_name: string }> = {
     required: ['class_name'],
   },
   handler: async (args, { access }) => {
-    access.assertClassAccessible(args.class_name);
+    await access.requireReadableClass(args.class_name);
     return describeSchema(access, args.class_name);
   },
 };
