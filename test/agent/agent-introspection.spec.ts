@@ -93,7 +93,7 @@ describe('registry changes reach agents that already exist', () => {
     expect(await agent.execute('count_objects', { class_name: 'Tenant' })).toMatchObject({
       success: false,
       error_code: 'access_denied',
-      details: { kind: 'hidden_class' },
+      details: { kind: 'class_not_found' },
     });
     expect(agent.access.isDenied('Tenant')).toBe(true);
     await bed.close();

@@ -37,7 +37,7 @@ const tools = new ToolRegistry(BUILTIN_TOOLS);
 const services = {
   data: new DataRouter([new ParseRestDataPathProvider(parse)]),
   schemas: new SchemaCache(parse),
-  metadata: new MetadataRegistry(),
+  metadata: new MetadataRegistry({ unregisteredClasses: 'visible' }),
   tools,
   events: new AgentEvents(),
   rateLimiter: new SlidingWindowRateLimiter(100_000, 60),

@@ -22,6 +22,8 @@ describe('startStandaloneMcpServer', () => {
       parse: parse(),
       port: 0,
       apiKey: 'sekret-key',
+      // A scratch class without a model: this suite is about the server, not class exposure.
+      unregisteredClasses: 'visible',
       logger: false,
       suppressSecurityBanners: true,
     });

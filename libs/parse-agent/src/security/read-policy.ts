@@ -104,8 +104,9 @@ export class ReadPolicy {
   protected assertNotDenied(className: string, subject: string): void {
     const kind = this.denialOf(className);
     if (kind === 'hidden_class') {
-      throw new AccessDeniedError(`${subject} '${className}' is not accessible to this agent`, {
-        kind,
+      // Worded like a missing class: a hidden class's existence is not confirmed.
+      throw new AccessDeniedError(`${subject} '${className}' not found.`, {
+        kind: 'class_not_found',
       });
     }
     if (kind === 'class_filter') {
@@ -423,6 +424,13 @@ export class ReadPolicy {
       for (const segment of segments) {
         const target = (await this.fieldTypes(current))[segment];
         if (!target || target.type !== 'Pointer' || !target.targetClass) break;
+        if (this.denialOf(target.targetClass) === 'hidden_class') {
+          // The target's name is not said: get_schema does not reveal it either.
+          throw new AccessDeniedError(
+            `include '${path}': '${segment}' points to a class this agent cannot read; leave it out of include.`,
+            { kind: 'class_not_found' },
+          );
+        }
         this.assertNotDenied(target.targetClass, 'Pointer-include target');
         current = target.targetClass;
       }
