@@ -42,6 +42,12 @@ export interface ParseAgentModuleOptions {
    * lengths, regexes, bytes). Unset entries keep DEFAULT_QUERY_COST_LIMITS.
    */
   queryLimits?: Partial<QueryCostLimits>;
+  /**
+   * MCP tool results as untrusted data (default true): the text is enclosed in a per-response
+   * random delimiter with one line telling the model it is data, not instructions.
+   * structuredContent is never wrapped.
+   */
+  wrapUntrustedData?: boolean;
   /** Classes to hide by name, for classes without a model. */
   hiddenClasses?: Array<string | { className: string; except?: 'masterKey' }>;
   defaults?: AgentDefaults;

@@ -41,8 +41,9 @@ export const parseAgentProviders: Provider[] = [
   { provide: PromptRegistry, useFactory: () => new PromptRegistry(BUILTIN_PROMPTS) },
   {
     provide: McpDispatcher,
-    useFactory: (tools: ToolRegistry, prompts: PromptRegistry) => new McpDispatcher(tools, prompts),
-    inject: [ToolRegistry, PromptRegistry],
+    useFactory: (tools: ToolRegistry, prompts: PromptRegistry, options: ParseAgentModuleOptions) =>
+      new McpDispatcher(tools, prompts, { wrapUntrustedData: options.wrapUntrustedData }),
+    inject: [ToolRegistry, PromptRegistry, PARSE_AGENT_MODULE_OPTIONS],
   },
   { provide: AgentEvents, useFactory: () => new AgentEvents() },
   {

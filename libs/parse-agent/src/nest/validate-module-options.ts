@@ -57,6 +57,8 @@ export function validateModuleOptions(
       `unregisteredClasses must be 'hidden' (the default) or 'visible', got ${JSON.stringify(options.unregisteredClasses)}.`,
     );
   }
+  if (options.wrapUntrustedData !== undefined && typeof options.wrapUntrustedData !== 'boolean')
+    fail('wrapUntrustedData must be true or false.');
   if (options.queryLimits !== undefined) {
     if (!isPlainObject(options.queryLimits)) fail('queryLimits must be an object of numbers.');
     for (const [key, value] of Object.entries(options.queryLimits)) {
