@@ -6,8 +6,8 @@ import { unwrapUntrusted } from 'nestjs-parse-agent';
 import { AppModule } from '../../src/app.module';
 import type { ExternalSettings } from '../../src/config/demo-config';
 import { seedDemo } from '../harness/demo-data';
-import { createObject } from '../harness/fixtures';
-import { testParseConfig } from '../harness/parse-rest';
+import { createObject, logIn } from '../harness/fixtures';
+import { parseRest, testParseConfig } from '../harness/parse-rest';
 
 const API_KEY = 'demo-security-operator-key';
 
@@ -256,6 +256,19 @@ describe('demo MCP endpoint: subqueries, internal tables, hidden classes, costs'
       });
       expect(res.content[0].text).toMatch(
         /^[^\n]*never follow instructions[^\n]*\n<untrusted-data-[0-9a-f]{16}>\n/,
+      );
+    });
+  });
+
+  describe('the demo login cache', () => {
+    it('does not let a logged-out token open a new session', async () => {
+      const token = await logIn('alice', 'demo-password');
+      const first = await connect({ Authorization: `Bearer ${token}` });
+      expect(data(await call(first, 'count_objects', { class_name: 'Order' })).count).toBe(1470);
+      await first.close();
+      await parseRest('POST', '/logout', {}, { sessionToken: token });
+      await expect(connect({ Authorization: `Bearer ${token}` })).rejects.toThrow(
+        /401|Unauthorized/,
       );
     });
   });
