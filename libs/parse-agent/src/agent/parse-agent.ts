@@ -462,17 +462,26 @@ export class ParseAgent implements AgentIdentity, ToolAgent {
    * Runs a tool and resolves to the wire envelope; never rejects for tool failures. Only an
    * AgentUnauthorizedError raised by a tool propagates (the transport answers 401).
    */
+  /**
+   * Charges one request to this principal's rate limit; throws RateLimitExceededError when over.
+   * `execute()` charges every tool call; the MCP transport charges the other methods that cost
+   * work (initialize, listings), so no method is a free way to load the server.
+   */
+  async consumeRateLimit(): Promise<void> {
+    await checkRateLimit(this.rateLimiter, this.rateLimitKey(), (error) =>
+      this.warn(
+        `rate limiter failure: ${(error as Error)?.name ?? 'Error'}: ${(error as Error)?.message ?? String(error)}`,
+      ),
+    );
+  }
+
   async execute(
     toolName: string,
     args: Record<string, unknown> = {},
     options: ExecuteOptions = {},
   ): Promise<ToolEnvelope> {
     try {
-      await checkRateLimit(this.rateLimiter, this.rateLimitKey(), (error) =>
-        this.warn(
-          `rate limiter failure: ${(error as Error)?.name ?? 'Error'}: ${(error as Error)?.message ?? String(error)}`,
-        ),
-      );
+      await this.consumeRateLimit();
     } catch (error) {
       return failureFromError(error, toolName);
     }

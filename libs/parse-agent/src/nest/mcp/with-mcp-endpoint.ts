@@ -35,7 +35,9 @@ export function withMcpEndpoint(
     {
       provide: SessionStore,
       useFactory: (o: ResolvedMcpEndpointOptions) =>
-        new InMemorySessionStore(o.sessionIdleTimeoutMs, o.maxSessions),
+        new InMemorySessionStore(o.sessionIdleTimeoutMs, o.maxSessions, undefined, {
+          maxPerOwner: o.maxSessionsPerPrincipal,
+        }),
       inject: [MCP_ENDPOINT_OPTIONS],
     },
     { provide: CancellationBus, useFactory: () => new InMemoryCancellationBus() },
