@@ -2,6 +2,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { INestApplication } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
+import request from 'supertest';
 import { unwrapUntrusted } from 'nestjs-parse-agent';
 import { AppModule } from '../../src/app.module';
 import type { ExternalSettings } from '../../src/config/demo-config';
@@ -298,6 +299,37 @@ describe('demo MCP endpoint: subqueries, internal tables, hidden classes, costs'
         where: { $and: clauses.slice(0, 5) },
       });
       expect(five.content[0].text).toMatch(/more than 4 subqueries/);
+    });
+  });
+
+  // Last: it spends the operator's rate limit.
+  describe('methods that cost work are rate limited', () => {
+    it('charges initialize to the caller, answering 429 with Retry-After once over the limit', async () => {
+      const body = {
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'initialize',
+        params: {
+          protocolVersion: '2025-06-18',
+          capabilities: {},
+          clientInfo: { name: 'flood', version: '1' },
+        },
+      };
+      const statuses: number[] = [];
+      let retryAfter: string | undefined;
+      for (let i = 0; i < 70; i++) {
+        const res = await request(app.getHttpServer())
+          .post('/mcp')
+          .set({ 'X-MCP-API-Key': API_KEY, Accept: 'application/json, text/event-stream' })
+          .send(body);
+        statuses.push(res.status);
+        if (res.status === 429) retryAfter = res.headers['retry-after'] as string;
+      }
+      expect(statuses).toContain(200);
+      expect(statuses).toContain(429);
+      expect(Number(retryAfter)).toBeGreaterThan(0);
+      // Another principal is not affected.
+      expect(data(await call(alice, 'count_objects', { class_name: 'Order' })).count).toBe(1470);
     });
   });
 });
