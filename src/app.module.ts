@@ -1,5 +1,9 @@
 import { Module, type DynamicModule } from '@nestjs/common';
-import { ParseAgentModule, ParseRestClient } from 'nestjs-parse-agent';
+import {
+  KeyedSlidingWindowRateLimiter,
+  ParseAgentModule,
+  ParseRestClient,
+} from 'nestjs-parse-agent';
 import { DemoAuthGuard } from './auth/demo-auth.guard';
 import { agentOptionsFor, type DemoRequest } from './auth/demo-principal';
 import { SessionVerifier } from './auth/session-verifier';
@@ -46,12 +50,23 @@ export class AppModule {
           parse,
           ...(runtime.postgresURI ? { postgres: { uri: runtime.postgresURI } } : {}),
           models: CORE_MODELS,
+          // Fail closed: a class reaches agents only once a model declares it (the boot log lists
+          // the server's other classes).
+          unregisteredClasses: 'hidden',
           defaults: { permissions: 'readonly' },
           // Prints gaps between the models and the server's schemas at startup.
           auditMetadataOnBoot: true,
           // The demo guard has identified the caller; map them to an agent.
           agentFactory: (request) => agentOptionsFor(request as unknown as DemoRequest),
-          mcp: { path: '/mcp', guards: [guard], maxConcurrentStreams: 200 },
+          mcp: {
+            path: '/mcp',
+            guards: [guard],
+            maxConcurrentStreams: 200,
+            // Before authentication: at most 600 requests a minute per client IP, so unauthenticated
+            // floods (bodies to parse, tokens to verify with Parse) stay bounded.
+            preAuthRateLimiter: new KeyedSlidingWindowRateLimiter(600, 60),
+            maxSessionsPerPrincipal: 32,
+          },
         }),
         SupportModule,
       ],

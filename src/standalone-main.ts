@@ -27,6 +27,7 @@ async function main(): Promise<void> {
     host: process.env.MCP_HOST || '127.0.0.1',
     port: process.env.MCP_PORT ? Number(process.env.MCP_PORT) : 3001,
     models: [...CORE_MODELS, SupportTicket],
+    unregisteredClasses: 'hidden',
     mcp: { maxConcurrentStreams: 100 },
     handleSignals: true,
   });

@@ -18,6 +18,14 @@ function sameSecret(a: string, b: string): boolean {
   return timingSafeEqual(ha, hb);
 }
 
+function opensSession(body: unknown): boolean {
+  const messages = Array.isArray(body) ? body : [body];
+  return messages.some(
+    (m) =>
+      typeof m === 'object' && m !== null && (m as { method?: unknown }).method === 'initialize',
+  );
+}
+
 /**
  * The demo's authentication: `Authorization: Bearer <Parse session token>` for users,
  * `X-MCP-API-Key: <MCP_API_KEY>` for the operator. Everything else is 401.
@@ -32,11 +40,12 @@ export class DemoAuthGuard implements CanActivate {
   async canActivate(context: ExecutionContext): Promise<boolean> {
     const request = context
       .switchToHttp()
-      .getRequest<DemoRequest & { headers: Record<string, string | undefined> }>();
+      .getRequest<DemoRequest & { headers: Record<string, string | undefined>; body?: unknown }>();
     const authorization = request.headers.authorization;
     const bearer = authorization?.match(/^Bearer\s+(\S+)$/i)?.[1];
     if (bearer) {
-      const user = await this.sessions.verify(bearer);
+      // Opening an MCP session always asks Parse, so a logged-out token cannot start one.
+      const user = await this.sessions.verify(bearer, { fresh: opensSession(request.body) });
       if (!user) throw new UnauthorizedException();
       request.demoPrincipal = { kind: 'user', sessionToken: bearer, ...user };
       return true;

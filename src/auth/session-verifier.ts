@@ -8,23 +8,31 @@ export interface VerifiedUser {
   tenantId?: string;
 }
 
-const TTL_MS = 60_000;
+/** Short, so a token revoked by logout stops working within seconds even mid-conversation. */
+const TTL_MS = 10_000;
 const MAX_ENTRIES = 5_000;
 
 /**
- * Checks a Parse session token with `/users/me` and remembers the answer for a minute, so an MCP
- * conversation does not pay an extra Parse round trip per message. Keys are token hashes.
+ * Checks a Parse session token with `/users/me` and remembers the answer for a few seconds, so a
+ * burst of MCP messages does not pay an extra Parse round trip each. Calls that open a session
+ * (`initialize`) always ask Parse (`fresh`). Keys are token hashes.
  */
 @Injectable()
 export class SessionVerifier {
   protected readonly cache = new Map<string, { at: number; user: VerifiedUser | null }>();
 
-  constructor(protected readonly parse: ParseRestClient) {}
+  constructor(
+    protected readonly parse: ParseRestClient,
+    protected readonly ttlMs = TTL_MS,
+  ) {}
 
-  async verify(sessionToken: string): Promise<VerifiedUser | null> {
+  async verify(
+    sessionToken: string,
+    options: { fresh?: boolean } = {},
+  ): Promise<VerifiedUser | null> {
     const key = createHash('sha256').update(sessionToken).digest('hex');
     const hit = this.cache.get(key);
-    if (hit && Date.now() - hit.at < TTL_MS) return hit.user;
+    if (hit && !options.fresh && Date.now() - hit.at < this.ttlMs) return hit.user;
     let user: VerifiedUser | null = null;
     try {
       const me = await this.parse.request<Record<string, unknown>>('GET', '/users/me', undefined, {
@@ -43,6 +51,7 @@ export class SessionVerifier {
       )
         throw error;
     }
+    this.cache.delete(key);
     if (this.cache.size >= MAX_ENTRIES) this.cache.delete(this.cache.keys().next().value as string);
     this.cache.set(key, { at: Date.now(), user });
     return user;

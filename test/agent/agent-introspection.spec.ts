@@ -1,6 +1,7 @@
 import { ParseAgentConfigError, RecursionLimitExceededError } from 'nestjs-parse-agent';
 import { CORE_MODELS, Order } from '../../src/demo/models';
 import { createAgentTestBed, type AgentTestBed } from '../harness/agent-module';
+import { createObject } from '../harness/fixtures';
 
 describe('agent introspection and sub-agents', () => {
   let bed: AgentTestBed;
@@ -49,7 +50,7 @@ describe('agent introspection and sub-agents', () => {
     });
     expect(agent.wouldPermit('query_class', { className: 'ApiCredential' })).toEqual({
       allowed: false,
-      reason: 'hidden_class',
+      reason: 'class_not_found',
       denied_at: 'assert_class_accessible',
     });
     expect(agent.wouldPermit('create_object')).toEqual({
@@ -122,6 +123,8 @@ describe('agent introspection and sub-agents', () => {
 
 describe('registry changes reach agents that already exist', () => {
   it('refuses a class hidden after the agent first read it', async () => {
+    // The class must exist on the server: a missing class is refused like a hidden one.
+    await createObject('Tenant', { slug: 'introspection-probe' });
     const bed = await createAgentTestBed(CORE_MODELS);
     const agent = bed.factory.create();
     expect((await agent.execute('count_objects', { class_name: 'Tenant' })).success).toBe(true);
@@ -129,7 +132,7 @@ describe('registry changes reach agents that already exist', () => {
     expect(await agent.execute('count_objects', { class_name: 'Tenant' })).toMatchObject({
       success: false,
       error_code: 'access_denied',
-      details: { kind: 'hidden_class' },
+      details: { kind: 'class_not_found' },
     });
     expect(agent.access.isDenied('Tenant')).toBe(true);
     await bed.close();

@@ -135,6 +135,7 @@ describe('@AgentTool on Nest providers', () => {
         ParseAgentModule.forRoot({
           parse: testParseConnection(),
           rateLimiter: new KeyedSlidingWindowRateLimiter(10_000, 60),
+          unregisteredClasses: 'visible',
         }),
       ],
       providers: [ReportsService],

@@ -26,6 +26,7 @@ describe('execute(): rate limit, validation, timeout, cancellation, progress', (
 
   beforeAll(async () => {
     bed = await createAgentTestBed(CORE_MODELS);
+    bed.metadata.unhide('PipelineProbe');
     master = bed.factory.create();
     await createObject('PipelineProbe', { n: 1 });
   });

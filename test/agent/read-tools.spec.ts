@@ -46,6 +46,8 @@ describe('read tools against a real Parse Server (demo dataset)', () => {
     tokens = await seedDemo();
     bed = await createAgentTestBed(CORE_MODELS);
     bed.metadata.register(SupportTicket);
+    // A scratch class no model declares: opened by name, as an application would.
+    bed.metadata.unhide('AgentProbe');
     events = [];
     bed.events.toolCalls$.subscribe((e) => events.push(e));
     master = bed.factory.create();
@@ -93,7 +95,7 @@ describe('read tools against a real Parse Server (demo dataset)', () => {
       ] as const) {
         const res = refused(await master.execute(tool, args));
         expect(res.error_code).toBe('access_denied');
-        expect(res.details).toEqual({ kind: 'hidden_class' });
+        expect(res.details).toEqual({ kind: 'class_not_found' });
         expect(JSON.stringify(res)).not.toMatch(/sk_live|whsec/);
       }
     });
@@ -119,7 +121,7 @@ describe('read tools against a real Parse Server (demo dataset)', () => {
         }),
       );
       expect(res.error_code).toBe('access_denied');
-      expect(res.details?.kind).toBe('hidden_class');
+      expect(res.details?.kind).toBe('class_not_found');
     });
 
     it('redacts pointers and "Class$id" strings that name a hidden class', async () => {
@@ -140,7 +142,7 @@ describe('read tools against a real Parse Server (demo dataset)', () => {
       const refusal = refused(
         await master.execute('query_class', { class_name: 'AgentProbe', include: ['cred'] }),
       );
-      expect(refusal.details?.kind).toBe('hidden_class');
+      expect(refusal.details?.kind).toBe('class_not_found');
 
       const schema = ok(await master.execute('get_schema', { class_name: 'AgentProbe' }));
       const credField = schema.fields.find((f: Data) => f.name === 'cred');
@@ -584,7 +586,7 @@ describe('read tools against a real Parse Server (demo dataset)', () => {
       expect(product.fields.find((f: Data) => f.name === 'specSheet').large_field).toBe(true);
       expect(product.agent_join_fields).toEqual(['sku', 'name', 'category', 'price']);
       const typo = refused(await master.execute('get_schema', { class_name: 'Ordr' }));
-      expect(typo.error).toContain('Did you mean: Order');
+      expect(typo.error).toContain("Did you mean 'Order'?");
       expect(typo.error).not.toContain('ApiCredential');
     });
   });

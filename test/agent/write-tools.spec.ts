@@ -51,7 +51,8 @@ describe('writes on a real Parse Server (demo dataset)', () => {
   beforeAll(async () => {
     for (const g of GATES) saved[g] = process.env[g];
     tokens = await seedDemo();
-    bed = await createAgentTestBed(CORE_MODELS);
+    // AgentScratch is created at run time without a model: let agents see unregistered classes.
+    bed = await createAgentTestBed(CORE_MODELS, { unregisteredClasses: 'visible' });
     bed.metadata.register(SupportTicket);
     mutations = [];
     bed.events.mutations$.subscribe((e) => mutations.push(e));
@@ -213,7 +214,7 @@ describe('writes on a real Parse Server (demo dataset)', () => {
       );
       expect(result).toMatchObject({
         error_code: 'access_denied',
-        details: { kind: 'hidden_class' },
+        details: { kind: 'class_not_found' },
       });
     });
 

@@ -588,6 +588,8 @@ describe('PostgresDataPath against Parse REST (real Parse Server, real PostgreSQ
   it('makes aclUser and aclRole agents constructible, and their tools read only what they may', async () => {
     const bed = await createAgentTestBed([], {
       postgres: { uri: testParseConfig().databaseURI },
+      // The suite's classes have no model; expose them (the default hides unregistered classes).
+      unregisteredClasses: 'visible',
     });
     try {
       const asAlice = bed.factory.create({ aclUser: alice.objectId });

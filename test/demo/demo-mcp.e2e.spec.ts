@@ -7,6 +7,7 @@ import { AppModule } from '../../src/app.module';
 import type { ExternalSettings } from '../../src/config/demo-config';
 import { seedDemo } from '../harness/demo-data';
 import { testParseConfig } from '../harness/parse-rest';
+import { unwrapUntrusted } from 'nestjs-parse-agent';
 
 const API_KEY = 'demo-test-operator-key';
 
@@ -57,7 +58,7 @@ describe('demo app serves MCP (guard + agentFactory)', () => {
 
   function countOf(result: unknown): number {
     const text = (result as { content: Array<{ text: string }> }).content[0].text;
-    return JSON.parse(text).count;
+    return JSON.parse(unwrapUntrusted(text)).count;
   }
 
   it('scopes a Bearer session token to that user and tenant', async () => {

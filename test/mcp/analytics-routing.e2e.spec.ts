@@ -1,6 +1,6 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { AgentUnauthorizedError } from 'nestjs-parse-agent';
+import { AgentUnauthorizedError, unwrapUntrusted } from 'nestjs-parse-agent';
 import { randomBytes } from 'node:crypto';
 import { createObject, createUser, pointer, type SeededUser } from '../harness/fixtures';
 import { startMcpTestApp, type McpTestApp } from './mcp-test-app';
@@ -63,7 +63,9 @@ describe('aggregation routing over MCP (Parse on PostgreSQL, no direct path)', (
   }
 
   const text = (result: object) =>
-    (result as { content: Array<{ text: string }> }).content.map((c) => c.text).join('\n');
+    (result as { content: Array<{ text: string }> }).content
+      .map((c) => unwrapUntrusted(c.text))
+      .join('\n');
   const data = (result: object) =>
     (JSON.parse(text(result)) as { data?: Record<string, unknown> }).data ??
     (JSON.parse(text(result)) as Record<string, unknown>);

@@ -27,7 +27,10 @@ import type {
 } from '../../libs/parse-agent/src/mcp/mcp-dispatcher.types';
 import { PromptRegistry } from '../../libs/parse-agent/src/mcp/prompt-registry';
 import { SUPPORTED_PROTOCOL_VERSIONS } from '../../libs/parse-agent/src/mcp/protocol.constants';
-import type { CallToolResult } from '../../libs/parse-agent/src/mcp/tool-call-result';
+import {
+  unwrapUntrusted,
+  type CallToolResult,
+} from '../../libs/parse-agent/src/mcp/tool-call-result';
 
 suppressSecurityBanners();
 
@@ -37,7 +40,7 @@ const tools = new ToolRegistry(BUILTIN_TOOLS);
 const services = {
   data: new DataRouter([new ParseRestDataPathProvider(parse)]),
   schemas: new SchemaCache(parse),
-  metadata: new MetadataRegistry(),
+  metadata: new MetadataRegistry({ unregisteredClasses: 'visible' }),
   tools,
   events: new AgentEvents(),
   rateLimiter: new SlidingWindowRateLimiter(100_000, 60),
@@ -301,7 +304,7 @@ describe('McpDispatcher', () => {
       );
       expect(result.isError).toBe(false);
       expect(result).not.toHaveProperty('structuredContent');
-      expect(JSON.parse(result.content[0].text)).toMatchObject({ count: 3 });
+      expect(JSON.parse(unwrapUntrusted(result.content[0].text))).toMatchObject({ count: 3 });
       expect(result.content[0].text).toContain('\n  "');
     });
 
@@ -311,7 +314,7 @@ describe('McpDispatcher', () => {
           callTool('count_objects', { class_name: 'McpDispNote' }),
           agent,
         );
-        return (JSON.parse(result.content[0].text) as { count: number }).count;
+        return (JSON.parse(unwrapUntrusted(result.content[0].text)) as { count: number }).count;
       };
       expect(await count(alice)).toBe(3);
       expect(await count(bob)).toBe(2);
@@ -335,6 +338,11 @@ describe('McpDispatcher', () => {
         ],
         isError: true,
         _meta: { 'parse.error_code': 'permission_denied' },
+        structuredContent: {
+          error:
+            "Permission denied: 'mcp_admin_only' requires admin permissions. Current level: readonly",
+          error_code: 'permission_denied',
+        },
       });
     });
 
@@ -375,13 +383,13 @@ describe('McpDispatcher', () => {
 
     it('adds structuredContent for tools with an output schema only', async () => {
       const result = await resultOf<CallToolResult>(callTool('mcp_summary', { id: 'abc' }));
-      expect(result).toEqual({
-        content: [
-          { type: 'text', text: JSON.stringify({ id: 'abc', title: 'Record abc' }, null, 2) },
-        ],
+      expect(result).toMatchObject({
         isError: false,
         structuredContent: { id: 'abc', title: 'Record abc' },
       });
+      expect(unwrapUntrusted(result.content[0].text)).toBe(
+        JSON.stringify({ id: 'abc', title: 'Record abc' }, null, 2),
+      );
       const plain = await resultOf<CallToolResult>(callTool('mcp_plain', {}));
       expect(plain).not.toHaveProperty('structuredContent');
     });
@@ -402,6 +410,11 @@ describe('McpDispatcher', () => {
         ],
         isError: true,
         _meta: { 'parse.error_code': 'rate_limited', 'parse.retry_after': 2.5 },
+        structuredContent: {
+          error: 'Rate limit exceeded (10 requests per 60s). Retry after 2.5s',
+          error_code: 'rate_limited',
+          retry_after: 2.5,
+        },
       });
     });
   });
@@ -505,7 +518,7 @@ describe('McpDispatcher', () => {
       expect(result.isError).toBe(false);
       const text = result.content[0].text;
       expect(Buffer.byteLength(text)).toBeLessThanOrEqual(8000);
-      const data = JSON.parse(text) as {
+      const data = JSON.parse(unwrapUntrusted(text)) as {
         results: Array<Record<string, unknown>>;
         _truncated: unknown;
       };

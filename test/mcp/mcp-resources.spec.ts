@@ -29,7 +29,7 @@ const parse = new ParseRestClient(cfg);
 const services = {
   data: new DataRouter([new ParseRestDataPathProvider(parse)]),
   schemas: new SchemaCache(parse),
-  metadata: new MetadataRegistry(),
+  metadata: new MetadataRegistry({ unregisteredClasses: 'visible' }),
   tools: new ToolRegistry(BUILTIN_TOOLS),
   events: new AgentEvents(),
   rateLimiter: new SlidingWindowRateLimiter(100_000, 60),

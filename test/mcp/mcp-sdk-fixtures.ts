@@ -1,4 +1,4 @@
-import { AgentUnauthorizedError, type ToolContext } from 'nestjs-parse-agent';
+import { AgentUnauthorizedError, unwrapUntrusted, type ToolContext } from 'nestjs-parse-agent';
 import { randomBytes } from 'node:crypto';
 import { createObject, createUser, type SeededUser } from '../harness/fixtures';
 import { delay, startMcpTestApp, type McpTestApp } from './mcp-test-app';
@@ -76,5 +76,5 @@ export async function startClientTestApp(probe: ToolProbe): Promise<McpTestApp> 
 /** Parses the JSON text of a tool result. */
 export function resultData(result: object): Record<string, unknown> {
   const content = (result as { content: Array<{ type: string; text: string }> }).content;
-  return JSON.parse(content[0].text) as Record<string, unknown>;
+  return JSON.parse(unwrapUntrusted(content[0].text)) as Record<string, unknown>;
 }

@@ -1,5 +1,5 @@
 import request from 'supertest';
-import type { ToolContext } from 'nestjs-parse-agent';
+import { unwrapUntrusted, type ToolContext } from 'nestjs-parse-agent';
 import {
   delay,
   eventually,
@@ -84,7 +84,7 @@ describe('MCP endpoint: SSE streaming, heartbeats, cancellation, list changes', 
     const messages = sseMessages(res.text);
     const response = messages.pop()!;
     expect(response).toMatchObject({ jsonrpc: '2.0', id: 1, result: { isError: false } });
-    expect(JSON.parse(response.result!.content![0].text)).toEqual({ done: true });
+    expect(JSON.parse(unwrapUntrusted(response.result!.content![0].text))).toEqual({ done: true });
 
     const progress = messages.map((m) => m.params!);
     expect(messages.every((m) => m.method === 'notifications/progress')).toBe(true);

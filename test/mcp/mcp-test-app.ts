@@ -41,6 +41,8 @@ export async function startMcpTestApp(options: McpTestAppOptions = {}): Promise<
         // Tool calls are many in these suites; rate limiting has its own tests elsewhere.
         rateLimiter: { check: () => undefined },
         suppressSecurityBanners: true,
+        // Suites here use scratch classes without models; class exposure has its own tests.
+        unregisteredClasses: 'visible',
         agentFactory: options.agentFactory ?? (() => ({ permissions: 'readonly' })),
         mcp: { maxConcurrentStreams: 50, ...options.mcp },
       }),

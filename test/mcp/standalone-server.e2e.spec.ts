@@ -1,6 +1,10 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { startStandaloneMcpServer, type StandaloneMcpServer } from 'nestjs-parse-agent';
+import {
+  startStandaloneMcpServer,
+  unwrapUntrusted,
+  type StandaloneMcpServer,
+} from 'nestjs-parse-agent';
 import { apiKeyMatches } from 'nestjs-parse-agent/nest/mcp/standalone-server';
 import request from 'supertest';
 import { createObject } from '../harness/fixtures';
@@ -22,6 +26,8 @@ describe('startStandaloneMcpServer', () => {
       parse: parse(),
       port: 0,
       apiKey: 'sekret-key',
+      // A scratch class without a model: this suite is about the server, not class exposure.
+      unregisteredClasses: 'visible',
       logger: false,
       suppressSecurityBanners: true,
     });
@@ -82,7 +88,7 @@ describe('startStandaloneMcpServer', () => {
       });
       expect(result.isError).toBe(false);
       const text = (result.content as Array<{ text: string }>)[0].text;
-      expect(JSON.parse(text).count).toBe(1);
+      expect(JSON.parse(unwrapUntrusted(text)).count).toBe(1);
     } finally {
       await client.close();
     }

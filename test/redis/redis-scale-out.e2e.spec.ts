@@ -1,6 +1,6 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type { ToolContext } from 'nestjs-parse-agent';
+import { unwrapUntrusted, type ToolContext } from 'nestjs-parse-agent';
 import { randomBytes } from 'node:crypto';
 import { eventually, openSsePost } from '../mcp/mcp-test-app';
 import { testParseConnection } from '../harness/parse-rest';
@@ -55,7 +55,7 @@ const bearer = (t: string) => ({ Authorization: `Bearer ${t}` });
 
 function toolText(json: Record<string, unknown> | undefined): Record<string, unknown> {
   const result = json?.result as { content: Array<{ text: string }> };
-  return JSON.parse(result.content[0].text) as Record<string, unknown>;
+  return JSON.parse(unwrapUntrusted(result.content[0].text)) as Record<string, unknown>;
 }
 
 describeWithRedis('two nodes sharing Redis behave as one', () => {

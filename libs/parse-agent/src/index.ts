@@ -38,8 +38,13 @@ export type {
 export { AgentEvents } from './core/agent-events';
 export type { MutationEvent, ToolCallEvent } from './core/agent-events';
 export type { AgentIdentity, AuthType } from './core/agent-identity';
-export { ALWAYS_KEEP_FIELDS, DEFAULT_LIMIT, MAX_LIMIT } from './core/constants';
-export type { PermissionLevel } from './core/constants';
+export {
+  ALWAYS_KEEP_FIELDS,
+  DEFAULT_LIMIT,
+  DEFAULT_QUERY_COST_LIMITS,
+  MAX_LIMIT,
+} from './core/constants';
+export type { PermissionLevel, QueryCostLimits } from './core/constants';
 export type { ParseSchema, SchemaSource } from './core/parse-schema';
 export type { FailureEnvelope, SuccessEnvelope, ToolEnvelope } from './core/envelope';
 export {
@@ -121,9 +126,11 @@ export { AgentTenantScope } from './metadata/decorators/agent-tenant-scope.decor
 export { BelongsTo, HasMany } from './metadata/decorators/relation.decorators';
 export { AgentMethod } from './metadata/decorators/agent-method.decorator';
 export { BUILTIN_HIDDEN_CLASSES } from './metadata/builtin-hidden-classes';
+export type { UnregisteredClassPolicy } from './metadata/builtin-hidden-classes';
 export { MetadataRegistry } from './metadata/metadata-registry';
 export { auditMetadata, formatMetadataAudit } from './metadata/metadata-audit';
 export type { MetadataAuditReport } from './metadata/metadata-audit';
+export type { MetadataRegistryOptions } from './metadata/metadata-registry';
 export type {
   AgentFieldOptions,
   AgentMethodOptions,
@@ -190,6 +197,7 @@ export type { ToolCategory } from './tools/tool-categories';
 
 // MCP protocol layer (pure)
 export { McpDispatcher } from './mcp/mcp-dispatcher';
+export { unwrapUntrusted, wrapUntrusted } from './mcp/tool-call-result';
 export type { McpDispatcherOptions } from './mcp/mcp-dispatcher';
 export { PromptRegistry } from './mcp/prompt-registry';
 export type {

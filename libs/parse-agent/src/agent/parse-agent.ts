@@ -42,6 +42,7 @@ import {
   MAX_CORRELATION_ID_LENGTH,
   PERMISSION_HIERARCHY,
   type PermissionLevel,
+  type QueryCostLimits,
 } from '../core/constants';
 import { failure, failureFromError, success, type ToolEnvelope } from '../core/envelope';
 import {
@@ -115,6 +116,8 @@ export interface AgentServices {
   rateLimiter?: RateLimiter;
   /** refuseCollscan / exposeExplain (both off by default). */
   analytics?: Partial<AnalyticsSettings>;
+  /** Cost caps for every where (DEFAULT_QUERY_COST_LIMITS where unset). */
+  queryLimits?: Partial<QueryCostLimits>;
   warn?: (message: string) => void;
 }
 
@@ -325,6 +328,7 @@ export class ParseAgent implements AgentIdentity, ToolAgent {
       services.schemas,
       this.classFilter,
       this.filters,
+      services.queryLimits,
     );
 
     if (this.authType === 'master_key' && !parent) {
@@ -624,17 +628,26 @@ export class ParseAgent implements AgentIdentity, ToolAgent {
    * Runs a tool and resolves to the wire envelope; never rejects for tool failures. Only an
    * AgentUnauthorizedError raised by a tool propagates (the transport answers 401).
    */
+  /**
+   * Charges one request to this principal's rate limit; throws RateLimitExceededError when over.
+   * `execute()` charges every tool call; the MCP transport charges the other methods that cost
+   * work (initialize, listings), so no method is a free way to load the server.
+   */
+  async consumeRateLimit(): Promise<void> {
+    await checkRateLimit(this.rateLimiter, this.rateLimitKey(), (error) =>
+      this.warn(
+        `rate limiter failure: ${(error as Error)?.name ?? 'Error'}: ${(error as Error)?.message ?? String(error)}`,
+      ),
+    );
+  }
+
   async execute(
     toolName: string,
     args: Record<string, unknown> = {},
     options: ExecuteOptions = {},
   ): Promise<ToolEnvelope> {
     try {
-      await checkRateLimit(this.rateLimiter, this.rateLimitKey(), (error) =>
-        this.warn(
-          `rate limiter failure: ${(error as Error)?.name ?? 'Error'}: ${(error as Error)?.message ?? String(error)}`,
-        ),
-      );
+      await this.consumeRateLimit();
     } catch (error) {
       return failureFromError(error, toolName);
     }

@@ -29,6 +29,31 @@ export const MAX_KEYS_FIELDS = 64;
 export const ALLOWLIST_PREVIEW_CAP = 20;
 export const MAX_QUERY_DEPTH = 8;
 export const MAX_REGEX_LENGTH = 256;
+
+/**
+ * What one `where` may cost before anything reaches Parse: every subquery is a join Parse plans
+ * and runs per row, and long `$or` lists or many regexes multiply the work of one call.
+ */
+export interface QueryCostLimits {
+  /** `$inQuery`, `$notInQuery`, `$select`, `$dontSelect`, `$relatedTo`, at any depth. */
+  maxSubqueries: number;
+  /** Clauses inside `$or` / `$and` / `$nor`, summed over the whole where. */
+  maxLogicalClauses: number;
+  /** Entries of one `$in` / `$nin` / `$all` / `$containedIn` / `$containsAll` list. */
+  maxListLength: number;
+  /** `$regex` constraints in the whole where. */
+  maxRegexes: number;
+  /** The where as JSON, in bytes. */
+  maxWhereBytes: number;
+}
+
+export const DEFAULT_QUERY_COST_LIMITS: Readonly<QueryCostLimits> = Object.freeze({
+  maxSubqueries: 4,
+  maxLogicalClauses: 32,
+  maxListLength: 500,
+  maxRegexes: 8,
+  maxWhereBytes: 16 * 1024,
+});
 export const DEFAULT_RATE_LIMIT = 60;
 export const DEFAULT_RATE_WINDOW_SECONDS = 60;
 export const DEFAULT_RECURSION_DEPTH = 4;

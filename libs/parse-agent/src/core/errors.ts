@@ -35,6 +35,7 @@ export class ParseAgentConfigError extends ParseAgentError {
 
 export type AccessDeniedKind =
   | 'hidden_class'
+  | 'class_not_found'
   | 'class_filter'
   | 'field_denied'
   | 'storage_form_field_ref'

@@ -38,6 +38,8 @@ export interface McpDispatcherOptions {
   serverInfo?: McpServerInfo;
   /** Largest tool result text sent in one response (default 4 MiB). */
   maxResponseBytes?: number;
+  /** Wrap tool result text as untrusted data (default true; structuredContent is unchanged). */
+  wrapUntrustedData?: boolean;
 }
 
 /** The last item of every dispatch. */
@@ -69,6 +71,7 @@ const ACCEPTED: DispatchTerminal = { kind: 'accepted' };
 export class McpDispatcher {
   protected readonly serverInfo: McpServerInfo;
   protected readonly maxResponseBytes: number;
+  protected readonly wrapUntrustedData: boolean;
   protected readonly handlers: ReadonlyMap<string, McpMethodHandler>;
 
   /** tools/list results by tool set, each serialized once. */
@@ -93,6 +96,7 @@ export class McpDispatcher {
     // Any registry change can alter a cached list (same names, new schema): start over.
     tools.changes$.subscribe(() => this.toolListCache.clear());
     this.maxResponseBytes = maxResponseBytes;
+    this.wrapUntrustedData = options.wrapUntrustedData !== false;
     this.handlers = new Map<string, McpMethodHandler>([
       ['initialize', (params) => this.initialize(params)],
       ['ping', () => ({})],
@@ -257,6 +261,7 @@ export class McpDispatcher {
       cancelled,
       cancelledText: cancelled ? cancellationText(signal, agent) : undefined,
       maxBytes: this.maxResponseBytes,
+      wrapUntrustedData: this.wrapUntrustedData,
     });
   }
 

@@ -138,11 +138,32 @@ describe('MetadataRegistry', () => {
       },
     );
 
-    it('does not hide ordinary classes or _User/_Role', () => {
-      const registry = new MetadataRegistry();
-      for (const name of ['Order', '_User', '_Role', '_Installation']) {
+    it('does not hide ordinary classes or _User/_Role when unregistered classes are visible', () => {
+      const registry = new MetadataRegistry({ unregisteredClasses: 'visible' });
+      for (const name of ['Order', '_User', '_Role']) {
         expect(registry.isHidden(name)).toBe(false);
       }
+      expect(registry.isHidden('_Installation')).toBe(true);
+    });
+
+    it('hides classes no model declares by default, for the master key too', () => {
+      @ParseClass('Order')
+      class OrderModel {}
+      const registry = new MetadataRegistry().register(OrderModel);
+      expect(registry.isHidden('Order')).toBe(false);
+      expect(registry.isHidden('ApiCredential')).toBe(true);
+      expect(registry.isHidden('ApiCredential', true)).toBe(true);
+      expect(registry.isUnregisteredHidden('ApiCredential')).toBe(true);
+      // An explicit unhide opens one unregistered class.
+      expect(registry.unhide('ApiCredential')).toBe(true);
+      expect(registry.isHidden('ApiCredential')).toBe(false);
+      expect(registry.isHidden('Ledger')).toBe(true);
+    });
+
+    it('refuses an unknown unregisteredClasses value with the accepted ones', () => {
+      expect(
+        () => new MetadataRegistry({ unregisteredClasses: 'open' as unknown as 'hidden' }),
+      ).toThrow(/'hidden' or 'visible'/);
     });
 
     it('keeps a built-in class hidden when a model for it is registered without @AgentHidden', () => {
@@ -210,7 +231,7 @@ describe('MetadataRegistry', () => {
     });
 
     it('returns false and prints nothing for a class that is not hidden', () => {
-      const registry = new MetadataRegistry();
+      const registry = new MetadataRegistry({ unregisteredClasses: 'visible' });
       expect(registry.unhide('Order')).toBe(false);
       expect(registry.unhide('_User')).toBe(false);
       registry.unhide('_Product');
@@ -230,7 +251,7 @@ describe('MetadataRegistry', () => {
       const a = new MetadataRegistry();
       a.unhide('_Session');
       a.hide('Ledger');
-      const b = new MetadataRegistry();
+      const b = new MetadataRegistry({ unregisteredClasses: 'visible' });
       expect(b.isHidden('_Session')).toBe(true);
       expect(b.isHidden('Ledger')).toBe(false);
     });

@@ -1,5 +1,5 @@
 import { ALWAYS_KEEP_FIELDS, CLASS_NAME_PATTERN } from '../core/constants';
-import { BUILTIN_HIDDEN_CLASSES } from './builtin-hidden-classes';
+import { BUILTIN_HIDDEN_CLASSES, type UnregisteredClassPolicy } from './builtin-hidden-classes';
 import { ParseAgentConfigError } from '../core/errors';
 import { securityBanner } from '../core/security-banner';
 import { METADATA } from './metadata.constants';
@@ -18,6 +18,14 @@ export interface HiddenEntry {
   except?: 'masterKey';
 }
 
+export interface MetadataRegistryOptions {
+  /**
+   * Classes no registered model declares: 'hidden' (default, fail closed: an agent reaches only
+   * what the application modelled) or 'visible'. `unhide(name)` opens one class either way.
+   */
+  unregisteredClasses?: UnregisteredClassPolicy;
+}
+
 /**
  * The compiled view of every registered model: class names, allowlists in wire names, tenant
  * scopes, canonical filters, docs, relations, and the hidden-class registry (Parse's own internal
@@ -27,14 +35,24 @@ export class MetadataRegistry {
   protected readonly classes = new Map<string, ClassMetadata>();
   protected readonly byModel = new Map<ModelClass, ClassMetadata>();
   protected readonly hidden = new Map<string, HiddenEntry>();
+  /** Unregistered classes opened by name with unhide() while unregistered classes are hidden. */
+  protected readonly exposed = new Set<string>();
   protected changes = 0;
+  readonly unregisteredClasses: UnregisteredClassPolicy;
 
   /** Bumped by every register, hide and unhide, so caches built on the registry know to refresh. */
   get version(): number {
     return this.changes;
   }
 
-  constructor() {
+  constructor(options: MetadataRegistryOptions = {}) {
+    const policy = options.unregisteredClasses ?? 'hidden';
+    if (policy !== 'hidden' && policy !== 'visible') {
+      throw new ParseAgentConfigError(
+        `unregisteredClasses must be 'hidden' or 'visible' (got ${JSON.stringify(policy)}).`,
+      );
+    }
+    this.unregisteredClasses = policy;
     for (const name of BUILTIN_HIDDEN_CLASSES) this.hidden.set(name, {});
   }
 
@@ -106,7 +124,11 @@ export class MetadataRegistry {
    * tenant scopes then stands between agents and the class. Returns false if it was not hidden.
    */
   unhide(className: string): boolean {
-    if (!this.hidden.delete(className)) return false;
+    const wasHidden = this.isHidden(className, false);
+    this.hidden.delete(className);
+    if (this.unregisteredClasses === 'hidden' && !this.classes.has(className))
+      this.exposed.add(className);
+    if (!wasHidden || this.isHidden(className, false)) return false;
     this.changes++;
     securityBanner(
       `unhide:${className}`,
@@ -127,8 +149,16 @@ export class MetadataRegistry {
   /** Hidden for this agent? `except: 'masterKey'` classes stay reachable for master-key agents only. */
   isHidden(className: string, usingMasterKey = false): boolean {
     const entry = this.hiddenEntry(className);
-    if (!entry) return false;
-    return !(entry.except === 'masterKey' && usingMasterKey);
+    if (entry) return !(entry.except === 'masterKey' && usingMasterKey);
+    return this.isUnregisteredHidden(className);
+  }
+
+  /** Hidden only because no model declares it (and `unregisteredClasses` is 'hidden'). */
+  isUnregisteredHidden(className: string): boolean {
+    if (this.unregisteredClasses === 'visible') return false;
+    return !this.nameVariants(className).some(
+      (name) => this.classes.has(name) || this.exposed.has(name),
+    );
   }
 
   hiddenClassNames(): string[] {

@@ -31,12 +31,18 @@ import {
   PARSE_AGENT_MODULE_OPTIONS,
 } from './parse-agent.module-definition';
 import { parseAgentProviders } from './parse-agent.providers';
+import { UnexposedClassesReporter } from './unexposed-classes.reporter';
 
 /** The configured module behind ParseAgentModule.forRoot / forRootAsync (global by default). */
 @ParseAgentLibraryModule()
 @Module({
   imports: [DiscoveryModule],
-  providers: [...parseAgentProviders, ParseAgentFactory, AgentToolExplorer],
+  providers: [
+    ...parseAgentProviders,
+    ParseAgentFactory,
+    AgentToolExplorer,
+    UnexposedClassesReporter,
+  ],
   exports: [
     ParseAgentFactory,
     MetadataRegistry,

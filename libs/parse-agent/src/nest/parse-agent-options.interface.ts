@@ -4,6 +4,8 @@ import type { PostgresDataPathOptions } from '../data/postgres/postgres-data-pat
 import type { RateLimiter } from '../ports/rate-limiter';
 import type { RedisConnectionOptions } from '../redis/redis-connection';
 import type { ModelClass } from '../metadata/metadata.types';
+import type { UnregisteredClassPolicy } from '../metadata/builtin-hidden-classes';
+import type { QueryCostLimits } from '../core/constants';
 import type { McpRequest } from '../transport/http/mcp-request-gate';
 
 export interface ParseConnectionConfig {
@@ -66,6 +68,22 @@ export interface ParseAgentModuleOptions {
   analytics?: AnalyticsOptions;
   /** Models to register (feature modules can add theirs with ParseAgentModule.forFeature). */
   models?: ModelClass[];
+  /**
+   * Classes on the server that no registered model declares: 'hidden' (the default: agents reach
+   * only what the application modelled, and the boot log lists what was left out) or 'visible'.
+   */
+  unregisteredClasses?: UnregisteredClassPolicy;
+  /**
+   * Cost caps checked on every where before it reaches Parse (subqueries, $or/$and clauses, $in
+   * lengths, regexes, bytes). Unset entries keep DEFAULT_QUERY_COST_LIMITS.
+   */
+  queryLimits?: Partial<QueryCostLimits>;
+  /**
+   * MCP tool results as untrusted data (default true): the text is enclosed in a per-response
+   * random delimiter with one line telling the model it is data, not instructions.
+   * structuredContent is never wrapped.
+   */
+  wrapUntrustedData?: boolean;
   /** Classes to hide by name, for classes without a model. */
   hiddenClasses?: Array<string | { className: string; except?: 'masterKey' }>;
   defaults?: AgentDefaults;

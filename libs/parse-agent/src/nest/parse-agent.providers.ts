@@ -32,7 +32,7 @@ export const parseAgentProviders: Provider[] = [
     useFactory: (options: ParseAgentModuleOptions) => {
       validateModuleOptions(options);
       if (options.suppressSecurityBanners) suppressSecurityBanners();
-      const registry = new MetadataRegistry();
+      const registry = new MetadataRegistry({ unregisteredClasses: options.unregisteredClasses });
       registry.register(...(options.models ?? []));
       for (const entry of options.hiddenClasses ?? []) {
         if (typeof entry === 'string') registry.hide(entry);
@@ -46,8 +46,9 @@ export const parseAgentProviders: Provider[] = [
   { provide: PromptRegistry, useFactory: () => new PromptRegistry(BUILTIN_PROMPTS) },
   {
     provide: McpDispatcher,
-    useFactory: (tools: ToolRegistry, prompts: PromptRegistry) => new McpDispatcher(tools, prompts),
-    inject: [ToolRegistry, PromptRegistry],
+    useFactory: (tools: ToolRegistry, prompts: PromptRegistry, options: ParseAgentModuleOptions) =>
+      new McpDispatcher(tools, prompts, { wrapUntrustedData: options.wrapUntrustedData }),
+    inject: [ToolRegistry, PromptRegistry, PARSE_AGENT_MODULE_OPTIONS],
   },
   { provide: AgentEvents, useFactory: () => new AgentEvents() },
   redisConnectionProvider,
@@ -122,6 +123,7 @@ export const parseAgentProviders: Provider[] = [
       events,
       rateLimiter,
       analytics: options.analytics,
+      queryLimits: options.queryLimits,
     }),
     inject: [
       MetadataRegistry,

@@ -1,3 +1,4 @@
+import { DEFAULT_QUERY_COST_LIMITS } from '../core/constants';
 import { ParseAgentConfigError } from '../core/errors';
 import { isPlainObject } from '../query/field-names';
 import { validateRedisOptions } from '../redis/redis-connection';
@@ -88,6 +89,28 @@ export function validateModuleOptions(
     typeof (options.rateLimiter as { check?: unknown })?.check !== 'function'
   ) {
     fail('rateLimiter must have a check(key) method.');
+  }
+  if (
+    options.unregisteredClasses !== undefined &&
+    options.unregisteredClasses !== 'hidden' &&
+    options.unregisteredClasses !== 'visible'
+  ) {
+    fail(
+      `unregisteredClasses must be 'hidden' (the default) or 'visible', got ${JSON.stringify(options.unregisteredClasses)}.`,
+    );
+  }
+  if (options.wrapUntrustedData !== undefined && typeof options.wrapUntrustedData !== 'boolean')
+    fail('wrapUntrustedData must be true or false.');
+  if (options.queryLimits !== undefined) {
+    if (!isPlainObject(options.queryLimits)) fail('queryLimits must be an object of numbers.');
+    for (const [key, value] of Object.entries(options.queryLimits)) {
+      if (!(key in DEFAULT_QUERY_COST_LIMITS))
+        fail(
+          `queryLimits.${key} is not a limit; use ${Object.keys(DEFAULT_QUERY_COST_LIMITS).join(', ')}.`,
+        );
+      if (typeof value !== 'number' || !Number.isInteger(value) || value < 0)
+        fail(`queryLimits.${key} must be a non-negative integer.`);
+    }
   }
   if (options.schemaCacheTtlMs !== undefined && !(options.schemaCacheTtlMs >= 0)) {
     fail('schemaCacheTtlMs must be a non-negative number of milliseconds.');

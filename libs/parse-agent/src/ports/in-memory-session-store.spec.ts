@@ -37,4 +37,17 @@ describe('InMemorySessionStore', () => {
     expect(registry.get(a.id, 'o')).toBeUndefined(); // idle 1100 ms
     expect(registry.get(c.id, 'o')).toBeUndefined();
   });
+
+  it("caps sessions per owner: one caller's flood ends its own oldest, never another's", () => {
+    const store = new InMemorySessionStore(60_000, 1_000, undefined, { maxPerOwner: 3 });
+    const victim = store.create('bob');
+    const flood = Array.from({ length: 50 }, () => store.create('mallory'));
+    expect(store.get(victim.id, 'bob')).toBeDefined();
+    expect(store.countFor('mallory')).toBe(3);
+    expect(store.get(flood[0].id, 'mallory')).toBeUndefined();
+    expect(store.get(flood[49].id, 'mallory')).toBeDefined();
+    store.delete(flood[49].id);
+    expect(store.countFor('mallory')).toBe(2);
+    expect(store.size).toBe(3);
+  });
 });

@@ -10,17 +10,29 @@ interface SessionEntry extends McpSession {
 const SESSION_ID = /^[A-Za-z0-9_-]{32}$/;
 
 /**
- * In-process session table with idle expiry and a size cap (oldest evicted first). Sessions do not
- * span processes: scaled-out deployments use a shared SessionStore or run with `sessions: false`.
+ * In-process session table with idle expiry, a per-owner cap (an owner over it loses its own oldest
+ * session, so one caller cannot evict everyone else's) and a global size cap (oldest evicted
+ * first). Sessions do not span processes: scaled-out deployments use a shared SessionStore or run
+ * with `sessions: false`.
  */
 export class InMemorySessionStore implements SessionStore {
   protected readonly sessions = new Map<string, SessionEntry>();
+  protected readonly perOwner = new Map<string, number>();
+  protected readonly maxPerOwner: number;
 
   constructor(
     protected readonly idleTimeoutMs: number,
     protected readonly maxSessions: number,
     protected readonly now: () => number = () => Date.now(),
-  ) {}
+    options: { maxPerOwner?: number } = {},
+  ) {
+    this.maxPerOwner = options.maxPerOwner ?? Number.POSITIVE_INFINITY;
+  }
+
+  /** Open sessions of one owner. */
+  countFor(owner: string): number {
+    return this.perOwner.get(owner) ?? 0;
+  }
 
   get size(): number {
     return this.sessions.size;
@@ -28,6 +40,14 @@ export class InMemorySessionStore implements SessionStore {
 
   create(owner: string): McpSession {
     this.sweep();
+    if (this.countFor(owner) >= this.maxPerOwner) {
+      // Least recently used first: the owner's first entry is its stalest session.
+      for (const session of this.sessions.values()) {
+        if (session.owner !== owner) continue;
+        this.delete(session.id);
+        if (this.countFor(owner) < this.maxPerOwner) break;
+      }
+    }
     while (this.sessions.size >= this.maxSessions) {
       const oldest = this.sessions.keys().next().value;
       if (oldest === undefined) break;
@@ -44,6 +64,7 @@ export class InMemorySessionStore implements SessionStore {
       ended$: end.asObservable(),
     };
     this.sessions.set(session.id, session);
+    this.perOwner.set(owner, this.countFor(owner) + 1);
     return session;
   }
 
@@ -68,6 +89,9 @@ export class InMemorySessionStore implements SessionStore {
     const session = this.sessions.get(id);
     if (!session) return false;
     this.sessions.delete(id);
+    const left = this.countFor(session.owner) - 1;
+    if (left > 0) this.perOwner.set(session.owner, left);
+    else this.perOwner.delete(session.owner);
     session.end.next();
     session.end.complete();
     return true;

@@ -376,7 +376,7 @@ describe('validateWhere', () => {
           reviewer: { $dontSelect: { query: { className: 'Reviewer' }, key: 'id' } },
           $relatedTo: { object: pointer('Library', 'l1'), key: 'books' },
         },
-        { checkClass },
+        { checkClass, limits: { maxSubqueries: 5 } },
       );
       expect(checkClass.mock.calls.map(([c]) => c as string).sort()).toEqual([
         'Author',
@@ -481,6 +481,83 @@ describe('validateWhere', () => {
         validateWhere({ a: { $inQuery: { className: 'Author', where: { b: 1 } } } }),
       ).not.toThrow();
     });
+  });
+});
+
+describe('validateWhere cost caps', () => {
+  const tooCostly = (where: unknown, pattern: RegExp) => {
+    const error = thrownBy(() => validateWhere(where));
+    expect(error).toBeInstanceOf(InvalidQueryError);
+    expect((error as Error).message).toMatch(/too costly/);
+    expect((error as Error).message).toMatch(pattern);
+  };
+  const select = (i: number) => ({
+    [`f${i}`]: { $select: { query: { className: 'Customer', where: { city: 'x' } }, key: 'k' } },
+  });
+
+  it('refuses the 60-$select query before any class gate runs', () => {
+    const checkClass = jest.fn();
+    const where = { $or: Array.from({ length: 60 }, (_, i) => select(i)) };
+    const error = thrownBy(() => validateWhere(where, { checkClass }));
+    expect(error).toBeInstanceOf(InvalidQueryError);
+    expect((error as Error).message).toMatch(/more than 32 \$or\/\$and\/\$nor clauses/);
+    expect(checkClass).not.toHaveBeenCalled();
+  });
+
+  it('counts subqueries at any depth, nested ones included', () => {
+    tooCostly(Object.assign({}, ...Array.from({ length: 5 }, (_, i) => select(i))), /4 subqueries/);
+    const nested = {
+      a: {
+        $inQuery: {
+          className: 'A',
+          where: {
+            b: {
+              $inQuery: {
+                className: 'B',
+                where: Object.assign({}, select(1), select(2), select(3)),
+              },
+            },
+          },
+        },
+      },
+    };
+    tooCostly(nested, /subqueries/);
+    expect(
+      validateWhere(Object.assign({}, ...Array.from({ length: 4 }, (_, i) => select(i)))),
+    ).toBeTruthy();
+  });
+
+  it('caps $in lists, regex count and the where size, naming the fix', () => {
+    tooCostly(
+      { sku: { $in: Array.from({ length: 501 }, (_, i) => i) } },
+      /\$in list on 'sku'.*Split/,
+    );
+    tooCostly(
+      Object.fromEntries(Array.from({ length: 9 }, (_, i) => [`f${i}`, { $regex: '^a' }])),
+      /8 \$regex/,
+    );
+    tooCostly({ note: 'x'.repeat(17_000) }, /bytes of JSON/);
+  });
+
+  it('takes tighter or looser limits from the caller', () => {
+    expect(() =>
+      validateWhere({ a: { $in: [1, 2, 3] } }, { limits: { maxListLength: 2 } }),
+    ).toThrow(/more than 2 entries/);
+    expect(
+      validateWhere(
+        { a: { $in: Array.from({ length: 600 }, (_, i) => i) } },
+        { limits: { maxListLength: 1000 } },
+      ),
+    ).toBeTruthy();
+  });
+
+  it('refuses extra keys in a subquery operand', () => {
+    expect(() =>
+      validateWhere({ a: { $inQuery: { className: 'A', where: {}, limit: 5 } } }),
+    ).toThrow(/\{ className, where \} and nothing else/);
+    expect(() =>
+      validateWhere({ a: { $select: { query: { className: 'A' }, key: 'b', extra: 1 } } }),
+    ).toThrow(/\$select takes/);
   });
 });
 

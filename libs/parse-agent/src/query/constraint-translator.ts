@@ -1,4 +1,9 @@
-import { MAX_QUERY_DEPTH, MAX_REGEX_LENGTH } from '../core/constants';
+import {
+  DEFAULT_QUERY_COST_LIMITS,
+  MAX_QUERY_DEPTH,
+  MAX_REGEX_LENGTH,
+  type QueryCostLimits,
+} from '../core/constants';
 import { AgentValidationError, InvalidQueryError, SecurityBlockedError } from '../core/errors';
 import { isPlainObject } from './field-names';
 import { isInternalField } from './internal-fields';
@@ -54,6 +59,7 @@ export const CODE_EXECUTION_OPERATORS: ReadonlySet<string> = new Set([
 ]);
 
 const LOGICAL = new Set(['$and', '$or', '$nor']);
+const LIST_OPERATORS = new Set(['$in', '$nin', '$all', '$containedIn', '$containsAll']);
 const CROSS_CLASS_QUERY = new Set(['$inQuery', '$notInQuery']);
 const CROSS_CLASS_SELECT = new Set(['$select', '$dontSelect']);
 /** Operators whose values are search/geo option objects, not further constraints. */
@@ -69,6 +75,30 @@ const NESTED_QUANTIFIER = /\([^)]*[+*][^)]*\)[+*?]/;
 export interface WhereValidationOptions {
   /** Gate for classes named by `$inQuery`, `$select`, `$relatedTo`...; throw to refuse. */
   checkClass?: (className: string) => void;
+  /** Cost caps; unset entries use DEFAULT_QUERY_COST_LIMITS. */
+  limits?: Partial<QueryCostLimits>;
+}
+
+/** One validation pass: the options plus what the where has spent of its cost budget so far. */
+interface Walk {
+  options: WhereValidationOptions;
+  limits: QueryCostLimits;
+  subqueries: number;
+  clauses: number;
+  regexes: number;
+}
+
+/** Operators whose operand names another class (each is a subquery Parse runs). */
+export const SUBQUERY_OPERATORS: ReadonlySet<string> = new Set([
+  '$inQuery',
+  '$notInQuery',
+  '$select',
+  '$dontSelect',
+  '$relatedTo',
+]);
+
+function overBudget(what: string, limit: number, fix: string): never {
+  throw new InvalidQueryError(`where is too costly to run: more than ${limit} ${what}. ${fix}`);
 }
 
 /**
@@ -81,7 +111,22 @@ export function validateWhere(where: unknown, options: WhereValidationOptions = 
   if (!isPlainObject(where)) {
     throw new InvalidQueryError('where must be a JSON object of field constraints.');
   }
-  walkConstraints(where, options, 1);
+  const limits = { ...DEFAULT_QUERY_COST_LIMITS, ...options.limits };
+  // Size first: a huge where is refused before any walk over it.
+  let bytes: number;
+  try {
+    bytes = Buffer.byteLength(JSON.stringify(where), 'utf8');
+  } catch {
+    throw new InvalidQueryError('where must be plain JSON (no cycles, no BigInt values).');
+  }
+  if (bytes > limits.maxWhereBytes) {
+    overBudget(
+      `bytes of JSON (${bytes})`,
+      limits.maxWhereBytes,
+      'Send a shorter where: fewer clauses or shorter lists, or split the question into several calls.',
+    );
+  }
+  walkConstraints(where, { options, limits, subqueries: 0, clauses: 0, regexes: 0 }, 1);
   return where;
 }
 
@@ -104,7 +149,18 @@ function checkDepth(depth: number): void {
   }
 }
 
-function walkConstraints(where: Where, options: WhereValidationOptions, depth: number): void {
+function countSubquery(walk: Walk): void {
+  walk.subqueries++;
+  if (walk.subqueries > walk.limits.maxSubqueries) {
+    overBudget(
+      'subqueries ($inQuery, $notInQuery, $select, $dontSelect, $relatedTo)',
+      walk.limits.maxSubqueries,
+      'Each subquery is a join the database runs; query the inner class first and pass the ids with $in.',
+    );
+  }
+}
+
+function walkConstraints(where: Where, walk: Walk, depth: number): void {
   checkDepth(depth);
   for (const [key, value] of Object.entries(where)) {
     if (key.startsWith('$')) {
@@ -112,9 +168,18 @@ function walkConstraints(where: Where, options: WhereValidationOptions, depth: n
         if (!Array.isArray(value) || value.some((v) => !isPlainObject(v))) {
           throw new InvalidQueryError(`${key} takes an array of constraint objects.`);
         }
-        for (const clause of value as Where[]) walkConstraints(clause, options, depth + 1);
+        walk.clauses += value.length;
+        if (walk.clauses > walk.limits.maxLogicalClauses) {
+          overBudget(
+            '$or/$and/$nor clauses in total',
+            walk.limits.maxLogicalClauses,
+            'Combine equality clauses on one field into a single $in list.',
+          );
+        }
+        for (const clause of value as Where[]) walkConstraints(clause, walk, depth + 1);
       } else if (key === '$relatedTo') {
-        checkRelatedTo(value, options);
+        countSubquery(walk);
+        checkRelatedTo(value, walk.options);
       } else {
         refuseOperator(key);
       }
@@ -126,30 +191,47 @@ function walkConstraints(where: Where, options: WhereValidationOptions, depth: n
         'denied_internal_field',
       );
     }
-    walkFieldValue(key, value, options, depth + 1);
+    walkFieldValue(key, value, walk, depth + 1);
   }
 }
 
-function walkFieldValue(
-  field: string,
-  value: unknown,
-  options: WhereValidationOptions,
-  depth: number,
-) {
+function walkFieldValue(field: string, value: unknown, walk: Walk, depth: number) {
   checkDepth(depth);
   // Typed values (Pointer, Date...) have no `$` keys; any `$` key beside `__type` is still checked.
   if (!isPlainObject(value)) return; // equality
   for (const [op, operand] of Object.entries(value)) {
     if (!op.startsWith('$')) continue; // equality on an embedded object
     if (!ALLOWED_OPERATORS.has(op) || LOGICAL.has(op) || op === '$relatedTo') refuseOperator(op);
-    if (op === '$regex') checkRegex(field, operand);
-    else if (op === '$options') checkRegexOptions(operand);
-    else if (CROSS_CLASS_QUERY.has(op)) checkSubquery(op, operand, options, depth);
-    else if (CROSS_CLASS_SELECT.has(op)) {
+    if (LIST_OPERATORS.has(op) && Array.isArray(operand)) {
+      if (operand.length > walk.limits.maxListLength) {
+        overBudget(
+          `entries in the ${op} list on '${field}' (${operand.length})`,
+          walk.limits.maxListLength,
+          'Split the list over several calls.',
+        );
+      }
+    }
+    if (op === '$regex') {
+      walk.regexes++;
+      if (walk.regexes > walk.limits.maxRegexes) {
+        overBudget(
+          '$regex constraints',
+          walk.limits.maxRegexes,
+          'Use equality, $in or a prefix regex on fewer fields.',
+        );
+      }
+      checkRegex(field, operand);
+    } else if (op === '$options') checkRegexOptions(operand);
+    else if (CROSS_CLASS_QUERY.has(op)) {
+      countSubquery(walk);
+      checkSubquery(op, operand, walk, depth);
+    } else if (CROSS_CLASS_SELECT.has(op)) {
+      countSubquery(walk);
       if (
         !isPlainObject(operand) ||
         !isPlainObject(operand.query) ||
-        typeof operand.key !== 'string'
+        typeof operand.key !== 'string' ||
+        Object.keys(operand).some((k) => k !== 'query' && k !== 'key')
       ) {
         throw new InvalidQueryError(`${op} takes { query: { className, where }, key }.`);
       }
@@ -159,29 +241,28 @@ function walkFieldValue(
           'denied_internal_field',
         );
       }
-      checkSubquery(op, operand.query, options, depth);
+      checkSubquery(op, operand.query, walk, depth);
     } else if (op === '$not' || (isPlainObject(operand) && !OPAQUE_VALUE_OPERATORS.has(op))) {
       if (isPlainObject(operand) && Object.keys(operand).some((k) => k.startsWith('$'))) {
-        walkFieldValue(field, operand, options, depth + 1);
+        walkFieldValue(field, operand, walk, depth + 1);
       }
     }
   }
 }
 
-function checkSubquery(
-  op: string,
-  operand: unknown,
-  options: WhereValidationOptions,
-  depth: number,
-) {
-  if (!isPlainObject(operand) || typeof operand.className !== 'string') {
-    throw new InvalidQueryError(`${op} takes { className, where }.`);
+function checkSubquery(op: string, operand: unknown, walk: Walk, depth: number) {
+  if (
+    !isPlainObject(operand) ||
+    typeof operand.className !== 'string' ||
+    Object.keys(operand).some((k) => k !== 'className' && k !== 'where')
+  ) {
+    throw new InvalidQueryError(`${op} takes { className, where } and nothing else.`);
   }
-  options.checkClass?.(operand.className);
+  walk.options.checkClass?.(operand.className);
   if (operand.where !== undefined) {
     if (!isPlainObject(operand.where))
       throw new InvalidQueryError(`${op}.where must be an object.`);
-    walkConstraints(operand.where, options, depth + 1);
+    walkConstraints(operand.where, walk, depth + 1);
   }
 }
 

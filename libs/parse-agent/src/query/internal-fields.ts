@@ -21,6 +21,8 @@ export const INTERNAL_FIELDS: ReadonlySet<string> = new Set([
   '_auth_data',
   'authData',
   '_acl',
+  // Push device tokens (_Installation): addresses a device, so as secret as a session token.
+  'deviceToken',
 ]);
 
 export const INTERNAL_FIELD_PREFIXES: readonly string[] = ['_auth_data_'];

@@ -22,7 +22,8 @@ export async function pipelinePolicyFor(
   );
   return {
     assertClassReadable(className) {
-      access.assertClassAccessible(className);
+      // Hidden and nonexistent classes get the same answer as in every other tool.
+      access.requireReadableClassIn(className, schemas);
       // A class that needs a tenant binding the agent lacks is refused here, before any stage runs.
       access.tenant(className);
     },

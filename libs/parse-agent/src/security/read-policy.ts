@@ -22,7 +22,10 @@ import {
   MAX_INCLUDE_FIELDS,
   MAX_KEYS_FIELDS,
 } from '../core/constants';
-import { AccessDeniedError, AgentValidationError } from '../core/errors';
+import { AccessDeniedError, AgentValidationError, InvalidQueryError } from '../core/errors';
+import type { QueryCostLimits } from '../core/constants';
+import { isPlainObject } from '../query/field-names';
+import { closestNames } from './closest-names';
 
 export interface PlannedRead {
   where: Where;
@@ -58,6 +61,7 @@ export class ReadPolicy {
     protected readonly schemas: SchemaSource,
     protected readonly classFilter: NormalizedListFilter | undefined,
     protected readonly filters: Readonly<Record<string, Where>>,
+    protected readonly queryLimits: Partial<QueryCostLimits> = {},
   ) {}
 
   meta(className: string): ClassMetadata | undefined {
@@ -100,8 +104,9 @@ export class ReadPolicy {
   protected assertNotDenied(className: string, subject: string): void {
     const kind = this.denialOf(className);
     if (kind === 'hidden_class') {
-      throw new AccessDeniedError(`${subject} '${className}' is not accessible to this agent`, {
-        kind,
+      // Worded like a missing class: a hidden class's existence is not confirmed.
+      throw new AccessDeniedError(`${subject} '${className}' not found.`, {
+        kind: 'class_not_found',
       });
     }
     if (kind === 'class_filter') {
@@ -125,6 +130,47 @@ export class ReadPolicy {
       );
     }
     this.assertNotDenied(className, 'Class');
+  }
+
+  /**
+   * The gate for every class name an agent sends (top-level or inside a subquery): the `classes`
+   * filter, then hidden and nonexistent classes, which get one and the same answer so that no
+   * tool can be used to learn that a hidden class exists. Suggestions come only from classes this
+   * agent may see.
+   */
+  async requireReadableClass(className: unknown): Promise<string> {
+    return this.requireReadableClassIn(className, await this.schemas.all());
+  }
+
+  /**
+   * requireReadableClass against schemas the caller already holds (the pipeline validator checks
+   * every class a pipeline names synchronously, with the schemas loaded once).
+   */
+  requireReadableClassIn(className: unknown, schemas: ReadonlyMap<string, ParseSchema>): string {
+    if (typeof className !== 'string' || !className) {
+      throw new AgentValidationError('class_name is required.');
+    }
+    if (!CLASS_NAME_PATTERN.test(className)) {
+      throw new AgentValidationError(
+        `'${className}' is not a valid class name (letters, digits and underscores).`,
+      );
+    }
+    if (this.denialOf(className) === 'class_filter') this.assertNotDenied(className, 'Class');
+    if (this.denialOf(className) === undefined && schemas.has(className)) return className;
+    throw this.classNotFound(className, [...schemas.keys()]);
+  }
+
+  /** The refusal for a class that is hidden or does not exist (deliberately indistinguishable). */
+  protected classNotFound(className: string, known: readonly string[]): AccessDeniedError {
+    const visible = known.filter((name) => !this.isDenied(name));
+    const suggestions = closestNames(className, visible);
+    const hint = suggestions.length
+      ? ` Did you mean ${suggestions.map((n) => `'${n}'`).join(' or ')}?`
+      : '';
+    return new AccessDeniedError(
+      `Class '${className}' not found.${hint} Call get_all_schemas for the classes you can query.`,
+      { kind: 'class_not_found' },
+    );
   }
 
   tenant(className: string): ResolvedTenant | undefined {
@@ -223,9 +269,10 @@ export class ReadPolicy {
   }
 
   /**
-   * The where an agent's read runs with: caller where validated (operators, internal fields,
-   * allowlist, cross-class gates, tenant spoofing), then ANDed with the canonical filter, the
-   * per-agent filters and the tenant scope, then normalized to Parse's storage shapes.
+   * The where an agent's read runs with: caller where validated (operators, internal fields, cost
+   * caps, allowlist, tenant spoofing), every subquery inside it planned like a read of its own
+   * class, then ANDed with the canonical filter, the per-agent filters and the tenant scope and
+   * normalized to Parse's storage shapes.
    */
   async planWhere(
     className: string,
@@ -233,21 +280,118 @@ export class ReadPolicy {
     applyCanonical = true,
     injectTenant = true,
   ): Promise<{ where: Where; tenant?: ResolvedTenant }> {
-    const caller = validateWhere(callerWhere, { checkClass: (c) => this.assertClassAccessible(c) });
+    const caller = validateWhere(callerWhere, { limits: this.queryLimits });
+    const tenant = this.tenant(className);
+    const where = await this.scopeWhere(className, caller, {
+      canonical: applyCanonical,
+      tenant: injectTenant,
+      context: 'where',
+    });
+    return { where, tenant };
+  }
+
+  /**
+   * One class's where under this agent's policy: caller fields checked, nested subqueries scoped,
+   * canonical filter, per-agent filters and tenant ANDed in. Used for the outer class and,
+   * recursively, for every class a subquery names, so an inner query can never see more than a
+   * top-level read of that class would.
+   */
+  protected async scopeWhere(
+    className: string,
+    caller: Where,
+    options: { canonical: boolean; tenant: boolean; context: string },
+  ): Promise<Where> {
     const tenant = this.tenant(className);
     // Tenant spoofing first: naming another tenant is refused as such, whatever the allowlist says.
     if (tenant) assertNoTenantSpoof(caller, tenant, className);
-    for (const field of collectWhereFields(caller)) this.checkField(className, field, 'where');
+    for (const field of collectWhereFields(caller))
+      this.checkField(className, field, options.context);
+    const scoped = await this.scopeSubqueries(className, caller);
     const meta = this.meta(className);
     const { perClass, defaultFilter } = this.filterLayers(className);
     const composed = composeWhere({
-      caller,
-      canonical: applyCanonical ? meta?.canonicalFilter : undefined,
+      caller: scoped,
+      canonical: options.canonical ? meta?.canonicalFilter : undefined,
       perClass,
       defaultFilter,
-      tenant: tenant && injectTenant ? { [tenant.field]: tenant.value } : undefined,
+      tenant: tenant && options.tenant ? { [tenant.field]: tenant.value } : undefined,
     });
-    return { where: normalizeWhere(composed, await this.fieldTypes(className)), tenant };
+    return normalizeWhere(composed, await this.fieldTypes(className));
+  }
+
+  /** Copies a validated where, replacing each subquery's inner where by its scoped form. */
+  protected async scopeSubqueries(className: string, where: Where): Promise<Where> {
+    const out: Where = {};
+    for (const [key, value] of Object.entries(where)) {
+      if ((key === '$or' || key === '$and' || key === '$nor') && Array.isArray(value)) {
+        const clauses: Where[] = [];
+        for (const clause of value as Where[])
+          clauses.push(await this.scopeSubqueries(className, clause));
+        out[key] = clauses;
+      } else if (key === '$relatedTo') {
+        await this.checkRelatedTo(className, value as Where);
+        out[key] = value;
+      } else if (isPlainObject(value) && typeof value.__type !== 'string') {
+        out[key] = await this.scopeFieldOperators(value);
+      } else {
+        out[key] = value;
+      }
+    }
+    return out;
+  }
+
+  protected async scopeFieldOperators(ops: Where): Promise<Where> {
+    const out: Where = {};
+    for (const [op, operand] of Object.entries(ops)) {
+      if ((op === '$inQuery' || op === '$notInQuery') && isPlainObject(operand)) {
+        const inner = await this.innerQuery(op, operand);
+        out[op] = inner;
+      } else if ((op === '$select' || op === '$dontSelect') && isPlainObject(operand)) {
+        const query = await this.innerQuery(op, operand.query as Where);
+        this.checkField(query.className, String(operand.key), `${op} key`);
+        out[op] = { query, key: operand.key };
+      } else if (op === '$not' && isPlainObject(operand)) {
+        out[op] = await this.scopeFieldOperators(operand);
+      } else {
+        out[op] = operand;
+      }
+    }
+    return out;
+  }
+
+  /** A subquery's `{ className, where }` planned exactly as a top-level read of that class. */
+  protected async innerQuery(
+    op: string,
+    query: Where,
+  ): Promise<{ className: string; where: Where }> {
+    const className = await this.requireReadableClass(query.className);
+    const where = await this.scopeWhere(className, (query.where as Where | undefined) ?? {}, {
+      canonical: true,
+      tenant: true,
+      context: `${op} (${className}) where`,
+    });
+    return { className, where };
+  }
+
+  /**
+   * `$relatedTo` names one object and a relation key on it. Its class must be readable and the key
+   * allowlisted; and because the object itself cannot be checked against a tenant or a filter
+   * inside the query, a class with either is refused rather than answered unscoped.
+   */
+  protected async checkRelatedTo(outerClass: string, value: Where): Promise<void> {
+    const object = value.object as Where;
+    const className = await this.requireReadableClass(object.className);
+    const key = String(value.key);
+    this.checkField(className, key, '$relatedTo key');
+    const scoped =
+      this.tenant(className) !== undefined ||
+      this.meta(className)?.canonicalFilter !== undefined ||
+      this.filterFor(className) !== undefined;
+    if (scoped) {
+      throw new InvalidQueryError(
+        `$relatedTo cannot be used with '${className}': that class is tenant-scoped or filtered for this agent, and the object it names cannot be checked inside the query. Query '${outerClass}' with a pointer or $inQuery constraint instead.`,
+      );
+    }
   }
 
   /** Validates `order` ("-a,b"): allowlisted, non-internal field paths. */
@@ -289,6 +433,13 @@ export class ReadPolicy {
       for (const segment of segments) {
         const target = (await this.fieldTypes(current))[segment];
         if (!target || target.type !== 'Pointer' || !target.targetClass) break;
+        if (this.denialOf(target.targetClass) === 'hidden_class') {
+          // The target's name is not said: get_schema does not reveal it either.
+          throw new AccessDeniedError(
+            `include '${path}': '${segment}' points to a class this agent cannot read; leave it out of include.`,
+            { kind: 'class_not_found' },
+          );
+        }
         this.assertNotDenied(target.targetClass, 'Pointer-include target');
         current = target.targetClass;
       }

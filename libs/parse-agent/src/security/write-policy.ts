@@ -33,7 +33,7 @@ export class WritePolicy {
 
   /** Checks the values of a new object and forces its tenant. */
   async planCreate(className: string, values: unknown): Promise<PlannedWrite> {
-    this.read.assertClassAccessible(className);
+    await this.read.requireReadableClass(className);
     const checked = await this.checkValues(className, values, 'create');
     const tenant = this.read.tenant(className);
     if (tenant) {
@@ -46,7 +46,7 @@ export class WritePolicy {
 
   /** Checks an update; the tenant field may only be repeated with its current value (then dropped). */
   async planUpdate(className: string, values: unknown): Promise<PlannedWrite> {
-    this.read.assertClassAccessible(className);
+    await this.read.requireReadableClass(className);
     const checked = await this.checkValues(className, values, 'update');
     const tenant = this.read.tenant(className);
     if (tenant) {
@@ -72,7 +72,7 @@ export class WritePolicy {
     objectId: unknown,
     signal?: AbortSignal,
   ): Promise<DataRow> {
-    this.read.assertClassAccessible(className);
+    await this.read.requireReadableClass(className);
     if (typeof objectId !== 'string' || !OBJECT_ID_PATTERN.test(objectId)) {
       throw new AgentValidationError(
         `object_id ${JSON.stringify(objectId)} is not a valid objectId.`,

@@ -25,7 +25,10 @@ export class ToolRegistry {
     this.changeSubject.asObservable();
 
   constructor(builtins: ToolDefinition[] = []) {
-    for (const tool of builtins) this.builtins.set(tool.name, tool);
+    // Built-in tools take only the arguments they declare: a made-up one (group_by on a count) is
+    // refused rather than silently ignored, which would give a plausible wrong answer.
+    for (const tool of builtins)
+      this.builtins.set(tool.name, { ...tool, inputSchema: closedSchema(tool.inputSchema) });
   }
 
   /** Adds an application tool. Names are unique; built-in names are reserved. */
@@ -150,6 +153,11 @@ export class ToolRegistry {
         const path = e.instancePath ? e.instancePath.slice(1).replace(/\//g, '.') : '';
         if (e.keyword === 'required')
           return `${String((e.params as { missingProperty: string }).missingProperty)} is required`;
+        if (e.keyword === 'additionalProperties') {
+          const extra = (e.params as { additionalProperty: string }).additionalProperty;
+          const valid = Object.keys((tool.inputSchema.properties as object | undefined) ?? {});
+          return `unknown argument '${extra}'${path ? ` in ${path}` : ''}; valid arguments: ${valid.join(', ') || 'none'}`;
+        }
         if (e.keyword === 'enum') {
           return `${path} must be one of ${((e.params as { allowedValues: unknown[] }).allowedValues ?? []).join(', ')}`;
         }
@@ -157,4 +165,10 @@ export class ToolRegistry {
       })
       .join('; ');
   }
+}
+
+/** The schema with `additionalProperties: false` unless it says otherwise. */
+function closedSchema(schema: ToolDefinition['inputSchema']): ToolDefinition['inputSchema'] {
+  if (schema.type !== 'object' || 'additionalProperties' in schema) return schema;
+  return { ...schema, additionalProperties: false };
 }

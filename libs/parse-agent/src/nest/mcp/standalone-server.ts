@@ -50,6 +50,9 @@ export interface StandaloneMcpServerOptions {
   sessionToken?: string;
   models?: ModelClass[];
   hiddenClasses?: ParseAgentModuleOptions['hiddenClasses'];
+  /** Classes no model declares: 'hidden' (default) or 'visible'. */
+  unregisteredClasses?: ParseAgentModuleOptions['unregisteredClasses'];
+  queryLimits?: ParseAgentModuleOptions['queryLimits'];
   defaults?: AgentDefaults;
   /** Shared by every request (default: 60 calls per 60 s in this process). */
   rateLimiter?: RateLimiter;
@@ -140,6 +143,8 @@ class StandaloneMcpModule {
           mongo: options.mongo,
           models: options.models,
           hiddenClasses: options.hiddenClasses,
+          unregisteredClasses: options.unregisteredClasses,
+          queryLimits: options.queryLimits,
           defaults: options.defaults,
           rateLimiter: options.rateLimiter,
           suppressSecurityBanners: options.suppressSecurityBanners,

@@ -54,9 +54,14 @@ export function mcpStoreProviders(endpointOptionsToken: symbol): Provider[] {
         o: ResolvedMcpEndpointOptions,
         redis: RedisConnection | null,
       ): Promise<SessionStore> => {
-        if (!redis) return new InMemorySessionStore(o.sessionIdleTimeoutMs, o.maxSessions);
+        if (!redis) {
+          return new InMemorySessionStore(o.sessionIdleTimeoutMs, o.maxSessions, undefined, {
+            maxPerOwner: o.maxSessionsPerPrincipal,
+          });
+        }
         const store = new RedisSessionStore(redis, {
           idleTimeoutMs: o.sessionIdleTimeoutMs,
+          maxSessionsPerPrincipal: o.maxSessionsPerPrincipal,
           logger: new Logger(REDIS_LOG_CONTEXT),
         });
         await store.start();

@@ -5,6 +5,7 @@ import {
   DEFAULT_MAX_BODY_BYTES,
   DEFAULT_MAX_JSON_DEPTH,
   DEFAULT_MAX_SESSIONS,
+  DEFAULT_MAX_SESSIONS_PER_PRINCIPAL,
   DEFAULT_MCP_PATH,
   DEFAULT_SESSION_IDLE_TIMEOUT_MS,
 } from './mcp-http.constants';
@@ -51,6 +52,11 @@ export interface McpEndpointOptions<TGuard = unknown> {
   sessions?: boolean;
   /** Idle time after which a session is forgotten (default 30 minutes). */
   sessionIdleTimeoutMs?: number;
+  /**
+   * Open sessions per principal (default 32): one caller opening many sessions ends its own oldest
+   * ones, never other callers'.
+   */
+  maxSessionsPerPrincipal?: number;
 }
 
 /** The endpoint settings with defaults applied and inputs normalised. */
@@ -69,6 +75,7 @@ export interface ResolvedMcpEndpointOptions<TGuard = unknown> {
   sessions: boolean;
   sessionIdleTimeoutMs: number;
   maxSessions: number;
+  maxSessionsPerPrincipal: number;
 }
 
 /** Validates the `mcp` extra and fills in defaults; errors name the setting to fix. */
@@ -155,5 +162,12 @@ export function resolveMcpEndpointOptions<TGuard>(
     sessions: options.sessions ?? true,
     sessionIdleTimeoutMs,
     maxSessions: DEFAULT_MAX_SESSIONS,
+    maxSessionsPerPrincipal: Math.floor(
+      positive(
+        'maxSessionsPerPrincipal',
+        options.maxSessionsPerPrincipal,
+        DEFAULT_MAX_SESSIONS_PER_PRINCIPAL,
+      )!,
+    ),
   };
 }

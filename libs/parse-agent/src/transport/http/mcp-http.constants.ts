@@ -9,6 +9,8 @@ export const DEFAULT_MAX_BODY_BYTES = 1_048_576;
 export const DEFAULT_MAX_JSON_DEPTH = 20;
 export const DEFAULT_SESSION_IDLE_TIMEOUT_MS = 30 * 60 * 1000;
 export const DEFAULT_MAX_SESSIONS = 10_000;
+/** Open sessions one principal may hold; its oldest is ended when it opens one more. */
+export const DEFAULT_MAX_SESSIONS_PER_PRINCIPAL = 32;
 
 /** Header names, lower-cased as Node exposes them. */
 export const HEADER = Object.freeze({

@@ -12,7 +12,11 @@ import {
   takeUntil,
   type Observable,
 } from 'rxjs';
-import { AgentUnauthorizedError, ParseAgentConfigError } from '../../core/errors';
+import {
+  AgentUnauthorizedError,
+  ParseAgentConfigError,
+  RateLimitExceededError,
+} from '../../core/errors';
 import { ParseAgent, type AgentOptions } from '../../agent/parse-agent';
 import type { McpDispatcher, DispatchTerminal } from '../../mcp/mcp-dispatcher';
 import type {
@@ -61,6 +65,14 @@ export interface McpHttpHandlerDependencies {
   cancellations: CancellationBus;
   logger: TransportLogger;
 }
+
+/** Methods charged to the rate limit here; tools/call and resources/* are charged by execute(). */
+const CHARGED_METHODS: ReadonlySet<string> = new Set([
+  'initialize',
+  'tools/list',
+  'prompts/list',
+  'prompts/get',
+]);
 
 const TOOLS_CHANGED: JsonRpcNotification = {
   jsonrpc: '2.0',
@@ -123,6 +135,21 @@ export class McpHttpHandler {
     const { body, kind } = state as Required<McpGateState>;
     const owner = principalKey(agent);
     const headers: Record<string, string> = {};
+
+    // Methods that do work without running a tool count against the caller's rate limit too
+    // (tool calls and resource reads are charged by execute()).
+    if (kind === 'request' && CHARGED_METHODS.has(String(body.method))) {
+      try {
+        await agent.consumeRateLimit();
+      } catch (error) {
+        if (!(error instanceof RateLimitExceededError)) throw error;
+        sendJsonRpcError(res, 429, -32000, error.message, {
+          id: (body.id ?? null) as JsonRpcId,
+          headers: { 'Retry-After': String(Math.max(1, Math.ceil(error.retryAfter))) },
+        });
+        return;
+      }
+    }
 
     let session: McpSession | undefined;
     if (this.deps.options.sessions) {

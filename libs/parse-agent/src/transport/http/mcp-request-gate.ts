@@ -215,7 +215,14 @@ export class McpRequestGate {
           : Buffer.from(String(preParsed.value ?? ''), 'utf8');
         if (raw.length > max) return void tooLarge();
       } else {
-        raw = await readLimited(req, max);
+        const read = await readLimited(req, max);
+        if (read === ABORTED) {
+          // The client went away mid-upload: nothing to answer and nothing worth a stack trace.
+          this.logger.warn('MCP request body aborted by the client before it was complete');
+          if (!res.writableEnded) res.destroy();
+          return undefined;
+        }
+        raw = read;
         if (!raw) return void tooLarge();
       }
       let text: string;
@@ -313,23 +320,32 @@ export function bodyKind(value: unknown): McpBodyKind | undefined {
   return isResponse ? 'response' : undefined;
 }
 
-/** Reads at most `max` bytes; undefined when the body is larger (the rest is discarded). */
-function readLimited(req: IncomingMessage, max: number): Promise<Buffer | undefined> {
+const ABORTED = Symbol('aborted');
+
+/**
+ * Reads at most `max` bytes; undefined when the body is larger (the rest is discarded), ABORTED
+ * when the connection closed or failed before the body was complete.
+ */
+function readLimited(
+  req: IncomingMessage,
+  max: number,
+): Promise<Buffer | undefined | typeof ABORTED> {
   const declared = Number(req.headers['content-length']);
   if (Number.isFinite(declared) && declared > max) {
     req.resume();
     return Promise.resolve(undefined);
   }
-  return new Promise((resolve, reject) => {
+  return new Promise((resolve) => {
     const chunks: Buffer[] = [];
     let size = 0;
     let done = false;
-    const finish = (value: Buffer | undefined) => {
+    const finish = (value: Buffer | undefined | typeof ABORTED) => {
       if (done) return;
       done = true;
       req.off('data', onData);
       req.off('end', onEnd);
       req.off('error', onError);
+      req.off('close', onClose);
       resolve(value);
     };
     const onData = (chunk: Buffer) => {
@@ -342,13 +358,13 @@ function readLimited(req: IncomingMessage, max: number): Promise<Buffer | undefi
       chunks.push(chunk);
     };
     const onEnd = () => finish(Buffer.concat(chunks, size));
-    const onError = (error: unknown) => {
-      if (done) return;
-      done = true;
-      reject(error);
+    const onError = () => finish(ABORTED);
+    const onClose = () => {
+      if (!req.complete) finish(ABORTED);
     };
     req.on('data', onData);
     req.on('end', onEnd);
     req.on('error', onError);
+    req.on('close', onClose);
   });
 }

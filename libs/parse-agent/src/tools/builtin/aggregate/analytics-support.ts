@@ -23,7 +23,7 @@ export async function validateFor(
   pipeline: unknown,
   limits: Partial<PipelineLimits> = {},
 ): Promise<ValidatedPipeline> {
-  access.assertClassAccessible(className);
+  await access.requireReadableClass(className);
   const policy = await pipelinePolicyFor(access);
   return validatePipeline(className, pipeline, policy, limits);
 }

@@ -84,7 +84,7 @@ export const distinct: ToolDefinition<Args> = {
   handler: async (args, context) => {
     const { access, signal } = context;
     const className = args.class_name;
-    access.assertClassAccessible(className);
+    await access.requireReadableClass(className);
     const limit = resolveLimit(args.limit, DISTINCT_DEFAULT_LIMIT, DISTINCT_MAX_LIMIT);
     const pipeline = buildDistinctPipeline({
       field: args.field,

@@ -41,7 +41,7 @@ export const explainQuery: ToolDefinition<Args> = {
   handler: async (args, context) => {
     const { access, signal, analytics } = context;
     const className = args.class_name;
-    access.assertClassAccessible(className);
+    await access.requireReadableClass(className);
     const order = access.checkOrder(className, args.order);
     const { where } = await access.planWhere(className, args.where);
     const path = context.dataFor('explain');

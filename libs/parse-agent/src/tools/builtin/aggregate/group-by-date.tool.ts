@@ -107,7 +107,7 @@ export const groupByDate: ToolDefinition<Args> = {
   handler: async (args, context) => {
     const { access, signal } = context;
     const className = args.class_name;
-    access.assertClassAccessible(className);
+    await access.requireReadableClass(className);
     const limit = resolveLimit(args.limit, GROUP_BY_DEFAULT_LIMIT, GROUP_BY_MAX_LIMIT);
     const pipeline = buildGroupByDatePipeline({
       field: args.field,

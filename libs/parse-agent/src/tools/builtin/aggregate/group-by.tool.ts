@@ -97,7 +97,7 @@ export const groupBy: ToolDefinition<Args> = {
   handler: async (args, context) => {
     const { access, signal } = context;
     const className = args.class_name;
-    access.assertClassAccessible(className);
+    await access.requireReadableClass(className);
     const limit = resolveLimit(args.limit, GROUP_BY_DEFAULT_LIMIT, GROUP_BY_MAX_LIMIT);
     const pipeline = buildGroupByPipeline({
       field: args.field,

@@ -132,7 +132,7 @@ export const exportData: ToolDefinition<Args> = {
   handler: async (args, context) => {
     const { access, signal } = context;
     const className = args.class_name;
-    access.assertClassAccessible(className);
+    await access.requireReadableClass(className);
     const format = (args.format ?? 'csv').toLowerCase() as TabularFormat;
     if (!TABULAR_FORMATS.includes(format)) {
       throw new AgentValidationError(

@@ -125,7 +125,7 @@ export const callMethod: ToolDefinition<Args> = {
   handler: async (args, context) => {
     const { access, agent, signal } = context;
     const className = args.class_name;
-    access.assertClassAccessible(className);
+    await access.requireReadableClass(className);
     const method = findAgentMethod(access, className, args.method_name);
     const qualified = `${className}.${args.method_name}`;
     if (!method) {

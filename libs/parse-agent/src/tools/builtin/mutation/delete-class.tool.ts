@@ -22,7 +22,7 @@ export const deleteClass: ToolDefinition<{ class_name: string }> = {
   },
   handler: async (args, { access, writeData, signal, audit, confirm }) => {
     const className = args.class_name;
-    access.assertClassAccessible(className);
+    await access.requireReadableClass(className);
     if (className.startsWith('_')) {
       throw new AgentValidationError(
         `'${className}' is a Parse system class and cannot be deleted.`,

@@ -26,7 +26,7 @@ export const countObjects: ToolDefinition<Args> = {
     required: ['class_name'],
   },
   handler: async (args, { access, data, signal }) => {
-    access.assertClassAccessible(args.class_name);
+    await access.requireReadableClass(args.class_name);
     const { where } = await access.planWhere(
       args.class_name,
       args.where,

@@ -51,7 +51,7 @@ export const getObject: ToolDefinition<Args> = {
     required: ['class_name', 'object_id'],
   },
   handler: async (args, { access, data, signal }) => {
-    access.assertClassAccessible(args.class_name);
+    await access.requireReadableClass(args.class_name);
     if (!OBJECT_ID_PATTERN.test(args.object_id)) {
       throw new AgentValidationError(`object_id '${args.object_id}' is not a valid objectId.`);
     }

@@ -37,7 +37,7 @@ export const getObjects: ToolDefinition<Args> = {
     required: ['class_name', 'ids'],
   },
   handler: async (args, { access, data, signal }) => {
-    access.assertClassAccessible(args.class_name);
+    await access.requireReadableClass(args.class_name);
     const ids = [...new Set(args.ids)];
     if (ids.length > MAX_GET_OBJECTS_IDS) {
       throw new AgentValidationError(

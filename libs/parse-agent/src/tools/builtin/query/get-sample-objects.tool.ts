@@ -1,3 +1,4 @@
+import { clampLimit } from '../../../format/applied-limits';
 import { DEFAULT_SAMPLE_LIMIT, MAX_SAMPLE_LIMIT } from '../../../core/constants';
 import { formatSampleResult } from '../../../format/object-result';
 import type { ToolDefinition } from '../../tool-definition';
@@ -24,14 +25,20 @@ export const getSampleObjects: ToolDefinition<{ class_name: string; limit?: numb
     required: ['class_name'],
   },
   handler: async (args, { access, data, signal }) => {
-    access.assertClassAccessible(args.class_name);
-    const limit = Math.min(args.limit ?? DEFAULT_SAMPLE_LIMIT, MAX_SAMPLE_LIMIT);
+    await access.requireReadableClass(args.class_name);
+    const { value: limit, applied } = clampLimit(
+      'limit',
+      args.limit,
+      DEFAULT_SAMPLE_LIMIT,
+      MAX_SAMPLE_LIMIT,
+    );
     const plan = await access.planRead(args.class_name, {});
     const rows = await data.find(
       args.class_name,
       { where: plan.where, keys: plan.keys, order: '-createdAt', limit },
       signal,
     );
-    return formatSampleResult(args.class_name, access.redactRows(rows, args.class_name));
+    const result = formatSampleResult(args.class_name, access.redactRows(rows, args.class_name));
+    return applied ? { ...result, applied_limits: applied } : result;
   },
 };

@@ -1,5 +1,6 @@
 import { DEFAULT_LIMIT, MAX_LIMIT } from '../../../core/constants';
 import { AgentValidationError } from '../../../core/errors';
+import { clampLimit } from '../../../format/applied-limits';
 import { buildNextCall, formatQueryResult } from '../../../format/query-result';
 import type { ToolDefinition } from '../../tool-definition';
 import { READ_ONLY_TOOL } from '../tool-annotations';
@@ -57,14 +58,14 @@ export const queryClass: ToolDefinition<QueryClassArgs> = {
     required: ['class_name'],
   },
   handler: async (args, { access, data, signal }) => {
-    access.assertClassAccessible(args.class_name);
+    await access.requireReadableClass(args.class_name);
     const format = (args.format ?? 'json').toLowerCase() as Format;
     if (!FORMATS.includes(format)) {
       throw new AgentValidationError(
         `format: must be one of [${FORMATS.join(' ')}], got '${args.format}'.`,
       );
     }
-    const limit = Math.min(args.limit ?? DEFAULT_LIMIT, MAX_LIMIT);
+    const { value: limit, applied } = clampLimit('limit', args.limit, DEFAULT_LIMIT, MAX_LIMIT);
     const skip = args.skip ?? 0;
     const order = access.checkOrder(args.class_name, args.order);
     const plan = await access.planRead(args.class_name, {
@@ -79,7 +80,7 @@ export const queryClass: ToolDefinition<QueryClassArgs> = {
       signal,
     );
     const results = access.redactRows(rows, args.class_name);
-    return formatQueryResult({
+    const result = formatQueryResult({
       className: args.class_name,
       results,
       limit,
@@ -96,5 +97,6 @@ export const queryClass: ToolDefinition<QueryClassArgs> = {
         include: args.include,
       }),
     });
+    return applied ? { ...result, applied_limits: applied } : result;
   },
 };

@@ -18,7 +18,7 @@ export const getSchema: ToolDefinition<{ class_name: string }> = {
     required: ['class_name'],
   },
   handler: async (args, { access, agent }) => {
-    access.assertClassAccessible(args.class_name);
+    await access.requireReadableClass(args.class_name);
     const data = await describeSchema(access, args.class_name);
     const methods = describeAgentMethods(agent, access, args.class_name);
     if (methods.length) data.agent_methods = methods;
