@@ -7,6 +7,7 @@ import {
   DEFAULT_MAX_SESSIONS,
   DEFAULT_MCP_PATH,
   DEFAULT_SESSION_IDLE_TIMEOUT_MS,
+  DEFAULT_SHUTDOWN_GRACE_PERIOD_MS,
 } from './mcp-http.constants';
 import { normalizeAllowedOrigins, normalizeRequiredHeader } from './transport-checks';
 
@@ -50,6 +51,12 @@ export interface McpEndpointOptions<TGuard = unknown> {
   sessions?: boolean;
   /** Idle time after which a session is forgotten (default 30 minutes). */
   sessionIdleTimeoutMs?: number;
+  /**
+   * On application shutdown, how long calls in flight may run on (default 10 000 ms; 0 cancels at
+   * once). New calls are refused with 503 meanwhile; calls still running afterwards are cancelled
+   * through their AbortSignal and answered with a JSON-RPC error, and open streams are closed.
+   */
+  shutdownGracePeriodMs?: number;
 }
 
 /** The endpoint settings with defaults applied and inputs normalised. */
@@ -68,6 +75,7 @@ export interface ResolvedMcpEndpointOptions<TGuard = unknown> {
   sessions: boolean;
   sessionIdleTimeoutMs: number;
   maxSessions: number;
+  shutdownGracePeriodMs: number;
 }
 
 /** Validates the `mcp` extra and fills in defaults; errors name the setting to fix. */
@@ -115,6 +123,12 @@ export function resolveMcpEndpointOptions<TGuard>(
     options.sessionIdleTimeoutMs,
     DEFAULT_SESSION_IDLE_TIMEOUT_MS,
   )!;
+  const grace = options.shutdownGracePeriodMs ?? DEFAULT_SHUTDOWN_GRACE_PERIOD_MS;
+  if (typeof grace !== 'number' || !Number.isFinite(grace) || grace < 0) {
+    fail(
+      `shutdownGracePeriodMs must be a number of milliseconds, 0 or more (got ${JSON.stringify(grace)}).`,
+    );
+  }
   if (
     options.allowedOrigins !== undefined &&
     (!Array.isArray(options.allowedOrigins) ||
@@ -154,5 +168,6 @@ export function resolveMcpEndpointOptions<TGuard>(
     sessions: options.sessions ?? true,
     sessionIdleTimeoutMs,
     maxSessions: DEFAULT_MAX_SESSIONS,
+    shutdownGracePeriodMs: grace,
   };
 }

@@ -9,6 +9,9 @@ export const DEFAULT_MAX_BODY_BYTES = 1_048_576;
 export const DEFAULT_MAX_JSON_DEPTH = 20;
 export const DEFAULT_SESSION_IDLE_TIMEOUT_MS = 30 * 60 * 1000;
 export const DEFAULT_MAX_SESSIONS = 10_000;
+export const DEFAULT_SHUTDOWN_GRACE_PERIOD_MS = 10_000;
+/** After the grace period, how long cancelled calls get to answer on their own. */
+export const SHUTDOWN_SETTLE_MS = 1_000;
 
 /** Header names, lower-cased as Node exposes them. */
 export const HEADER = Object.freeze({
