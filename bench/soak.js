@@ -33,7 +33,10 @@ const MIX = [
 ];
 
 async function memory(info) {
-  const res = await request(undefined, `http://127.0.0.1:${info.port}/bench/mem`, { method: 'GET', headers: {} });
+  const res = await request(undefined, `http://127.0.0.1:${info.port}/bench/mem`, {
+    method: 'GET',
+    headers: {},
+  });
   return JSON.parse(res.body.toString());
 }
 
@@ -84,7 +87,11 @@ async function main() {
     parse = await startProcess('parse-server.js', { BENCH_DATABASE_URI: pg.uri });
     server = await startProcess(
       'server.js',
-      { BENCH_PARSE_URL: parse.info.serverURL, BENCH_APP_ID: parse.info.appId, BENCH_MASTER_KEY: parse.info.masterKey },
+      {
+        BENCH_PARSE_URL: parse.info.serverURL,
+        BENCH_APP_ID: parse.info.appId,
+        BENCH_MASTER_KEY: parse.info.masterKey,
+      },
       ['--expose-gc'],
     );
     const { info } = server;
@@ -107,7 +114,9 @@ async function main() {
       minutes.push(m);
       console.log(
         `  min ${String(i + 1).padStart(2)}: ${m.rps.toFixed(0)} req/s, p50 ${m.p50} ms, p99 ${m.p99} ms, max ${m.max} ms, errors ${m.errors}` +
-          (mem ? ` | RSS ${(mem.rss / 2 ** 20).toFixed(0)} MB, heap ${(mem.heapUsed / 2 ** 20).toFixed(1)} MB` : ''),
+          (mem
+            ? ` | RSS ${(mem.rss / 2 ** 20).toFixed(0)} MB, heap ${(mem.heapUsed / 2 ** 20).toFixed(1)} MB`
+            : ''),
       );
     }
     clearInterval(sampler);

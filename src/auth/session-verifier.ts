@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { Injectable } from '@nestjs/common';
+import { Injectable, ServiceUnavailableException } from '@nestjs/common';
 import { ParseRequestError, ParseRestClient } from 'nestjs-parse-agent';
 
 export interface VerifiedUser {
@@ -10,6 +10,8 @@ export interface VerifiedUser {
 
 const TTL_MS = 60_000;
 const MAX_ENTRIES = 5_000;
+/** A stalled Parse Server must not hold a new user's request for longer than this. */
+export const VERIFY_TIMEOUT_MS = 5_000;
 
 /**
  * Checks a Parse session token with `/users/me` and remembers the answer for a minute, so an MCP
@@ -19,7 +21,10 @@ const MAX_ENTRIES = 5_000;
 export class SessionVerifier {
   protected readonly cache = new Map<string, { at: number; user: VerifiedUser | null }>();
 
-  constructor(protected readonly parse: ParseRestClient) {}
+  constructor(
+    protected readonly parse: ParseRestClient,
+    protected readonly timeoutMs = VERIFY_TIMEOUT_MS,
+  ) {}
 
   async verify(sessionToken: string): Promise<VerifiedUser | null> {
     const key = createHash('sha256').update(sessionToken).digest('hex');
@@ -27,21 +32,27 @@ export class SessionVerifier {
     if (hit && Date.now() - hit.at < TTL_MS) return hit.user;
     let user: VerifiedUser | null = null;
     try {
-      const me = await this.parse.request<Record<string, unknown>>('GET', '/users/me', undefined, {
-        sessionToken,
-      });
+      const me = await this.parse.request<Record<string, unknown>>(
+        'GET',
+        '/users/me',
+        undefined,
+        { sessionToken },
+        AbortSignal.timeout(this.timeoutMs),
+      );
       user = {
         userId: String(me.objectId),
         username: String(me.username),
         tenantId: typeof me.tenantId === 'string' ? me.tenantId : undefined,
       };
     } catch (error) {
+      // Parse down or slow is not the user's fault: 503 (retry), never a cached refusal.
       if (
         !(error instanceof ParseRequestError) ||
         error.status === undefined ||
         error.status >= 500
-      )
-        throw error;
+      ) {
+        throw new ServiceUnavailableException('The session check could not reach Parse Server.');
+      }
     }
     if (this.cache.size >= MAX_ENTRIES) this.cache.delete(this.cache.keys().next().value as string);
     this.cache.set(key, { at: Date.now(), user });

@@ -10,6 +10,8 @@ export interface ParseConnectionConfig {
   /** Used for schema reads and master-key agents. */
   masterKey: string;
   javascriptKey?: string;
+  /** How long one request may wait on Parse Server before it fails (default 15 000 ms). */
+  requestTimeoutMs?: number;
 }
 
 export interface MongoConnectionConfig {

@@ -70,11 +70,22 @@ export class McpRequestGate {
       if (req.method === 'GET' && !this.checkCaller(request, res)) return;
       return next();
     }
-    this.inspect(request, res).then((state) => {
-      if (!state) return;
-      this.accept(request, state);
-      next();
-    }, next);
+    this.inspect(request, res).then(
+      (state) => {
+        if (!state) return;
+        this.accept(request, state);
+        next();
+      },
+      (error: unknown) => {
+        // A client that hangs up mid-upload is routine: no answer is possible, no stack is useful.
+        if (error instanceof ClientAbortedError) {
+          this.logger.warn('Client aborted: the request body did not arrive in full');
+          if (!res.writableEnded) res.destroy();
+          return;
+        }
+        next(error);
+      },
+    );
   };
 
   /**
@@ -350,6 +361,14 @@ function validIdOf(value: unknown): string | number | null {
   return typeof id === 'string' || (typeof id === 'number' && Number.isFinite(id)) ? id : null;
 }
 
+/** The client closed the connection before its request body was complete. */
+export class ClientAbortedError extends Error {
+  override name = 'ClientAbortedError';
+  constructor() {
+    super('The client closed the connection before the request body was complete.');
+  }
+}
+
 /** Reads at most `max` bytes; undefined when the body is larger (the rest is discarded). */
 function readLimited(req: IncomingMessage, max: number): Promise<Buffer | undefined> {
   const declared = Number(req.headers['content-length']);
@@ -379,13 +398,17 @@ function readLimited(req: IncomingMessage, max: number): Promise<Buffer | undefi
       chunks.push(chunk);
     };
     const onEnd = () => finish(Buffer.concat(chunks, size));
-    const onError = (error: unknown) => {
+    const onError = () => {
       if (done) return;
       done = true;
-      reject(error);
+      reject(new ClientAbortedError());
     };
     req.on('data', onData);
     req.on('end', onEnd);
     req.on('error', onError);
+    // Closed before the end of the body (the client went away): never wait forever.
+    req.on('close', () => {
+      if (!req.complete) onError();
+    });
   });
 }
