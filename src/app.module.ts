@@ -1,12 +1,17 @@
 import { Module, type DynamicModule } from '@nestjs/common';
-import { ParseAgentModule, ParseRestClient } from 'nestjs-parse-agent';
+import {
+  KeyedSlidingWindowRateLimiter,
+  ParseAgentModule,
+  ParseRestClient,
+} from 'nestjs-parse-agent';
 import { DemoAuthGuard } from './auth/demo-auth.guard';
 import { agentOptionsFor, type DemoRequest } from './auth/demo-principal';
 import { SessionVerifier } from './auth/session-verifier';
 import type { DemoSettings } from './config/demo-config';
 import { CORE_MODELS } from './demo/models';
 import { ToolCallAuditService } from './audit/tool-call-audit.service';
-import { HealthController } from './health.controller';
+import { HealthController } from './health/health.controller';
+import { DEMO_PARSE_CLIENT, ReadinessService } from './health/readiness.service';
 import { SupportModule } from './support/support.module';
 
 export interface DemoRuntime {
@@ -30,10 +35,8 @@ export class AppModule {
       masterKey: settings.masterKey,
       javascriptKey: settings.mode === 'external' ? settings.javascriptKey : undefined,
     };
-    const guard = new DemoAuthGuard(
-      new SessionVerifier(new ParseRestClient(parse)),
-      runtime.mcpApiKey,
-    );
+    const parseClient = new ParseRestClient(parse);
+    const guard = new DemoAuthGuard(new SessionVerifier(parseClient), runtime.mcpApiKey);
     return {
       module: AppModule,
       imports: [
@@ -41,14 +44,26 @@ export class AppModule {
           parse,
           models: CORE_MODELS,
           defaults: { permissions: 'readonly' },
+          // Per caller (user or operator): MCP_RATE_LIMIT tool calls per minute, default 60.
+          rateLimiter: new KeyedSlidingWindowRateLimiter(settings.rateLimitPerMinute, 60),
           // The demo guard has identified the caller; map them to an agent.
           agentFactory: (request) => agentOptionsFor(request as unknown as DemoRequest),
-          mcp: { path: '/mcp', guards: [guard], maxConcurrentStreams: 200 },
+          mcp: {
+            path: '/mcp',
+            guards: [guard],
+            maxConcurrentStreams: 200,
+            shutdownGracePeriodMs: settings.shutdownGraceMs,
+          },
         }),
         SupportModule,
       ],
       controllers: [HealthController],
-      providers: [{ provide: DEMO_RUNTIME, useValue: runtime }, ToolCallAuditService],
+      providers: [
+        { provide: DEMO_RUNTIME, useValue: runtime },
+        { provide: DEMO_PARSE_CLIENT, useValue: parseClient },
+        ReadinessService,
+        ToolCallAuditService,
+      ],
     };
   }
 }
