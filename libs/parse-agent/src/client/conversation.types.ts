@@ -1,6 +1,5 @@
 import type { ToolEnvelope } from '../core/envelope';
 import type { LlmProvider } from '../ports/llm-provider';
-import type { ConversationUsage } from './conversation-usage';
 import type { ModelPrice } from './model-prices';
 import type { LlmProviderOptions } from './provider-from-env';
 
