@@ -16,6 +16,15 @@ export default tseslint.config(
     },
   },
   {
+    // CommonJS helpers loaded with `node -r` by the suites that start the demo in a child process.
+    files: ['test/harness/*.js'],
+    languageOptions: {
+      sourceType: 'commonjs',
+      globals: { require: 'readonly', module: 'writable', __dirname: 'readonly' },
+    },
+    rules: { '@typescript-eslint/no-require-imports': 'off' },
+  },
+  {
     files: ['**/*.spec.ts', 'test/**/*.ts'],
     rules: { '@typescript-eslint/no-non-null-assertion': 'off' },
   },

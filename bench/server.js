@@ -44,6 +44,13 @@ async function main() {
   const serverURL = process.env.BENCH_PARSE_URL;
   const root = express();
   root.get('/bench/rss', (_req, res) => res.json({ rss: process.memoryUsage().rss }));
+  // Heap after a full GC when the process runs with --expose-gc (the soak), so the slope is the
+  // live set, not garbage waiting for collection.
+  root.get('/bench/mem', (_req, res) => {
+    if (typeof global.gc === 'function') global.gc();
+    const { rss, heapUsed } = process.memoryUsage();
+    res.json({ rss, heapUsed });
+  });
 
   lib.suppressSecurityBanners();
   // BENCH_REDIS_URL: this node shares limits and sessions on Redis (bench/redis.js runs two).

@@ -10,7 +10,8 @@ import { SessionVerifier } from './auth/session-verifier';
 import type { DemoSettings } from './config/demo-config';
 import { CORE_MODELS } from './demo/models';
 import { ToolCallAuditService } from './audit/tool-call-audit.service';
-import { HealthController } from './health.controller';
+import { HealthController } from './health/health.controller';
+import { DEMO_PARSE_CLIENT, ReadinessService } from './health/readiness.service';
 import { SupportModule } from './support/support.module';
 
 export interface DemoRuntime {
@@ -39,10 +40,8 @@ export class AppModule {
       masterKey: settings.masterKey,
       javascriptKey: settings.mode === 'external' ? settings.javascriptKey : undefined,
     };
-    const guard = new DemoAuthGuard(
-      new SessionVerifier(new ParseRestClient(parse)),
-      runtime.mcpApiKey,
-    );
+    const parseClient = new ParseRestClient(parse);
+    const guard = new DemoAuthGuard(new SessionVerifier(parseClient), runtime.mcpApiKey);
     return {
       module: AppModule,
       imports: [
@@ -56,6 +55,8 @@ export class AppModule {
           defaults: { permissions: 'readonly' },
           // Prints gaps between the models and the server's schemas at startup.
           auditMetadataOnBoot: true,
+          // Per caller (user or operator): MCP_RATE_LIMIT tool calls per minute, default 60.
+          rateLimiter: new KeyedSlidingWindowRateLimiter(settings.rateLimitPerMinute, 60),
           // The demo guard has identified the caller; map them to an agent.
           agentFactory: (request) => agentOptionsFor(request as unknown as DemoRequest),
           mcp: {
@@ -66,12 +67,18 @@ export class AppModule {
             // floods (bodies to parse, tokens to verify with Parse) stay bounded.
             preAuthRateLimiter: new KeyedSlidingWindowRateLimiter(600, 60),
             maxSessionsPerPrincipal: 32,
+            shutdownGracePeriodMs: settings.shutdownGraceMs,
           },
         }),
         SupportModule,
       ],
       controllers: [HealthController],
-      providers: [{ provide: DEMO_RUNTIME, useValue: runtime }, ToolCallAuditService],
+      providers: [
+        { provide: DEMO_RUNTIME, useValue: runtime },
+        { provide: DEMO_PARSE_CLIENT, useValue: parseClient },
+        ReadinessService,
+        ToolCallAuditService,
+      ],
     };
   }
 }

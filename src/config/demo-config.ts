@@ -7,21 +7,31 @@ export class DemoConfigError extends Error {
   override name = 'DemoConfigError';
 }
 
-export interface EmbeddedSettings {
-  mode: 'embedded';
+/** Settings both modes share. */
+export interface CommonSettings {
   port: number;
   host: string;
-  dataDir: string;
-  appId: string;
-  masterKey: string;
   demoPassword: string;
+  /** MCP_API_KEY; when unset, main.ts uses the key kept in DATA_DIR (generated once). */
   mcpApiKey?: string;
+  /** Where the demo keeps its state (embedded cluster, keys, lock). DATA_DIR, default .data. */
+  dataDir: string;
+  /** MCP_RATE_LIMIT: tool calls per minute per caller (default 60). */
+  rateLimitPerMinute: number;
+  /** SHUTDOWN_GRACE_MS: how long calls in flight may finish on SIGTERM (default 10 000). */
+  shutdownGraceMs: number;
+  /** LOG_FORMAT: json (default when stdout is not a terminal) or pretty. */
+  logFormat: 'json' | 'pretty';
 }
 
-export interface ExternalSettings {
+export interface EmbeddedSettings extends CommonSettings {
+  mode: 'embedded';
+  appId: string;
+  masterKey: string;
+}
+
+export interface ExternalSettings extends CommonSettings {
   mode: 'external';
-  port: number;
-  host: string;
   serverURL: string;
   appId: string;
   masterKey: string;
@@ -29,13 +39,20 @@ export interface ExternalSettings {
   mongodbURI?: string;
   /** The Parse app's PostgreSQL database, for ACL-safe analytics straight from SQL. */
   postgresURI?: string;
-  demoPassword: string;
-  mcpApiKey?: string;
 }
 
 export type DemoSettings = EmbeddedSettings | ExternalSettings;
 
 const EXTERNAL_VARS = ['PARSE_SERVER_URL', 'PARSE_APP_ID', 'PARSE_MASTER_KEY'] as const;
+
+function positiveInteger(name: string, raw: string | undefined, fallback: number, min = 1): number {
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < min) {
+    throw new DemoConfigError(`${name} must be an integer of at least ${min}, got "${raw}".`);
+  }
+  return value;
+}
 
 function parsePort(raw: string | undefined): number {
   if (raw === undefined || raw === '') return 3000;
@@ -59,6 +76,21 @@ export async function loadDemoSettings(
   const host = env.HOST || '127.0.0.1';
   const demoPassword = env.DEMO_PASSWORD || 'demo-password';
   const mcpApiKey = env.MCP_API_KEY || undefined;
+  const dataDir = resolve(cwd, env.DATA_DIR || '.data');
+  const logFormat = env.LOG_FORMAT || (process.stdout.isTTY ? 'pretty' : 'json');
+  if (logFormat !== 'json' && logFormat !== 'pretty') {
+    throw new DemoConfigError(`LOG_FORMAT must be "json" or "pretty", got "${logFormat}".`);
+  }
+  const common: CommonSettings = {
+    port,
+    host,
+    demoPassword,
+    mcpApiKey,
+    dataDir,
+    rateLimitPerMinute: positiveInteger('MCP_RATE_LIMIT', env.MCP_RATE_LIMIT, 60),
+    shutdownGraceMs: positiveInteger('SHUTDOWN_GRACE_MS', env.SHUTDOWN_GRACE_MS, 10_000, 0),
+    logFormat,
+  };
   const present = EXTERNAL_VARS.filter((name) => env[name]);
   if (present.length > 0 && present.length < EXTERNAL_VARS.length) {
     const missing = EXTERNAL_VARS.filter((name) => !env[name]);
@@ -84,17 +116,14 @@ export async function loadDemoSettings(
       throw new DemoConfigError('POSTGRES_URI must start with postgres:// or postgresql://.');
     }
     return {
+      ...common,
       mode: 'external',
-      port,
-      host,
       serverURL: serverURL.replace(/\/+$/, ''),
       appId: env.PARSE_APP_ID as string,
       masterKey: env.PARSE_MASTER_KEY as string,
       javascriptKey: env.PARSE_JAVASCRIPT_KEY || undefined,
       mongodbURI: env.MONGODB_URI || undefined,
       postgresURI: env.POSTGRES_URI || undefined,
-      demoPassword,
-      mcpApiKey,
     };
   }
   if (env.MONGODB_URI) {
@@ -102,9 +131,8 @@ export async function loadDemoSettings(
       'MONGODB_URI needs PARSE_SERVER_URL, PARSE_APP_ID and PARSE_MASTER_KEY: the embedded demo runs on PostgreSQL.',
     );
   }
-  const dataDir = resolve(cwd, env.DATA_DIR || '.data');
   const secrets = await loadOrCreateSecrets(dataDir);
-  return { mode: 'embedded', port, host, dataDir, demoPassword, mcpApiKey, ...secrets };
+  return { ...common, mode: 'embedded', ...secrets };
 }
 
 interface EmbeddedSecrets {
@@ -131,4 +159,19 @@ async function loadOrCreateSecrets(dataDir: string): Promise<EmbeddedSecrets> {
   await writeFile(file, JSON.stringify(secrets, null, 2) + '\n', { mode: 0o600 });
   await chmod(file, 0o600).catch(() => undefined);
   return secrets;
+}
+
+/**
+ * The operator's MCP key when MCP_API_KEY is unset: generated once and kept in DATA_DIR, so a
+ * restart does not break every client configured with it.
+ */
+export async function loadOrCreateOperatorKey(dataDir: string): Promise<string> {
+  const file = join(dataDir, 'mcp-api-key');
+  const saved = (await readFile(file, 'utf8').catch(() => '')).trim();
+  if (saved.length >= 16) return saved;
+  const key = randomBytes(18).toString('base64url');
+  await mkdir(dataDir, { recursive: true });
+  await writeFile(file, `${key}\n`, { mode: 0o600 });
+  await chmod(file, 0o600).catch(() => undefined);
+  return key;
 }

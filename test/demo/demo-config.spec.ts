@@ -1,7 +1,11 @@
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { DemoConfigError, loadDemoSettings } from '../../src/config/demo-config';
+import {
+  DemoConfigError,
+  loadDemoSettings,
+  loadOrCreateOperatorKey,
+} from '../../src/config/demo-config';
 
 describe('demo settings', () => {
   let dir: string;
@@ -47,5 +51,24 @@ describe('demo settings', () => {
     expect(error).toBeInstanceOf(DemoConfigError);
     expect((error as Error).message).toMatch(message);
     expect((error as Error).message).not.toContain('\n');
+  });
+
+  it('keeps the generated operator key in DATA_DIR, so a restart gives the same key', async () => {
+    const first = await loadOrCreateOperatorKey(join(dir, 'data'));
+    const second = await loadOrCreateOperatorKey(join(dir, 'data'));
+    expect(second).toBe(first);
+    expect(first.length).toBeGreaterThanOrEqual(16);
+  });
+
+  it('reads the rate limit, grace period and log format, refusing bad values with the variable name', async () => {
+    const s = await loadDemoSettings(
+      { MCP_RATE_LIMIT: '120', SHUTDOWN_GRACE_MS: '0', LOG_FORMAT: 'pretty' },
+      dir,
+    );
+    expect(s).toMatchObject({ rateLimitPerMinute: 120, shutdownGraceMs: 0, logFormat: 'pretty' });
+    await expect(loadDemoSettings({ MCP_RATE_LIMIT: 'lots' }, dir)).rejects.toThrow(
+      /MCP_RATE_LIMIT must be an integer/,
+    );
+    await expect(loadDemoSettings({ LOG_FORMAT: 'xml' }, dir)).rejects.toThrow(DemoConfigError);
   });
 });

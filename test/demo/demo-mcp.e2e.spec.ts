@@ -1,6 +1,12 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type { INestApplication } from '@nestjs/common';
+import { Logger, type INestApplication } from '@nestjs/common';
+import { ParseRestClient } from 'nestjs-parse-agent';
+import express from 'express';
+import { requestContextMiddleware } from '../../src/audit/request-context';
+import type { ToolCallAuditRecord } from '../../src/audit/tool-call-audit.service';
+import { checkParse, ReadinessService } from '../../src/health/readiness.service';
+import { ExpressAdapter } from '@nestjs/platform-express';
 import { Test } from '@nestjs/testing';
 import request from 'supertest';
 import { AppModule } from '../../src/app.module';
@@ -30,6 +36,10 @@ describe('demo app serves MCP (guard + agentFactory)', () => {
       masterKey: cfg.masterKey,
       javascriptKey: cfg.javascriptKey,
       demoPassword: 'demo-password',
+      dataDir: '/nonexistent-demo-data-dir',
+      rateLimitPerMinute: 60,
+      shutdownGraceMs: 1000,
+      logFormat: 'json',
     };
     const module = await Test.createTestingModule({
       imports: [
@@ -42,7 +52,10 @@ describe('demo app serves MCP (guard + agentFactory)', () => {
         }),
       ],
     }).compile();
-    app = module.createNestApplication({ logger: false });
+    // As main.ts does: the request-context middleware ahead of everything else.
+    const server = express();
+    server.use(requestContextMiddleware);
+    app = module.createNestApplication(new ExpressAdapter(server), { logger: false });
     await app.listen(0, '127.0.0.1');
     url = `${await app.getUrl()}/mcp`.replace('[::1]', '127.0.0.1');
   }, 60_000);
@@ -111,6 +124,76 @@ describe('demo app serves MCP (guard + agentFactory)', () => {
         error: { code: -32001, message: 'Unauthorized' },
       });
     }
-    await request(app.getHttpServer()).get('/health').expect(200, { status: 'ok' });
+    await request(app.getHttpServer()).get('/health/live').expect(200, { status: 'ok' });
+  });
+
+  it('reports ready only after startup completed, naming what is not ready', async () => {
+    const readiness = app.get(ReadinessService);
+    const before = await request(app.getHttpServer()).get('/health/ready').expect(503);
+    expect(before.body).toEqual({
+      status: 'not_ready',
+      notReady: ['startup: demo data not seeded and login not verified yet'],
+    });
+    readiness.markSeeded();
+    await request(app.getHttpServer())
+      .get('/health/ready')
+      .expect(200, { status: 'ready', notReady: [] });
+    await request(app.getHttpServer()).get('/health').expect(200);
+  });
+
+  it('names a wrong master key (without printing it) and an unreachable Parse Server', async () => {
+    const cfg = testParseConfig();
+    const wrongKey = new ParseRestClient({ ...cfg, masterKey: 'not-the-master-key' });
+    const problems = await checkParse(wrongKey);
+    expect(problems).toEqual([
+      `parse: Parse Server at ${cfg.serverURL} refused the master key (PARSE_MASTER_KEY)`,
+    ]);
+    expect(problems.join()).not.toContain('not-the-master-key');
+    const gone = new ParseRestClient({ ...cfg, serverURL: 'http://127.0.0.1:9/parse' });
+    expect(await checkParse(gone)).toEqual([
+      'parse: Parse Server at http://127.0.0.1:9/parse is unreachable',
+    ]);
+  });
+
+  it('writes one audit record per tool call with request id, session, principal and tool, never the token', async () => {
+    const records: ToolCallAuditRecord[] = [];
+    const spy = jest.spyOn(Logger.prototype, 'log').mockImplementation(function (
+      this: Logger,
+      message: unknown,
+    ) {
+      if ((message as ToolCallAuditRecord)?.msg === 'tool_call') {
+        records.push(message as ToolCallAuditRecord);
+      }
+    });
+    try {
+      const res = await request(app.getHttpServer())
+        .post('/mcp')
+        .set('Content-Type', 'application/json')
+        .set('Authorization', `Bearer ${tokens.alice}`)
+        .set('X-Request-Id', 'audit-req-1')
+        .set('X-MCP-Session-Id', 'audit-session-1')
+        .send({
+          jsonrpc: '2.0',
+          id: 1,
+          method: 'tools/call',
+          params: { name: 'count_objects', arguments: { class_name: 'Order' } },
+        })
+        .expect(200);
+      expect(res.headers['x-request-id']).toBe('audit-req-1');
+    } finally {
+      spy.mockRestore();
+    }
+    expect(records).toHaveLength(1);
+    const [record] = records;
+    expect(record).toMatchObject({
+      msg: 'tool_call',
+      tool: 'count_objects',
+      outcome: 'ok',
+      request_id: 'audit-req-1',
+      session_id: 'audit-session-1',
+      principal: { kind: 'user', tenant: 'acme' },
+    });
+    expect((record.principal as { user_id?: string }).user_id).toMatch(/^\w+$/);
+    expect(JSON.stringify(record)).not.toContain(tokens.alice);
   });
 });

@@ -42,6 +42,10 @@ describe('demo MCP endpoint: subqueries, internal tables, hidden classes, costs'
       masterKey: cfg.masterKey,
       javascriptKey: cfg.javascriptKey,
       demoPassword: 'demo-password',
+      dataDir: '/nonexistent-demo-data-dir',
+      rateLimitPerMinute: 60,
+      shutdownGraceMs: 1000,
+      logFormat: 'json',
     };
     const module = await Test.createTestingModule({
       imports: [AppModule.forRoot({ settings, parseServerURL: cfg.serverURL, mcpApiKey: API_KEY })],

@@ -163,7 +163,10 @@ describe('MCP endpoint: transport checks before authentication (Nest e2e)', () =
     ]) {
       const res = await post().set(JSON_HEADERS).send(body);
       expect(res.status).toBe(400);
-      expect(res.body).toEqual(err(-32600, 'Invalid Request'));
+      expect(res.body.error.code).toBe(-32600);
+      expect(res.body.error.message).toMatch(/^Invalid Request/);
+      // The id is echoed when it is a valid one, so the client can match the refusal.
+      expect(res.body.id).toBe(body === '{"id":1}' ? 1 : null);
     }
     expect(factoryCalls).toBe(0);
   });
@@ -265,7 +268,10 @@ describe('MCP endpoint: sessions (Mcp-Session-Id)', () => {
       .set('Mcp-Session-Id', 'x'.repeat(32))
       .send(ping);
     expect(unknown.status).toBe(404);
-    expect(unknown.body).toEqual(err(-32000, 'Session not found'));
+    expect(unknown.body).toEqual({
+      ...err(-32000, 'Session not found: start a new session with initialize'),
+      id: ping.id,
+    });
 
     const del = await request(server())
       .delete('/mcp')
@@ -506,7 +512,7 @@ describe('MCP endpoint: a host app that parses JSON before Nest', () => {
     expect(deep.body).toEqual(err(-32700, 'Parse error: invalid JSON'));
     const noMethod = await request(server).post('/mcp').set(JSON_HEADERS).send({ id: 1 });
     expect(noMethod.status).toBe(400);
-    expect(noMethod.body).toEqual(err(-32600, 'Invalid Request'));
+    expect(noMethod.body).toEqual(err(-32600, 'Invalid Request: jsonrpc must be "2.0"', 1));
   });
 });
 

@@ -1,4 +1,5 @@
 import type { ParseSchema, SchemaSource } from '../core/parse-schema';
+import { AgentCancelledError } from '../core/errors';
 import type { ParseRestClient } from './parse-rest/parse-rest-client';
 
 /**
@@ -15,27 +16,59 @@ export class SchemaCache implements SchemaSource {
     protected readonly now: () => number = () => Date.now(),
   ) {}
 
-  /** Shared by concurrent callers, so one caller's abort never fails the others. */
-  async all(): Promise<Map<string, ParseSchema>> {
+  /**
+   * One fetch is shared by concurrent callers, so one caller's abort never fails the others; each
+   * caller still stops waiting when its own signal aborts. The client's request timeout bounds the
+   * shared fetch, and a failed or timed-out fetch is dropped, so the next caller tries again.
+   */
+  async all(signal?: AbortSignal): Promise<Map<string, ParseSchema>> {
     if (this.cached && this.now() - this.cached.at < this.ttlMs) return this.cached.byName;
-    this.inflight ??= this.client
-      .schemas()
-      .then((list) => {
+    if (!this.inflight) {
+      const fetching = this.client.schemas().then((list) => {
         const byName = new Map(list.map((s) => [s.className, s]));
         this.cached = { at: this.now(), byName };
         return byName;
-      })
-      .finally(() => {
-        this.inflight = undefined;
       });
-    return this.inflight;
+      this.inflight = fetching;
+      const drop = () => {
+        if (this.inflight === fetching) this.inflight = undefined;
+      };
+      fetching.then(drop, drop);
+    }
+    return signal ? raceSignal(this.inflight, signal) : this.inflight;
   }
 
-  async get(className: string): Promise<ParseSchema | undefined> {
-    return (await this.all()).get(className);
+  async get(className: string, signal?: AbortSignal): Promise<ParseSchema | undefined> {
+    return (await this.all(signal)).get(className);
   }
 
   invalidate(): void {
     this.cached = undefined;
   }
+}
+
+/** The promise, or the signal's abort (whichever comes first); the promise itself runs on. */
+function raceSignal<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(abortError(signal));
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(abortError(signal));
+    signal.addEventListener('abort', onAbort, { once: true });
+    promise.then(
+      (value) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(value);
+      },
+      (error: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(error);
+      },
+    );
+  });
+}
+
+function abortError(signal: AbortSignal): Error {
+  const reason: unknown = signal.reason;
+  return reason instanceof Error && reason.name !== 'AbortError'
+    ? reason
+    : new AgentCancelledError(typeof reason === 'string' ? reason : undefined);
 }

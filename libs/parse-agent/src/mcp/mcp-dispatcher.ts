@@ -22,6 +22,7 @@ import type {
   JsonRpcNotification,
   McpServerInfo,
 } from './mcp-dispatcher.types';
+import { McpMethodError } from './mcp-method-error';
 import { listResources, listResourceTemplates, readResource } from './mcp-resources';
 import type { PromptRegistry } from './prompt-registry';
 import {
@@ -165,6 +166,17 @@ export class McpDispatcher {
     try {
       if (!isPlainObject(body)) return errorResponse(null, CODES.parseError, 'Invalid Request');
       id = toJsonRpcId(body.id);
+      if (body.jsonrpc !== '2.0') {
+        return errorResponse(id, CODES.invalidRequest, 'Invalid Request: jsonrpc must be "2.0"');
+      }
+      // `id: null` is tolerated on notifications/* only (they do nothing and get no reply).
+      if ('id' in body && id === null && !isNotificationMethod(body.method, body.id)) {
+        return errorResponse(
+          null,
+          CODES.invalidRequest,
+          'Invalid Request: id must be a string or a number',
+        );
+      }
       if (!('method' in body)) {
         // A client's answer to a server request carries no method; there is nothing to reply.
         if ('id' in body && ('result' in body || 'error' in body)) return ACCEPTED;
@@ -182,6 +194,9 @@ export class McpDispatcher {
         // initialized, cancelled (the transport acts on it) and any other notification: no reply.
         return ACCEPTED;
       }
+      // A request method sent without an id is a notification: JSON-RPC forbids a reply, and
+      // running a tool nobody can hear back from would only spend quota and hide failures.
+      if (!('id' in body)) return ACCEPTED;
       const handler = typeof body.method === 'string' ? this.handlers.get(body.method) : undefined;
       if (!handler) return errorResponse(id, CODES.methodNotFound, `Method not found: ${method}`);
       const params = isPlainObject(body.params) ? body.params : {};
@@ -288,6 +303,7 @@ export class McpDispatcher {
     if (error instanceof AgentUnauthorizedError) {
       return errorResponse(id, CODES.unauthorized, 'Unauthorized', 401);
     }
+    if (error instanceof McpMethodError) return errorResponse(id, error.code, error.message);
     if (error instanceof AgentValidationError) {
       return errorResponse(id, CODES.invalidParams, error.message);
     }
@@ -312,6 +328,10 @@ export class McpDispatcher {
   }
 }
 
+function isNotificationMethod(method: unknown, id: unknown): boolean {
+  return id === null && typeof method === 'string' && method.startsWith('notifications/');
+}
+
 function errorResponse(
   id: JsonRpcId,
   code: number,
@@ -321,7 +341,7 @@ function errorResponse(
   return { kind: 'response', status, message: { jsonrpc: '2.0', id, error: { code, message } } };
 }
 
-/** JSON-RPC ids are strings or numbers; anything else is answered with null. */
+/** JSON-RPC ids are strings or numbers; anything else (refused as Invalid Request) is null. */
 function toJsonRpcId(value: unknown): JsonRpcId {
   return typeof value === 'string' || (typeof value === 'number' && Number.isFinite(value))
     ? value

@@ -2,6 +2,8 @@ import { AgentValidationError } from '../core/errors';
 import type { ParseAgent } from '../agent/parse-agent';
 import { isRecord } from '../format/is-record';
 import { MAX_TOOL_RESPONSE_BYTES } from '../format/response-size-cap';
+import { McpMethodError } from './mcp-method-error';
+import { JSON_RPC_ERROR_CODES } from './protocol.constants';
 import { assertAuthorized, prettyJson } from './tool-call-result';
 
 /** `parse://<ClassName>[/schema|count|samples]`; the kind defaults to `schema`. */
@@ -12,6 +14,15 @@ export type ResourceKind = 'schema' | 'count' | 'samples';
 
 const MIME_TYPE = 'application/json';
 const SAMPLE_LIMIT = 5;
+
+/** Tool failures that are the server's (or Parse Server's), with the JSON-RPC code each answers. */
+const SERVER_SIDE_FAILURES: Readonly<Record<string, number>> = {
+  timeout: JSON_RPC_ERROR_CODES.internalError,
+  parse_error: JSON_RPC_ERROR_CODES.internalError,
+  internal_error: JSON_RPC_ERROR_CODES.internalError,
+  cancelled: JSON_RPC_ERROR_CODES.internalError,
+  rate_limited: JSON_RPC_ERROR_CODES.serverBusy,
+};
 
 export interface McpResource {
   uri: string;
@@ -126,9 +137,14 @@ export async function readResource(
   const [tool, args] = call[kind];
   const envelope = await agent.execute(tool, args, { signal: options.signal });
   assertAuthorized(envelope);
-  // -32602 with the tool's text: the client named something it cannot read (unknown, hidden,
-  // filtered). The text is what tools/call would show, so nothing more leaks here.
-  if (!envelope.success) throw new AgentValidationError(envelope.error);
+  if (!envelope.success) {
+    // A slow or failing server is not the client's mistake: not "invalid params".
+    const serverSide = SERVER_SIDE_FAILURES[envelope.error_code];
+    if (serverSide !== undefined) throw new McpMethodError(serverSide, envelope.error);
+    // -32602 with the tool's text: the client named something it cannot read (unknown, hidden,
+    // filtered). The text is what tools/call would show, so nothing more leaks here.
+    throw new AgentValidationError(envelope.error);
+  }
 
   const text = prettyJson(envelope.data);
   const maxBytes = options.maxBytes ?? MAX_TOOL_RESPONSE_BYTES;

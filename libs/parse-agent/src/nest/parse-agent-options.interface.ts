@@ -21,6 +21,8 @@ export interface ParseConnectionConfig {
    * distinct is used on either.
    */
   database?: 'mongo' | 'postgres';
+  /** How long one request may wait on Parse Server before it fails (default 15 000 ms). */
+  requestTimeoutMs?: number;
 }
 
 export interface MongoConnectionConfig {

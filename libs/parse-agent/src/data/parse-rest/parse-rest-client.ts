@@ -1,6 +1,6 @@
 import http from 'node:http';
 import https from 'node:https';
-import { AgentCancelledError, ParseRequestError } from '../../core/errors';
+import { AgentCancelledError, ParseAgentConfigError, ParseRequestError } from '../../core/errors';
 import type { ParseSchema } from '../../core/parse-schema';
 
 export interface ParseConnectionOptions {
@@ -10,7 +10,14 @@ export interface ParseConnectionOptions {
   appId: string;
   masterKey: string;
   javascriptKey?: string;
+  /**
+   * How long one request may wait for Parse Server without receiving anything (default 15 000 ms).
+   * A request that times out fails with a clear error and its socket is destroyed, never reused.
+   */
+  requestTimeoutMs?: number;
 }
+
+export const DEFAULT_PARSE_REQUEST_TIMEOUT_MS = 15_000;
 
 /** Who a request runs as: a user's session (Parse enforces ACL/CLP/protectedFields) or the master key. */
 export type ParseAuth = { sessionToken: string } | { masterKey: true };
@@ -34,9 +41,17 @@ export type ParseRow = Record<string, unknown>;
 export class ParseRestClient {
   protected readonly baseURL: string;
   protected readonly agent: http.Agent;
+  protected readonly timeoutMs: number;
 
   constructor(protected readonly options: ParseConnectionOptions) {
     this.baseURL = options.serverURL.replace(/\/+$/, '');
+    const timeoutMs = options.requestTimeoutMs ?? DEFAULT_PARSE_REQUEST_TIMEOUT_MS;
+    if (typeof timeoutMs !== 'number' || !Number.isFinite(timeoutMs) || timeoutMs <= 0) {
+      throw new ParseAgentConfigError(
+        `parse.requestTimeoutMs must be a positive number of milliseconds (got ${JSON.stringify(timeoutMs)}).`,
+      );
+    }
+    this.timeoutMs = timeoutMs;
     const Agent = this.baseURL.startsWith('https:') ? https.Agent : http.Agent;
     this.agent = new Agent({ keepAlive: true, maxSockets: options.maxSockets ?? 128 });
   }
@@ -58,14 +73,16 @@ export class ParseRestClient {
     const transport = url.protocol === 'https:' ? https : http;
     return new Promise((resolve, reject) => {
       const req = transport.request(url, { method, headers, agent: this.agent, signal }, (res) => {
+        res.on('error', reject);
         const chunks: Buffer[] = [];
         res.on('data', (chunk: Buffer) => chunks.push(chunk));
         res.on('end', () =>
           resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }),
         );
-        res.on('error', reject);
         res.on('aborted', () => reject(new Error('response aborted')));
       });
+      // An upstream that accepts and then goes quiet: destroy the socket (never back to the pool).
+      req.setTimeout(this.timeoutMs, () => req.destroy(new ParseTimeoutError(this.timeoutMs)));
       req.on('error', reject);
       req.end(body);
     });
@@ -105,6 +122,11 @@ export class ParseRestClient {
       response = await this.send(httpMethod, path, headers, payload, signal);
     } catch (error) {
       if (signal?.aborted) throw abortReason(signal);
+      if (error instanceof ParseTimeoutError) {
+        throw new ParseRequestError(
+          `Parse error: Parse Server did not answer within ${error.timeoutMs} ms.`,
+        );
+      }
       // The error code only: the message would tell the agent Parse Server's internal address.
       const code = (error as { code?: unknown }).code;
       throw new ParseRequestError(
@@ -367,6 +389,12 @@ export class ParseRestClient {
       signal,
     );
     return res.status === 'ok';
+  }
+}
+
+class ParseTimeoutError extends Error {
+  constructor(readonly timeoutMs: number) {
+    super(`no answer within ${timeoutMs} ms`);
   }
 }
 

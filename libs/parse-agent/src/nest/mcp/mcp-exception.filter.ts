@@ -11,6 +11,7 @@ import type { ServerResponse } from 'node:http';
 import { StoreUnavailableError } from '../../core/errors';
 import { MCP_LOG_CONTEXT } from '../../transport/http/mcp-http.constants';
 import { sendJsonRpcError, sendUnauthorized } from '../../transport/http/mcp-http-response';
+import { RateLimitedLogger } from '../../transport/http/rate-limited-logger';
 
 /**
  * Keeps the endpoint speaking JSON-RPC when something outside the handler throws, typically a host
@@ -19,7 +20,8 @@ import { sendJsonRpcError, sendUnauthorized } from '../../transport/http/mcp-htt
  */
 @Catch()
 export class McpExceptionFilter implements ExceptionFilter {
-  protected readonly logger = new Logger(MCP_LOG_CONTEXT);
+  // One per process (the filter is a singleton): a flood of refusals writes a few lines a minute.
+  protected readonly logger = new RateLimitedLogger(new Logger(MCP_LOG_CONTEXT));
 
   catch(exception: unknown, host: ArgumentsHost): void {
     const res = host.switchToHttp().getResponse<ServerResponse>();
@@ -43,6 +45,12 @@ export class McpExceptionFilter implements ExceptionFilter {
     if (exception instanceof HttpException) {
       const status = exception.getStatus();
       if (status === 429) return sendJsonRpcError(res, 429, -32000, 'Too Many Requests');
+      if (status === 503) {
+        this.logger.warn(`Service unavailable: ${name}`);
+        return sendJsonRpcError(res, 503, -32000, 'Service Unavailable: retry shortly', {
+          headers: { 'Retry-After': '5' },
+        });
+      }
       if (status < 500) return sendJsonRpcError(res, status, -32600, 'Invalid Request');
     }
     this.logger.warn(`Internal error: ${name}`);

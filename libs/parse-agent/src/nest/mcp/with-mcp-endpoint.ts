@@ -8,6 +8,7 @@ import { resolveMcpEndpointOptions } from '../../transport/http/mcp-endpoint-opt
 import { MCP_LOG_CONTEXT } from '../../transport/http/mcp-http.constants';
 import { McpHttpHandler } from '../../transport/http/mcp-http.handler';
 import { McpRequestGate } from '../../transport/http/mcp-request-gate';
+import { RateLimitedLogger } from '../../transport/http/rate-limited-logger';
 import { MCP_ENDPOINT_OPTIONS } from '../parse-agent.constants';
 import { ParseAgentFactory } from '../parse-agent.factory';
 import { PARSE_AGENT_MODULE_OPTIONS } from '../parse-agent.module-definition';
@@ -38,7 +39,7 @@ export function withMcpEndpoint(
         adapterHost: HttpAdapterHost,
         contexts: ExternalContextCreator,
       ) => {
-        const logger = new Logger(MCP_LOG_CONTEXT);
+        const logger = new RateLimitedLogger(new Logger(MCP_LOG_CONTEXT));
         const gate = new McpRequestGate(o, logger, {
           globalPrefix: () => readGlobalPrefix(contexts),
           listeningAddress: () => adapterHost.httpAdapter?.getHttpServer?.()?.address?.(),
@@ -79,7 +80,7 @@ export function withMcpEndpoint(
           gate,
           sessions,
           cancellations,
-          logger: new Logger(MCP_LOG_CONTEXT),
+          logger: new RateLimitedLogger(new Logger(MCP_LOG_CONTEXT)),
         }),
       inject: [
         MCP_ENDPOINT_OPTIONS,

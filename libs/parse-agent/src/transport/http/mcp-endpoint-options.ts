@@ -8,6 +8,7 @@ import {
   DEFAULT_MAX_SESSIONS_PER_PRINCIPAL,
   DEFAULT_MCP_PATH,
   DEFAULT_SESSION_IDLE_TIMEOUT_MS,
+  DEFAULT_SHUTDOWN_GRACE_PERIOD_MS,
 } from './mcp-http.constants';
 import { normalizeAllowedOrigins, normalizeRequiredHeader } from './transport-checks';
 
@@ -57,6 +58,12 @@ export interface McpEndpointOptions<TGuard = unknown> {
    * ones, never other callers'.
    */
   maxSessionsPerPrincipal?: number;
+  /**
+   * On application shutdown, how long calls in flight may run on (default 10 000 ms; 0 cancels at
+   * once). New calls are refused with 503 meanwhile; calls still running afterwards are cancelled
+   * through their AbortSignal and answered with a JSON-RPC error, and open streams are closed.
+   */
+  shutdownGracePeriodMs?: number;
 }
 
 /** The endpoint settings with defaults applied and inputs normalised. */
@@ -76,6 +83,7 @@ export interface ResolvedMcpEndpointOptions<TGuard = unknown> {
   sessionIdleTimeoutMs: number;
   maxSessions: number;
   maxSessionsPerPrincipal: number;
+  shutdownGracePeriodMs: number;
 }
 
 /** Validates the `mcp` extra and fills in defaults; errors name the setting to fix. */
@@ -123,6 +131,12 @@ export function resolveMcpEndpointOptions<TGuard>(
     options.sessionIdleTimeoutMs,
     DEFAULT_SESSION_IDLE_TIMEOUT_MS,
   )!;
+  const grace = options.shutdownGracePeriodMs ?? DEFAULT_SHUTDOWN_GRACE_PERIOD_MS;
+  if (typeof grace !== 'number' || !Number.isFinite(grace) || grace < 0) {
+    fail(
+      `shutdownGracePeriodMs must be a number of milliseconds, 0 or more (got ${JSON.stringify(grace)}).`,
+    );
+  }
   if (
     options.allowedOrigins !== undefined &&
     (!Array.isArray(options.allowedOrigins) ||
@@ -169,5 +183,6 @@ export function resolveMcpEndpointOptions<TGuard>(
         DEFAULT_MAX_SESSIONS_PER_PRINCIPAL,
       )!,
     ),
+    shutdownGracePeriodMs: grace,
   };
 }

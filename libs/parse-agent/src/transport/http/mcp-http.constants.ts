@@ -11,6 +11,9 @@ export const DEFAULT_SESSION_IDLE_TIMEOUT_MS = 30 * 60 * 1000;
 export const DEFAULT_MAX_SESSIONS = 10_000;
 /** Open sessions one principal may hold; its oldest is ended when it opens one more. */
 export const DEFAULT_MAX_SESSIONS_PER_PRINCIPAL = 32;
+export const DEFAULT_SHUTDOWN_GRACE_PERIOD_MS = 10_000;
+/** After the grace period, how long cancelled calls get to answer on their own. */
+export const SHUTDOWN_SETTLE_MS = 1_000;
 
 /** Header names, lower-cased as Node exposes them. */
 export const HEADER = Object.freeze({

@@ -10,6 +10,8 @@ import {
   NEVER,
   Subject,
   takeUntil,
+  takeWhile,
+  type MonoTypeOperatorFunction,
   type Observable,
 } from 'rxjs';
 import {
@@ -27,7 +29,7 @@ import type {
 } from '../../mcp/mcp-dispatcher.types';
 import type { CancellationBus } from '../../ports/cancellation-bus';
 import type { ResolvedMcpEndpointOptions } from './mcp-endpoint-options';
-import { HEADER, RESPONSE_HEADER, SSE_HEADERS } from './mcp-http.constants';
+import { HEADER, RESPONSE_HEADER, SHUTDOWN_SETTLE_MS, SSE_HEADERS } from './mcp-http.constants';
 import { sendJson, sendJsonRpcError, sendUnauthorized } from './mcp-http-response';
 import type { McpGateState, McpRequest, McpRequestGate } from './mcp-request-gate';
 import type { McpSession, SessionStore } from '../../ports/session-store';
@@ -83,6 +85,11 @@ const PROMPTS_CHANGED: JsonRpcNotification = {
   method: 'notifications/prompts/list_changed',
 };
 
+/** The answer of a call cut short by shutdown, and of calls arriving while the server drains. */
+const SHUTTING_DOWN_MESSAGE = 'Server shutting down: the call was not completed; retry it shortly.';
+const SHUTTING_DOWN_CODE = -32000;
+const SHUTDOWN_REASON = 'server_shutdown';
+
 /**
  * Streamable HTTP for one MCP endpoint: after the gate's transport checks and the host's guards,
  * creates the request's agent (agentFactory), applies sessions and correlation, and serves the
@@ -95,6 +102,10 @@ export class McpHttpHandler {
   protected activeStreams = 0;
   /** Questions to the person (MCP elicitation) asked on SSE calls, answered by client POSTs. */
   protected readonly elicitations = new SseElicitations();
+  /** Every call in flight (JSON and SSE), for the shutdown drain. */
+  protected readonly inFlight = new Set<AbortController>();
+  protected readonly settled$ = new Subject<void>();
+  protected draining?: Promise<void>;
 
   constructor(protected readonly deps: McpHttpHandlerDependencies) {
     if (typeof deps.agentFactory !== 'function') {
@@ -121,18 +132,90 @@ export class McpHttpHandler {
     return this.activeStreams;
   }
 
+  /** Whether the endpoint is draining for shutdown (new calls are refused with 503). */
+  get shuttingDown(): boolean {
+    return this.draining !== undefined;
+  }
+
+  /** Calls in flight on this endpoint (JSON and streaming). */
+  get callsInFlight(): number {
+    return this.inFlight.size;
+  }
+
   async beforeApplicationShutdown(): Promise<void> {
-    this.shutdown$.next();
-    await this.deps.sessions.clear();
+    await this.drain();
+  }
+
+  /**
+   * Graceful stop: refuse new calls, give those in flight the grace period, then cancel the rest
+   * through their AbortSignal and answer each with a JSON-RPC error; open streams get a final
+   * message and close. Idempotent.
+   */
+  drain(gracePeriodMs = this.deps.options.shutdownGracePeriodMs): Promise<void> {
+    this.draining ??= (async () => {
+      if (this.inFlight.size) {
+        this.deps.logger.log?.(
+          `Shutting down: waiting up to ${gracePeriodMs} ms for ${this.inFlight.size} call(s) in flight`,
+        );
+      }
+      await this.whenIdle(gracePeriodMs);
+      if (this.inFlight.size) {
+        this.deps.logger.warn(
+          `Shutting down: cancelling ${this.inFlight.size} call(s) still running after ${gracePeriodMs} ms`,
+        );
+        for (const controller of this.inFlight) controller.abort(SHUTDOWN_REASON);
+        // The error answers go out now; the tools' own I/O stops through the aborted signal.
+        this.shutdown$.next();
+        await this.whenIdle(SHUTDOWN_SETTLE_MS);
+      }
+      this.shutdown$.next();
+      await this.deps.sessions.clear();
+    })();
+    return this.draining;
+  }
+
+  /** Resolves when no call is in flight, or after `ms`. */
+  protected whenIdle(ms: number): Promise<void> {
+    if (!this.inFlight.size) return Promise.resolve();
+    return new Promise((resolve) => {
+      const timer = setTimeout(done, ms);
+      const subscription = this.settled$.subscribe(() => {
+        if (!this.inFlight.size) done();
+      });
+      function done() {
+        clearTimeout(timer);
+        subscription.unsubscribe();
+        resolve();
+      }
+    });
+  }
+
+  protected track(controller: AbortController): () => void {
+    this.inFlight.add(controller);
+    return () => {
+      if (this.inFlight.delete(controller)) this.settled$.next();
+    };
+  }
+
+  /** 503 for calls arriving while the endpoint drains; the connection closes after it. */
+  protected refuseWhileDraining(res: ServerResponse, id: JsonRpcId = null): boolean {
+    if (!this.shuttingDown) return false;
+    sendJsonRpcError(res, 503, SHUTTING_DOWN_CODE, SHUTTING_DOWN_MESSAGE, {
+      id,
+      headers: { Connection: 'close', 'Retry-After': '1' },
+    });
+    return true;
   }
 
   /** POST: one JSON-RPC message in, a JSON body or an SSE stream out. */
   async handlePost(req: McpRequest, res: ServerResponse): Promise<void> {
     const state = await this.deps.gate.ensure(req, res);
     if (!state) return;
+    const { body, kind } = state as Required<McpGateState>;
+    const bodyId = validId(body.id);
+    if (this.refuseWhileDraining(res, bodyId)) return;
     const agent = await this.authenticate(req, res);
     if (!agent) return;
-    const { body, kind } = state as Required<McpGateState>;
     const owner = principalKey(agent);
     const headers: Record<string, string> = {};
 
@@ -158,7 +241,7 @@ export class McpHttpHandler {
         headers[RESPONSE_HEADER.sessionId] = session.id;
         this.elicitations.remember(session.id, session.ended$, body.params);
       } else {
-        const resolved = await this.resolveSession(req, res, owner);
+        const resolved = await this.resolveSession(req, res, owner, bodyId);
         if (resolved === false) return;
         session = resolved;
       }
@@ -180,6 +263,9 @@ export class McpHttpHandler {
       this.elicitations.settle(body, session?.id);
       return sendJson(res, 202, undefined);
     }
+    // Client responses and notifications get no reply; a request method sent as a notification
+    // (no id) is not run at all.
+    if (kind !== 'request') return sendJson(res, 202, undefined);
 
     const requestId = (body.id ?? null) as JsonRpcId;
     // Only calls that run a tool can report progress or take long; everything else (initialize,
@@ -201,6 +287,7 @@ export class McpHttpHandler {
   async handleGet(req: McpRequest, res: ServerResponse): Promise<void> {
     const state = await this.deps.gate.ensure(req, res);
     if (!state) return;
+    if (this.refuseWhileDraining(res)) return;
     const agent = await this.authenticate(req, res);
     if (!agent) return;
     let session: McpSession | undefined;
@@ -210,11 +297,19 @@ export class McpHttpHandler {
       session = resolved;
     }
     this.openEventStream(req, res);
+    const shutdownNotice$ = this.shutdown$.pipe(
+      map((): SseFrame => ({ kind: 'comment', text: 'server shutting down' })),
+    );
     const keepAlive$ = interval(this.deps.options.heartbeatIntervalMs).pipe(
       map((): SseFrame => ({ kind: 'comment', text: 'keep-alive' })),
     );
-    merge(this.listChangedFrames(), keepAlive$)
-      .pipe(takeUntil(merge(fromEvent(res, 'close'), this.shutdown$, session?.ended$ ?? NEVER)))
+    merge(this.listChangedFrames(), keepAlive$, shutdownNotice$)
+      .pipe(
+        takeWhileInclusive(
+          (frame) => frame.kind !== 'comment' || frame.text !== 'server shutting down',
+        ),
+        takeUntil(merge(fromEvent(res, 'close'), session?.ended$ ?? NEVER)),
+      )
       .subscribe({
         next: (frame) => res.write(formatSseFrame(frame)),
         complete: () => {
@@ -289,19 +384,23 @@ export class McpHttpHandler {
     req: McpRequest,
     res: ServerResponse,
     owner: string,
+    requestId: JsonRpcId = null,
   ): Promise<McpSession | undefined | false> {
     const id = headerValue(req, HEADER.sessionId);
     if (id === undefined) return undefined; // stateless clients are welcome
     const session = await this.deps.sessions.get(id, owner);
     if (!session) {
-      this.sessionNotFound(res);
+      this.sessionNotFound(res, requestId);
       return false;
     }
     return session;
   }
 
-  protected sessionNotFound(res: ServerResponse): void {
-    sendJsonRpcError(res, 404, -32000, 'Session not found');
+  /** 404 echoing the request's id, so the client can tell which call to restart. */
+  protected sessionNotFound(res: ServerResponse, requestId: JsonRpcId = null): void {
+    sendJsonRpcError(res, 404, -32000, 'Session not found: start a new session with initialize', {
+      id: requestId,
+    });
   }
 
   /**
@@ -327,6 +426,7 @@ export class McpHttpHandler {
     const deregister = scope
       ? this.deps.cancellations.register(scope, requestId, controller)
       : () => undefined;
+    const untrack = this.track(controller);
     let terminal: DispatchTerminal | undefined;
     try {
       terminal = await this.terminalOf(
@@ -350,6 +450,13 @@ export class McpHttpHandler {
       };
     } finally {
       deregister();
+      untrack();
+    }
+    if (!terminal && this.shuttingDown && !res.writableEnded) {
+      return sendJsonRpcError(res, 503, SHUTTING_DOWN_CODE, SHUTTING_DOWN_MESSAGE, {
+        id: requestId,
+        headers: { Connection: 'close' },
+      });
     }
     if (!terminal || res.writableEnded) return; // the client left
     if (terminal.kind === 'accepted') return sendJson(res, 202, undefined);
@@ -381,12 +488,33 @@ export class McpHttpHandler {
       ? this.deps.cancellations.register(scope, requestId, controller)
       : () => undefined;
     this.activeStreams++;
+    const untrack = this.track(controller);
     let released = false;
+    let answered = false;
     const release = () => {
       if (released) return;
       released = true;
       this.activeStreams--;
       deregister();
+      untrack();
+    };
+    const finish = () => {
+      release();
+      if (res.writableEnded) return;
+      // Cut short by shutdown: the stream still ends with an answer to the call.
+      if (!answered && this.shuttingDown) {
+        res.write(
+          formatSseFrame({
+            kind: 'message',
+            message: {
+              jsonrpc: '2.0',
+              id: requestId,
+              error: { code: SHUTTING_DOWN_CODE, message: SHUTTING_DOWN_MESSAGE },
+            },
+          }),
+        );
+      }
+      res.end();
     };
 
     this.openEventStream(req, res, headers);
@@ -414,16 +542,11 @@ export class McpHttpHandler {
       )
       .subscribe({
         next: (frame) => {
+          if (frame.kind === 'message' && 'id' in frame.message) answered = true;
           if (!res.writableEnded) res.write(formatSseFrame(frame));
         },
-        complete: () => {
-          release();
-          if (!res.writableEnded) res.end();
-        },
-        error: () => {
-          release();
-          if (!res.writableEnded) res.end();
-        },
+        complete: finish,
+        error: finish,
       });
   }
 
@@ -455,6 +578,17 @@ export class McpHttpHandler {
       { defaultValue: undefined },
     );
   }
+}
+
+/** Emits values while `predicate` holds, and the first value that fails it, then completes. */
+function takeWhileInclusive<T>(predicate: (value: T) => boolean): MonoTypeOperatorFunction<T> {
+  return takeWhile(predicate, true);
+}
+
+function validId(value: unknown): JsonRpcId {
+  return typeof value === 'string' || (typeof value === 'number' && Number.isFinite(value))
+    ? value
+    : null;
 }
 
 function headerValue(req: McpRequest, name: string): string | undefined {

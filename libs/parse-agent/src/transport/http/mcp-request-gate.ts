@@ -70,11 +70,22 @@ export class McpRequestGate {
       if (req.method === 'GET' && !this.checkCaller(request, res)) return;
       return next();
     }
-    this.inspect(request, res).then((state) => {
-      if (!state) return;
-      this.accept(request, state);
-      next();
-    }, next);
+    this.inspect(request, res).then(
+      (state) => {
+        if (!state) return;
+        this.accept(request, state);
+        next();
+      },
+      (error: unknown) => {
+        // A client that hangs up mid-upload is routine: no answer is possible, no stack is useful.
+        if (error instanceof ClientAbortedError) {
+          this.logger.warn('Client aborted: the request body did not arrive in full');
+          if (!res.writableEnded) res.destroy();
+          return;
+        }
+        next(error);
+      },
+    );
   };
 
   /**
@@ -238,7 +249,10 @@ export class McpRequestGate {
 
     const kind = bodyKind(value);
     if (!kind) {
-      sendJsonRpcError(res, 400, -32600, 'Invalid Request');
+      const problem = invalidRequestProblem(value);
+      sendJsonRpcError(res, 400, -32600, `Invalid Request${problem ? `: ${problem}` : ''}`, {
+        id: validIdOf(value),
+      });
       return undefined;
     }
     return { body: value as Record<string, unknown>, kind };
@@ -308,16 +322,58 @@ function safely<T>(read: () => T, fallback: T): T {
   }
 }
 
-/** A method (request or notification), or a well-formed JSON-RPC response from the client. */
+/**
+ * A method (request with a string or number id, or notification without one), or a well-formed
+ * JSON-RPC response from the client. Anything else is an invalid request.
+ */
 export function bodyKind(value: unknown): McpBodyKind | undefined {
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) return undefined;
-  const body = value as Record<string, unknown>;
-  if ('method' in body) {
-    if (typeof body.method !== 'string' || body.method === '') return undefined;
-    return 'id' in body && body.id !== null && body.id !== undefined ? 'request' : 'notification';
+  return invalidRequestProblem(value) === undefined
+    ? kindOf(value as Record<string, unknown>)
+    : undefined;
+}
+
+function kindOf(body: Record<string, unknown>): McpBodyKind {
+  if ('method' in body) return 'id' in body && body.id !== null ? 'request' : 'notification';
+  return 'response';
+}
+
+/** Why a body is not a JSON-RPC 2.0 message (for the 400), or undefined when it is one. */
+function invalidRequestProblem(value: unknown): string | undefined {
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+    return 'the body must be one JSON-RPC message (an object; batches are not supported)';
   }
-  const isResponse = body.jsonrpc === '2.0' && 'id' in body && 'result' in body !== 'error' in body;
-  return isResponse ? 'response' : undefined;
+  const body = value as Record<string, unknown>;
+  if (body.jsonrpc !== '2.0') return 'jsonrpc must be "2.0"';
+  // `id: null` is tolerated on notifications/* only (they do nothing and get no reply).
+  const nullIdNotification =
+    body.id === null && typeof body.method === 'string' && body.method.startsWith('notifications/');
+  if ('id' in body && validIdOf(body) === null && !nullIdNotification) {
+    return 'id must be a string or a number';
+  }
+  if ('method' in body) {
+    if (typeof body.method !== 'string' || body.method === '') {
+      return 'method must be a non-empty string';
+    }
+    return undefined;
+  }
+  if (!('id' in body) || 'result' in body === 'error' in body) {
+    return 'expected a method, or a response with an id and one of result or error';
+  }
+  return undefined;
+}
+
+/** The body's id when it is a valid JSON-RPC id (echoed in refusals), else null. */
+function validIdOf(value: unknown): string | number | null {
+  const id = (value as Record<string, unknown> | null)?.id;
+  return typeof id === 'string' || (typeof id === 'number' && Number.isFinite(id)) ? id : null;
+}
+
+/** The client closed the connection before its request body was complete. */
+export class ClientAbortedError extends Error {
+  override name = 'ClientAbortedError';
+  constructor() {
+    super('The client closed the connection before the request body was complete.');
+  }
 }
 
 const ABORTED = Symbol('aborted');

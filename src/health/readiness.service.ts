@@ -1,0 +1,83 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { ParseRequestError, ParseRestClient } from 'nestjs-parse-agent';
+
+export interface ReadinessReport {
+  status: 'ready' | 'not_ready';
+  /** What is not ready, in words an operator can act on. */
+  notReady: string[];
+}
+
+/** Injection token of the ParseRestClient the demo's own checks use (master key). */
+export const DEMO_PARSE_CLIENT = Symbol('DEMO_PARSE_CLIENT');
+
+const CHECK_TIMEOUT_MS = 2_000;
+/** Probes are cached briefly: a load balancer polling every second must not load Parse. */
+const CACHE_MS = 1_000;
+
+/**
+ * Whether the demo can serve a user right now: Parse Server reachable and accepting the master key
+ * (which also proves its database answers), the demo data seeded (embedded mode), not shutting down.
+ */
+@Injectable()
+export class ReadinessService {
+  protected seeded = false;
+  protected stopping = false;
+  protected cached?: { at: number; problems: string[] };
+
+  constructor(@Inject(DEMO_PARSE_CLIENT) protected readonly parse: ParseRestClient) {}
+
+  markSeeded(): void {
+    this.seeded = true;
+  }
+
+  markShuttingDown(): void {
+    this.stopping = true;
+  }
+
+  async report(): Promise<ReadinessReport> {
+    const notReady: string[] = [];
+    if (this.stopping) notReady.push('shutting down');
+    if (!this.seeded) notReady.push('startup: demo data not seeded and login not verified yet');
+    notReady.push(...(await this.parseProblems()));
+    return { status: notReady.length ? 'not_ready' : 'ready', notReady };
+  }
+
+  protected async parseProblems(): Promise<string[]> {
+    if (this.cached && Date.now() - this.cached.at < CACHE_MS) return this.cached.problems;
+    const problems = await checkParse(this.parse);
+    this.cached = { at: Date.now(), problems };
+    return problems;
+  }
+}
+
+/**
+ * One master-key read of the `_User` schema: fails when Parse Server is down or slow, when its
+ * database is down, and when the master key is wrong. Never includes the key in what it says.
+ */
+export async function checkParse(parse: ParseRestClient): Promise<string[]> {
+  try {
+    await parse.request(
+      'GET',
+      '/schemas/_User',
+      undefined,
+      { masterKey: true },
+      AbortSignal.timeout(CHECK_TIMEOUT_MS),
+    );
+    return [];
+  } catch (error) {
+    if (error instanceof ParseRequestError && (error.status === 401 || error.status === 403)) {
+      return [
+        `parse: Parse Server at ${parse.serverURL} refused the master key (PARSE_MASTER_KEY)`,
+      ];
+    }
+    if (error instanceof ParseRequestError && error.status !== undefined) {
+      return [`parse: Parse Server answered HTTP ${error.status} (is its database up?)`];
+    }
+    if (error instanceof Error && error.name === 'TimeoutError') {
+      return [
+        `parse: Parse Server at ${parse.serverURL} did not answer within ${CHECK_TIMEOUT_MS} ms`,
+      ];
+    }
+    return [`parse: Parse Server at ${parse.serverURL} is unreachable`];
+  }
+}

@@ -1,0 +1,172 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { chmod, mkdtemp, readFile, rm, stat } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { findFreePort } from '../../src/embedded/free-port';
+
+const ROOT = resolve(__dirname, '..', '..');
+const GRACE_MS = 2_000;
+
+interface DemoProcess {
+  child: ChildProcess;
+  output(): string;
+  exited: Promise<{ code: number | null; at: number }>;
+}
+
+function startDemo(env: Record<string, string>): DemoProcess {
+  const child = spawn(
+    process.execPath,
+    ['-r', join(ROOT, 'test/harness/ts-register.js'), join(ROOT, 'src/main.ts')],
+    {
+      cwd: ROOT,
+      env: { ...process.env, LOG_FORMAT: 'json', ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
+  let text = '';
+  child.stdout!.on('data', (chunk: Buffer) => (text += chunk.toString()));
+  child.stderr!.on('data', (chunk: Buffer) => (text += chunk.toString()));
+  const exited = new Promise<{ code: number | null; at: number }>((done) =>
+    child.once('exit', (code) => done({ code, at: Date.now() })),
+  );
+  return { child, output: () => text, exited };
+}
+
+async function until(check: () => boolean, timeoutMs: number, what: string): Promise<void> {
+  const started = Date.now();
+  while (!check()) {
+    if (Date.now() - started > timeoutMs) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+const alive = (pid: number) => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+/** The demo as an operator runs it: its own process, embedded PostgreSQL, signals, DATA_DIR. */
+describe('demo process (embedded PostgreSQL + Parse Server, child process)', () => {
+  let dir: string;
+  let port: number;
+  let demo: DemoProcess;
+  const base = () => `http://127.0.0.1:${port}`;
+
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'demo-process-'));
+    await chmod(dir, 0o755); // embedded PostgreSQL runs as another user when we are root
+    port = await findFreePort();
+    demo = startDemo({ DATA_DIR: dir, PORT: String(port), SHUTDOWN_GRACE_MS: String(GRACE_MS) });
+    await until(() => demo.output().includes('demo is up'), 120_000, 'the banner');
+  }, 130_000);
+  afterAll(async () => {
+    if (demo.child.exitCode === null) demo.child.kill('SIGKILL');
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('is ready once the banner is out, and a demo user can log in', async () => {
+    const live = await fetch(`${base()}/health/live`);
+    expect(live.status).toBe(200);
+    const ready = await fetch(`${base()}/health/ready`);
+    expect(await ready.json()).toEqual({ status: 'ready', notReady: [] });
+    const login = await fetch(`${base()}/parse/login`, {
+      method: 'POST',
+      headers: { 'X-Parse-Application-Id': 'parse-agent-demo', 'Content-Type': 'application/json' },
+      body: JSON.stringify({ username: 'alice', password: 'demo-password' }),
+    });
+    expect(login.status).toBe(200);
+    // Logs are JSON lines when stdout is not a terminal.
+    const line = demo
+      .output()
+      .split('\n')
+      .find((l) => l.includes('Seeded') || l.includes('Kept'));
+    expect(() => JSON.parse(line!)).not.toThrow();
+  });
+
+  it('keeps the generated operator key in DATA_DIR', async () => {
+    const key = (await readFile(join(dir, 'mcp-api-key'), 'utf8')).trim();
+    expect(key.length).toBeGreaterThanOrEqual(16);
+    expect(demo.output()).toContain(key);
+  });
+
+  it('a second demo on the same DATA_DIR says the directory is in use, naming the PID', async () => {
+    const second = startDemo({ DATA_DIR: dir, PORT: String(await findFreePort()) });
+    const { code } = await second.exited;
+    expect(code).toBe(1);
+    expect(second.output()).toContain(
+      `The data directory ${dir} is in use by another demo process (PID ${demo.child.pid}).`,
+    );
+    expect(second.output()).not.toContain('undefined');
+  }, 60_000);
+
+  it('on SIGTERM answers the calls in flight, closes streams with a final message, stops PostgreSQL and exits 0 in time', async () => {
+    const key = (await readFile(join(dir, 'mcp-api-key'), 'utf8')).trim();
+    const postmaster = Number(
+      (await readFile(join(dir, 'postgres', 'postmaster.pid'), 'utf8')).split('\n')[0],
+    );
+    expect(alive(postmaster)).toBe(true);
+    const headers = {
+      'Content-Type': 'application/json',
+      Accept: 'application/json',
+      'X-MCP-API-Key': key,
+    };
+    // The standalone GET stream stays open until shutdown.
+    const stream = await fetch(`${base()}/mcp`, {
+      headers: { ...headers, Accept: 'text/event-stream' },
+    });
+    expect(stream.status).toBe(200);
+    const streamText = stream.text();
+
+    // Keep calls going across the signal: each must be answered (a result or a JSON-RPC error).
+    let signalled = false;
+    const answers: Array<{ status: number; body: Record<string, unknown> | undefined }> = [];
+    const failures: string[] = [];
+    const caller = async (n: number) => {
+      for (let i = 0; !signalled || i < 1; i++) {
+        try {
+          const res = await fetch(`${base()}/mcp`, {
+            method: 'POST',
+            headers,
+            body: JSON.stringify({
+              jsonrpc: '2.0',
+              id: `${n}-${i}`,
+              method: 'tools/call',
+              params: { name: 'query_class', arguments: { class_name: 'Order', limit: 100 } },
+            }),
+          });
+          answers.push({ status: res.status, body: (await res.json()) as Record<string, unknown> });
+        } catch (error) {
+          // After the server closed its port, connecting fails: that is not an unanswered call.
+          const cause = (error as { cause?: { code?: string } }).cause?.code;
+          if (cause !== 'ECONNREFUSED') failures.push(String(cause ?? error));
+          return;
+        }
+        if (signalled) return;
+      }
+    };
+    const callers = [1, 2, 3, 4].map(caller);
+    await new Promise((r) => setTimeout(r, 300));
+    const sentAt = Date.now();
+    demo.child.kill('SIGTERM');
+    signalled = true;
+    const { code, at } = await demo.exited;
+    await Promise.all(callers);
+
+    expect(code).toBe(0);
+    expect(at - sentAt).toBeLessThan(GRACE_MS + 5_000);
+    expect(failures).toEqual([]);
+    for (const answer of answers) {
+      expect([200, 503]).toContain(answer.status);
+      expect(answer.body?.jsonrpc).toBe('2.0');
+      expect('result' in answer.body! || 'error' in answer.body!).toBe(true);
+    }
+    expect(await streamText).toContain(': server shutting down');
+    expect(alive(postmaster)).toBe(false);
+    await expect(stat(join(dir, 'demo.lock'))).rejects.toThrow();
+    expect(demo.output()).toContain('Stopped');
+  }, 30_000);
+});

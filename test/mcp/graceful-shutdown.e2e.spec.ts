@@ -1,0 +1,123 @@
+import { startMcpTestApp, openSsePost, delay, type McpTestApp } from './mcp-test-app';
+
+const JSON_HEADERS = { 'Content-Type': 'application/json', Accept: 'application/json' };
+
+/** A tool that waits `ms` (or until its signal aborts), recording how it ended. */
+function registerWaitTool(t: McpTestApp, outcomes: string[]): void {
+  t.tools.register({
+    name: 'shutdown_wait',
+    description: 'Waits, for the shutdown tests.',
+    inputSchema: { type: 'object', properties: { ms: { type: 'integer' } } },
+    timeout: 120,
+    handler: (args: { ms?: number }, { signal }) =>
+      new Promise((resolve) => {
+        const timer = setTimeout(() => {
+          outcomes.push('finished');
+          resolve({ waited: args.ms });
+        }, args.ms ?? 60_000);
+        signal.addEventListener('abort', () => {
+          clearTimeout(timer);
+          outcomes.push(`aborted:${String(signal.reason)}`);
+          resolve({ aborted: true });
+        });
+      }),
+  });
+}
+
+const waitCall = (id: number, ms: number) => ({
+  jsonrpc: '2.0',
+  id,
+  method: 'tools/call',
+  params: { name: 'shutdown_wait', arguments: { ms } },
+});
+
+describe('MCP endpoint: graceful shutdown', () => {
+  it('lets calls that finish within the grace period answer normally', async () => {
+    const outcomes: string[] = [];
+    const t = await startMcpTestApp({ mcp: { shutdownGracePeriodMs: 3000 } });
+    registerWaitTool(t, outcomes);
+    const pending = fetch(t.url, {
+      method: 'POST',
+      headers: JSON_HEADERS,
+      body: JSON.stringify(waitCall(1, 400)),
+    });
+    await delay(100);
+    const closed = t.close();
+    const res = await pending;
+    expect(res.status).toBe(200);
+    const body = (await res.json()) as { id: number; result: { isError: boolean } };
+    expect(body.id).toBe(1);
+    expect(body.result.isError).toBe(false);
+    await closed;
+    expect(outcomes).toEqual(['finished']);
+  });
+
+  it('after the grace period cancels the calls in flight and answers each (JSON and SSE) with a JSON-RPC error', async () => {
+    const outcomes: string[] = [];
+    const t = await startMcpTestApp({ mcp: { shutdownGracePeriodMs: 300 } });
+    registerWaitTool(t, outcomes);
+    const json = fetch(t.url, {
+      method: 'POST',
+      headers: JSON_HEADERS,
+      body: JSON.stringify(waitCall(1, 60_000)),
+    });
+    const sse = await openSsePost(t.url, {
+      ...waitCall(2, 60_000),
+      params: {
+        ...waitCall(2, 0).params,
+        arguments: { ms: 60_000 },
+        _meta: { progressToken: 'p' },
+      },
+    });
+    expect(sse.status).toBe(200);
+    await delay(150);
+
+    const started = Date.now();
+    const closed = t.close();
+    // While draining, new calls are refused rather than started.
+    await delay(50);
+    const late = await fetch(t.url, {
+      method: 'POST',
+      headers: JSON_HEADERS,
+      body: JSON.stringify(waitCall(3, 10)),
+    }).catch(() => undefined);
+    if (late) {
+      expect(late.status).toBe(503);
+      expect(((await late.json()) as { id: number }).id).toBe(3);
+    }
+
+    const res = await json;
+    expect(res.status).toBe(503);
+    expect(await res.json()).toEqual({
+      jsonrpc: '2.0',
+      id: 1,
+      error: {
+        code: -32000,
+        message: 'Server shutting down: the call was not completed; retry it shortly.',
+      },
+    });
+    const events = await sse.rest();
+    const last = JSON.parse(events.filter((e) => e.data).at(-1)!.data!) as Record<string, unknown>;
+    expect(last).toEqual({
+      jsonrpc: '2.0',
+      id: 2,
+      error: {
+        code: -32000,
+        message: 'Server shutting down: the call was not completed; retry it shortly.',
+      },
+    });
+    await closed;
+    expect(Date.now() - started).toBeLessThan(3000);
+    // Both tools were cancelled through their signal; none ran to the end, the late call never ran.
+    expect(outcomes.sort()).toEqual(['aborted:server_shutdown', 'aborted:server_shutdown']);
+  });
+
+  it('closes the standalone GET stream with a final message', async () => {
+    const t = await startMcpTestApp({ mcp: { shutdownGracePeriodMs: 100 } });
+    const stream = await openSsePost(t.url, undefined, { Accept: 'text/event-stream' }, 'GET');
+    expect(stream.status).toBe(200);
+    await t.close();
+    const events = await stream.rest();
+    expect(events.at(-1)).toEqual({ comment: 'server shutting down' });
+  });
+});
