@@ -1,6 +1,6 @@
 import { ParseAgentConfigError } from '../core/errors';
 import type {
-  ConversationFactory,
+  ConversationAgent,
   ConversationOptions,
   LlmProviderOptions,
 } from '../ports/conversation';
@@ -51,7 +51,7 @@ export const NO_LLM_PROVIDER_MESSAGE =
  */
 export function conversationFactory(
   defaults: { provider?: LlmProvider } & Omit<ConversationOptions, 'provider'> = {},
-): ConversationFactory {
+): (agent: ConversationAgent, options?: ConversationOptions) => ParseAgentConversation {
   const { provider: defaultProvider, ...defaultOptions } = defaults;
   return (agent, options = {}) => {
     const merged: ConversationOptions = { ...defaultOptions, ...options };

@@ -8,6 +8,7 @@ import { SchemaCache } from '../data/schema-cache';
 import { McpDispatcher } from '../mcp/mcp-dispatcher';
 import { PromptRegistry } from '../mcp/prompt-registry';
 import { MetadataRegistry } from '../metadata/metadata-registry';
+import { LlmProvider } from '../ports/llm-provider';
 import { RateLimiter } from '../ports/rate-limiter';
 import { ToolRegistry } from '../tools/tool-registry';
 import { AgentToolExplorer } from './agent-tool.explorer';
@@ -35,6 +36,7 @@ import { parseAgentProviders } from './parse-agent.providers';
     SchemaCache,
     DataRouter,
     RateLimiter,
+    LlmProvider,
     PARSE_AGENT_SERVICES,
     PARSE_AGENT_MODULE_OPTIONS,
   ],

@@ -1,4 +1,6 @@
 import type { AgentOptions, ParseAgent } from '../agent/parse-agent';
+import type { LlmProviderOptions } from '../ports/conversation';
+import type { LlmProvider } from '../ports/llm-provider';
 import type { RateLimiter } from '../ports/rate-limiter';
 import type { ModelClass } from '../metadata/metadata.types';
 import type { McpRequest } from '../transport/http/mcp-request-gate';
@@ -37,6 +39,12 @@ export interface ParseAgentModuleOptions {
   rateLimiter?: RateLimiter;
   /** How long Parse schemas are cached (ms, default 30 000). */
   schemaCacheTtlMs?: number;
+  /**
+   * The language model behind `agent.ask()` and `ParseAgentFactory.conversation()`: an LlmProvider
+   * or provider options. Default: LLM_PROVIDER, LLM_API_KEY, LLM_MODEL and LLM_BASE_URL from the
+   * environment when LLM_PROVIDER is set, else none (conversations then explain how to set one).
+   */
+  llm?: LlmProvider | LlmProviderOptions;
   /** Silence the master-key and unhide banners (a deliberate global master-key deployment). */
   suppressSecurityBanners?: boolean;
   /**

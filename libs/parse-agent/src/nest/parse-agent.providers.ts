@@ -2,6 +2,7 @@ import type { Provider } from '@nestjs/common';
 import { AgentEvents } from '../core/agent-events';
 import { suppressSecurityBanners } from '../core/security-banner';
 import type { AgentServices } from '../agent/parse-agent';
+import { conversationFactory, resolveLlmProvider } from '../client/conversation-factory';
 import { DataRouter } from '../data/data-router';
 import { ParseRestClient } from '../data/parse-rest/parse-rest-client';
 import { ParseRestDataPathProvider } from '../data/parse-rest/parse-rest-data-path';
@@ -12,6 +13,7 @@ import { PromptRegistry } from '../mcp/prompt-registry';
 import { MetadataRegistry } from '../metadata/metadata-registry';
 import { DataPathProvider } from '../ports/data-path';
 import { KeyedSlidingWindowRateLimiter } from '../ports/in-memory-rate-limiter';
+import { LlmProvider } from '../ports/llm-provider';
 import { RateLimiter } from '../ports/rate-limiter';
 import { BUILTIN_TOOLS } from '../tools/builtin';
 import { ToolRegistry } from '../tools/tool-registry';
@@ -78,6 +80,13 @@ export const parseAgentProviders: Provider[] = [
     inject: [DataPathProvider],
   },
   {
+    // The configured language model, or null: conversations then say how to configure one.
+    provide: LlmProvider,
+    useFactory: (options: ParseAgentModuleOptions): LlmProvider | null =>
+      resolveLlmProvider(options.llm) ?? null,
+    inject: [PARSE_AGENT_MODULE_OPTIONS],
+  },
+  {
     provide: PARSE_AGENT_SERVICES,
     useFactory: (
       metadata: MetadataRegistry,
@@ -86,7 +95,24 @@ export const parseAgentProviders: Provider[] = [
       rateLimiter: RateLimiter,
       data: DataRouter,
       schemas: SchemaCache,
-    ): AgentServices => ({ data, schemas, metadata, tools, events, rateLimiter }),
-    inject: [MetadataRegistry, ToolRegistry, AgentEvents, RateLimiter, DataRouter, SchemaCache],
+      llm: LlmProvider | null,
+    ): AgentServices => ({
+      data,
+      schemas,
+      metadata,
+      tools,
+      events,
+      rateLimiter,
+      conversations: conversationFactory({ provider: llm ?? undefined }),
+    }),
+    inject: [
+      MetadataRegistry,
+      ToolRegistry,
+      AgentEvents,
+      RateLimiter,
+      DataRouter,
+      SchemaCache,
+      LlmProvider,
+    ],
   },
 ];
