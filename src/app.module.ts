@@ -1,8 +1,15 @@
 import { Module, type DynamicModule } from '@nestjs/common';
-import { ParseAgentModule, ParseRestClient } from 'nestjs-parse-agent';
-import { DemoAuthGuard } from './auth/demo-auth.guard';
+import {
+  isLlmConfigured,
+  ParseAgentModule,
+  ParseRestClient,
+  type LlmProvider,
+  type LlmProviderOptions,
+} from 'nestjs-parse-agent';
+import { DEMO_API_KEY, DemoAuthGuard } from './auth/demo-auth.guard';
 import { agentOptionsFor, type DemoRequest } from './auth/demo-principal';
 import { SessionVerifier } from './auth/session-verifier';
+import { ChatController } from './chat/chat.controller';
 import type { DemoSettings } from './config/demo-config';
 import { CORE_MODELS } from './demo/models';
 import { ToolCallAuditService } from './audit/tool-call-audit.service';
@@ -15,6 +22,8 @@ export interface DemoRuntime {
   parseServerURL: string;
   /** The operator key accepted in `X-MCP-API-Key`. */
   mcpApiKey: string;
+  /** The language model behind /chat; default LLM_PROVIDER and friends from the environment. */
+  llm?: LlmProvider | LlmProviderOptions;
 }
 
 export const DEMO_RUNTIME = Symbol('DEMO_RUNTIME');
@@ -30,10 +39,10 @@ export class AppModule {
       masterKey: settings.masterKey,
       javascriptKey: settings.mode === 'external' ? settings.javascriptKey : undefined,
     };
-    const guard = new DemoAuthGuard(
-      new SessionVerifier(new ParseRestClient(parse)),
-      runtime.mcpApiKey,
-    );
+    const sessions = new SessionVerifier(new ParseRestClient(parse));
+    const guard = new DemoAuthGuard(sessions, runtime.mcpApiKey);
+    // /chat exists only when a language model is configured.
+    const chat = Boolean(runtime.llm) || isLlmConfigured();
     return {
       module: AppModule,
       imports: [
@@ -41,14 +50,20 @@ export class AppModule {
           parse,
           models: CORE_MODELS,
           defaults: { permissions: 'readonly' },
+          llm: runtime.llm,
           // The demo guard has identified the caller; map them to an agent.
           agentFactory: (request) => agentOptionsFor(request as unknown as DemoRequest),
           mcp: { path: '/mcp', guards: [guard], maxConcurrentStreams: 200 },
         }),
         SupportModule,
       ],
-      controllers: [HealthController],
-      providers: [{ provide: DEMO_RUNTIME, useValue: runtime }, ToolCallAuditService],
+      controllers: [HealthController, ...(chat ? [ChatController] : [])],
+      providers: [
+        { provide: DEMO_RUNTIME, useValue: runtime },
+        ToolCallAuditService,
+        { provide: SessionVerifier, useValue: sessions },
+        { provide: DEMO_API_KEY, useValue: runtime.mcpApiKey },
+      ],
     };
   }
 }

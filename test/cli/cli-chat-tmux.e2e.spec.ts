@@ -11,7 +11,9 @@ type Msg = { role: string; content?: string | null };
 const HAVE_TMUX = spawnSync('tmux', ['-V']).status === 0;
 if (!HAVE_TMUX) {
   // Visible in the run's output: CI installs tmux (.ci/run), a bare machine may not have it.
-  process.stderr.write('cli-chat-tmux: tmux is not on PATH, so the terminal chat test is SKIPPED\n');
+  process.stderr.write(
+    'cli-chat-tmux: tmux is not on PATH, so the terminal chat test is SKIPPED\n',
+  );
 }
 
 /**
@@ -35,7 +37,10 @@ function model(body: Record<string, unknown>): ScriptedReply {
     };
   }
   const envelope = JSON.parse(String(tool.content)) as { data: { count: number } };
-  return { text: `There are ${envelope.data.count} ${cls} rows.`, usage: { input: 200, output: 20 } };
+  return {
+    text: `There are ${envelope.data.count} ${cls} rows.`,
+    usage: { input: 200, output: 20 },
+  };
 }
 
 (HAVE_TMUX ? describe : describe.skip)(

@@ -61,7 +61,9 @@ describe('parse-agent one-shot commands (child process, real Parse Server)', () 
     );
     expect(run.code).toBe(0);
     const lines = run.stdout.trim().split('\n');
-    expect(lines[0].split(/\s+/)).toEqual(expect.arrayContaining(['tenantId', 'status', 'objectId']));
+    expect(lines[0].split(/\s+/)).toEqual(
+      expect.arrayContaining(['tenantId', 'status', 'objectId']),
+    );
     expect(lines[1]).toMatch(/^-+\s+-+/);
     expect(lines.slice(2)).toHaveLength(3);
     expect(lines.slice(2).every((l) => /\bacme\b/.test(l) && !/globex/.test(l))).toBe(true);

@@ -25,12 +25,7 @@ describe('parse-agent stdio (official MCP SDK client over a child process)', () 
   }, 60_000);
 
   async function connect(extraEnv: Record<string, string>, args: string[] = []) {
-    const { command, args: argv } = cliCommand([
-      '--models',
-      DEMO_MODELS,
-      ...args,
-      'stdio',
-    ]);
+    const { command, args: argv } = cliCommand(['--models', DEMO_MODELS, ...args, 'stdio']);
     const transport = new StdioClientTransport({
       command,
       args: argv,

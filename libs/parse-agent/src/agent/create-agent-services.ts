@@ -1,9 +1,6 @@
 import { AgentEvents } from '../core/agent-events';
 import { DataRouter } from '../data/data-router';
-import {
-  ParseRestClient,
-  type ParseConnectionOptions,
-} from '../data/parse-rest/parse-rest-client';
+import { ParseRestClient, type ParseConnectionOptions } from '../data/parse-rest/parse-rest-client';
 import { ParseRestDataPathProvider } from '../data/parse-rest/parse-rest-data-path';
 import { SchemaCache } from '../data/schema-cache';
 import { MetadataRegistry } from '../metadata/metadata-registry';
@@ -52,10 +49,7 @@ export function createAgentServices(options: CreateAgentServicesOptions): Standa
   }
   const parse = new ParseRestClient(options.parse);
   const schemas = new SchemaCache(parse, options.schemaCacheTtlMs ?? 30_000);
-  const data = new DataRouter([
-    new ParseRestDataPathProvider(parse),
-    ...(options.dataPaths ?? []),
-  ]);
+  const data = new DataRouter([new ParseRestDataPathProvider(parse), ...(options.dataPaths ?? [])]);
   const services: AgentServices = {
     data,
     schemas,

@@ -24,7 +24,10 @@ export function formatTable(rows: readonly Record<string, unknown>[]): string {
       .trimEnd();
   const lines = [render(shown), render(widths.map((w) => '-'.repeat(w))), ...cells.map(render)];
   const hidden = columns.length - shown.length;
-  if (hidden > 0) lines.push(`(${hidden} more column(s) not shown: ${columns.slice(MAX_COLUMNS).join(', ')}; use JSON output to see them)`);
+  if (hidden > 0)
+    lines.push(
+      `(${hidden} more column(s) not shown: ${columns.slice(MAX_COLUMNS).join(', ')}; use JSON output to see them)`,
+    );
   return lines.join('\n');
 }
 

@@ -25,7 +25,9 @@ export function loadModels(path: string): ModelClass[] {
     }
   }
   if (!models.size) {
-    throw new CliUsageError(`${path} exports no decorated model classes; export the classes (or an array of them) that carry @ParseClass and friends.`);
+    throw new CliUsageError(
+      `${path} exports no decorated model classes; export the classes (or an array of them) that carry @ParseClass and friends.`,
+    );
   }
   return [...models];
 }

@@ -103,9 +103,10 @@ export async function runCli(argv: string[], deps: CliDependencies = {}): Promis
       `log in as this user; the password comes from ${CLI_ENV.password} (${CLI_ENV.username})`,
     )
     .addOption(
-      new Option('--permissions <level>', `tool tier (${CLI_ENV.permissions}, default readonly)`).choices(
-        ['readonly', 'write', 'admin'],
-      ),
+      new Option(
+        '--permissions <level>',
+        `tool tier (${CLI_ENV.permissions}, default readonly)`,
+      ).choices(['readonly', 'write', 'admin']),
     )
     .option('--tenant <id>', `bind the agent to a tenant (${CLI_ENV.tenantId})`)
     .option(
@@ -297,7 +298,9 @@ Examples:
 
   program
     .command('stdio')
-    .description('MCP over stdio, for Claude Desktop, Cursor and other clients that launch a command')
+    .description(
+      'MCP over stdio, for Claude Desktop, Cursor and other clients that launch a command',
+    )
     .addHelpText(
       'after',
       `
@@ -340,7 +343,9 @@ Example (a client's MCP server entry):
       log(`parse-agent: ${error.message}`);
       return EXIT.usage;
     }
-    log(`parse-agent: ${error instanceof Error ? `${error.name}: ${error.message}` : String(error)}`);
+    log(
+      `parse-agent: ${error instanceof Error ? `${error.name}: ${error.message}` : String(error)}`,
+    );
     return EXIT.failed;
   }
 }
