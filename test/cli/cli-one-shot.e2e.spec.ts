@@ -1,7 +1,8 @@
+import { spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { DEMO_PASSWORD, seedDemo } from '../harness/demo-data';
-import { CLI_CWD, cliEnv, DEMO_MODELS, runCliProcess } from './cli-process';
+import { CLI_CWD, cliCommand, cliEnv, DEMO_MODELS, runCliProcess } from './cli-process';
 
 const COMMANDS = ['chat', 'call', 'tools', 'describe', 'serve', 'stdio'];
 
@@ -155,5 +156,38 @@ describe('parse-agent one-shot commands (child process, real Parse Server)', () 
       expect(run.stdout).toMatch(new RegExp(`Usage: parse-agent ${command}`));
       expect(run.stdout).toMatch(/Example/);
     }
+  }, 60_000);
+
+  it('serve runs the standalone HTTP server as the given user until SIGTERM', async () => {
+    const { command, args } = cliCommand([...models, 'serve', '--port', '0']);
+    const child = spawn(command, args, { env: asAlice(), cwd: CLI_CWD });
+    let stderr = '';
+    const listening = new Promise<string>((resolve, reject) => {
+      child.stderr.on('data', (chunk: Buffer) => {
+        stderr += chunk.toString('utf8');
+        const url = /MCP server listening on (http:\/\/\S+)\/mcp as alice \(session\)/.exec(stderr);
+        if (url) resolve(url[1]);
+      });
+      child.on('exit', () => reject(new Error(`serve exited early:\n${stderr}`)));
+    });
+    const exited = new Promise<number | null>((done) => child.on('exit', (code) => done(code)));
+    try {
+      const url = await listening;
+      expect(await (await fetch(`${url}/health`)).json()).toEqual({
+        status: 'ok',
+        mcp_enabled: true,
+      });
+      const tools = (await (await fetch(`${url}/tools`)).json()) as Array<{ name: string }>;
+      expect(tools.map((t) => t.name)).toContain('query_class');
+    } finally {
+      child.kill('SIGTERM');
+    }
+    expect(await exited).toBe(0);
+  }, 60_000);
+
+  it('serve refuses to listen beyond loopback without an API key', async () => {
+    const run = await runCliProcess(['serve', '--host', '0.0.0.0', '--port', '0'], cliEnv());
+    expect(run.code).toBe(2);
+    expect(run.stderr).toMatch(/refusing to listen on "0\.0\.0\.0" without an API key/);
   }, 60_000);
 });

@@ -1,4 +1,5 @@
 /* eslint-disable @typescript-eslint/no-require-imports */
+/* global require, __dirname, process */
 /**
  * Lets `node -r test/harness/register-ts.cjs file.ts` run the TypeScript sources, so suites can
  * launch the `parse-agent` CLI as a real child process without a build step. Transpile only

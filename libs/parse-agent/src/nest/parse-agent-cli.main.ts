@@ -21,6 +21,12 @@ async function startServer(request: CliServeRequest): Promise<CliServer> {
   });
 }
 
+// A closed pipe (`parse-agent tools | head`) ends the command quietly, as with other CLIs.
+process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+  if (error.code === 'EPIPE') process.exit(0);
+  throw error;
+});
+
 // Exit once the command is done: an SDK's keep-alive sockets must not hold the process open.
 const exit = (code: number) => process.stdout.write('', () => process.exit(code));
 runCli(process.argv.slice(2), { startServer }).then(exit, (error: unknown) => {
