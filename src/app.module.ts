@@ -1,12 +1,16 @@
 import { Module, type DynamicModule } from '@nestjs/common';
 import {
+  isLlmConfigured,
   KeyedSlidingWindowRateLimiter,
   ParseAgentModule,
   ParseRestClient,
+  type LlmProvider,
+  type LlmProviderOptions,
 } from 'nestjs-parse-agent';
-import { DemoAuthGuard } from './auth/demo-auth.guard';
+import { DEMO_API_KEY, DemoAuthGuard } from './auth/demo-auth.guard';
 import { agentOptionsFor, type DemoRequest } from './auth/demo-principal';
 import { SessionVerifier } from './auth/session-verifier';
+import { ChatController } from './chat/chat.controller';
 import type { DemoSettings } from './config/demo-config';
 import { CORE_MODELS } from './demo/models';
 import { ToolCallAuditService } from './audit/tool-call-audit.service';
@@ -25,6 +29,8 @@ export interface DemoRuntime {
    * PostgreSQL path serves analytics and aclUser/aclRole agents with ACL, CLP and protectedFields.
    */
   postgresURI?: string;
+  /** The language model behind /chat; default LLM_PROVIDER and friends from the environment. */
+  llm?: LlmProvider | LlmProviderOptions;
 }
 
 export const DEMO_RUNTIME = Symbol('DEMO_RUNTIME');
@@ -41,7 +47,10 @@ export class AppModule {
       javascriptKey: settings.mode === 'external' ? settings.javascriptKey : undefined,
     };
     const parseClient = new ParseRestClient(parse);
-    const guard = new DemoAuthGuard(new SessionVerifier(parseClient), runtime.mcpApiKey);
+    const sessions = new SessionVerifier(parseClient);
+    const guard = new DemoAuthGuard(sessions, runtime.mcpApiKey);
+    // /chat exists only when a language model is configured.
+    const chat = Boolean(runtime.llm) || isLlmConfigured();
     return {
       module: AppModule,
       imports: [
@@ -57,6 +66,7 @@ export class AppModule {
           auditMetadataOnBoot: true,
           // Per caller (user or operator): MCP_RATE_LIMIT tool calls per minute, default 60.
           rateLimiter: new KeyedSlidingWindowRateLimiter(settings.rateLimitPerMinute, 60),
+          llm: runtime.llm,
           // The demo guard has identified the caller; map them to an agent.
           agentFactory: (request) => agentOptionsFor(request as unknown as DemoRequest),
           mcp: {
@@ -72,12 +82,14 @@ export class AppModule {
         }),
         SupportModule,
       ],
-      controllers: [HealthController],
+      controllers: [HealthController, ...(chat ? [ChatController] : [])],
       providers: [
         { provide: DEMO_RUNTIME, useValue: runtime },
         { provide: DEMO_PARSE_CLIENT, useValue: parseClient },
         ReadinessService,
         ToolCallAuditService,
+        { provide: SessionVerifier, useValue: sessions },
+        { provide: DEMO_API_KEY, useValue: runtime.mcpApiKey },
       ],
     };
   }

@@ -27,12 +27,18 @@ export type { McpRequest } from './transport/http/mcp-request-gate';
 // The agent
 export { ParseAgent } from './agent/parse-agent';
 export type {
+  AgentAskOptions,
   AgentOptions,
   AgentServices,
   ExecuteOptions,
   PermitDecision,
   ToolDefinitionsOptions,
 } from './agent/parse-agent';
+export { createAgentServices } from './agent/create-agent-services';
+export type {
+  CreateAgentServicesOptions,
+  StandaloneAgentServices,
+} from './agent/create-agent-services';
 
 // Ground: identity, events, envelope, errors, limits
 export { AgentEvents } from './core/agent-events';
@@ -105,6 +111,34 @@ export type { RedisSessionStoreOptions } from './redis/redis-session-store';
 export { RedisCancellationBus } from './redis/redis-cancellation-bus';
 export { RedisListChangedRelay } from './redis/redis-list-changed-relay';
 export type { ListKind } from './redis/redis-list-changed-relay';
+export { LLM_PROVIDER, LlmProvider } from './ports/llm-provider';
+export type {
+  LlmAssistantMessage,
+  LlmMessage,
+  LlmRequest,
+  LlmResponse,
+  LlmStreamEvent,
+  LlmSystemMessage,
+  LlmToolCall,
+  LlmToolDefinition,
+  LlmToolMessage,
+  LlmUsage,
+  LlmUserMessage,
+} from './ports/llm-provider';
+export type {
+  AgentConversation,
+  AskOptions,
+  ConversationAgent,
+  ConversationAnswer,
+  ConversationFactory,
+  ConversationOptions,
+  ConversationToolDefinition,
+  FinishReason,
+  LlmProviderOptions,
+  ModelPrice,
+  ToolCallRecord,
+  UsageTotals,
+} from './ports/conversation';
 
 // Model decorators and metadata
 export {
@@ -194,6 +228,30 @@ export type { ToolEnvGate } from './tools/env-gates';
 export { PERMISSION_LEVELS } from './tools/tool-tiers';
 export { BUILTIN_CATEGORIES } from './tools/tool-categories';
 export type { ToolCategory } from './tools/tool-categories';
+
+// Conversations with a language model (client)
+export { ParseAgentConversation } from './client/parse-agent-conversation';
+export { ConversationResult } from './client/conversation-result';
+export type { ConversationEvent } from './client/conversation-result';
+export { ConversationUsage } from './client/conversation-usage';
+export { DEFAULT_MAX_ITERATIONS } from './client/conversation.types';
+export { DEFAULT_MODEL_PRICES } from './client/model-prices';
+export type { ModelPriceTable } from './client/model-prices';
+export { createLlmProvider, LLM_ENV, LLM_PROVIDER_NAMES } from './client/provider-from-env';
+export {
+  conversationFactory,
+  isLlmConfigured,
+  resolveLlmProvider,
+} from './client/conversation-factory';
+export { ConversationBusyError, LlmProviderError } from './client/conversation-errors';
+export { OpenAiProvider } from './client/providers/openai.provider';
+export type { OpenAiProviderOptions } from './client/providers/openai.provider';
+export { AnthropicProvider } from './client/providers/anthropic.provider';
+export type { AnthropicProviderOptions } from './client/providers/anthropic.provider';
+
+// Transports without a framework
+export { serveMcpOverStdio } from './transport/stdio/mcp-stdio.transport';
+export type { McpStdioOptions, McpStdioSession } from './transport/stdio/mcp-stdio.transport';
 
 // MCP protocol layer (pure)
 export { McpDispatcher } from './mcp/mcp-dispatcher';

@@ -59,6 +59,13 @@ import {
 } from '../core/errors';
 import { SlidingWindowRateLimiter } from '../ports/in-memory-rate-limiter';
 import { checkRateLimit, type RateLimiter } from '../ports/rate-limiter';
+import type {
+  AgentConversation,
+  AskOptions,
+  ConversationAnswer,
+  ConversationFactory,
+  ConversationOptions,
+} from '../ports/conversation';
 import { buildToolCallEvent } from './tool-call-audit';
 import { securityBanner } from '../core/security-banner';
 
@@ -119,7 +126,12 @@ export interface AgentServices {
   /** Cost caps for every where (DEFAULT_QUERY_COST_LIMITS where unset). */
   queryLimits?: Partial<QueryCostLimits>;
   warn?: (message: string) => void;
+  /** Opens LLM conversations for `ask()` (the Nest module and the CLI supply the client's). */
+  conversations?: ConversationFactory;
 }
+
+/** `ask()` options: the question's own (reset, signal) plus settings for a new conversation. */
+export type AgentAskOptions = AskOptions & ConversationOptions;
 
 export interface ToolDefinitionsOptions {
   /** mcp (default): { name, description, inputSchema }; openai: function tools; anthropic: tool use. */
@@ -167,6 +179,8 @@ export class ParseAgent implements AgentIdentity, ToolAgent {
   protected readonly progressSubject = new Subject<ProgressUpdate>();
   protected currentProgress?: (update: ProgressUpdate) => void;
   protected correlation?: string;
+  /** The conversation `ask()` continues with `reset: false`. */
+  protected askConversation?: AgentConversation;
 
   /** Tool progress reported during calls (the MCP layer forwards it as notifications). */
   readonly progress$: Observable<ProgressUpdate> = this.progressSubject.asObservable();
@@ -615,6 +629,47 @@ export class ParseAgent implements AgentIdentity, ToolAgent {
         ? describeAgentMethods(this, this.access, className).map((m) => m.name as string)
         : [],
     };
+  }
+
+  /**
+   * Opens a conversation in which a language model answers questions with this agent's tools,
+   * under this agent's identity and limits. Needs a conversation factory in the services
+   * (ParseAgentFactory and the CLI provide one).
+   */
+  conversation(options: ConversationOptions = {}): AgentConversation {
+    if (!this.services.conversations) {
+      throw new ParseAgentConfigError(
+        'This agent cannot hold a conversation: its services have no conversation factory. Create agents with ParseAgentFactory (Nest) or createAgentServices({ conversations: conversationFactory() }), then configure an LLM provider (LLM_PROVIDER, LLM_API_KEY, LLM_MODEL, LLM_BASE_URL).',
+      );
+    }
+    return this.services.conversations(this, options);
+  }
+
+  /**
+   * Asks a language model a question it answers with this agent's tools. Starts a fresh history
+   * unless `reset: false`, which continues the agent's previous question. Conversation settings
+   * (`llm`, `maxIterations`, ...) open a new conversation, so they cannot be combined with
+   * `reset: false`.
+   */
+  ask(question: string, options: AgentAskOptions = {}): Promise<ConversationAnswer> {
+    const { reset = true, signal, ...settings } = options;
+    const named = Object.entries(settings)
+      .filter(([, value]) => value !== undefined)
+      .map(([key]) => key);
+    const hasSettings = named.length > 0;
+    if (!reset && hasSettings) {
+      return Promise.reject(
+        new ParseAgentConfigError(
+          `ask(..., { reset: false }) continues the current conversation, whose settings are fixed; drop ${named.join(', ')} or start a new conversation (reset: true, or agent.conversation(settings)).`,
+        ),
+      );
+    }
+    try {
+      if (!this.askConversation || hasSettings) this.askConversation = this.conversation(settings);
+    } catch (error) {
+      return Promise.reject(error as Error);
+    }
+    return this.askConversation.ask(question, { reset, signal });
   }
 
   /** Called by tools (built-in or custom) to report progress of the current call. */

@@ -1,10 +1,7 @@
+import type { ModelPrice } from '../ports/conversation';
 import type { LlmUsage } from '../ports/llm-provider';
 
-/** List price of a model in US dollars per million tokens. */
-export interface ModelPrice {
-  input: number;
-  output: number;
-}
+export type { ModelPrice };
 
 export type ModelPriceTable = Readonly<Record<string, ModelPrice>>;
 

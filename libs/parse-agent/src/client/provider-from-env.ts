@@ -1,4 +1,5 @@
 import { ParseAgentConfigError } from '../core/errors';
+import type { LlmProviderOptions } from '../ports/conversation';
 import type { LlmProvider } from '../ports/llm-provider';
 import { AnthropicProvider } from './providers/anthropic.provider';
 import { OpenAiProvider } from './providers/openai.provider';
@@ -11,15 +12,7 @@ export const LLM_ENV = {
   baseURL: 'LLM_BASE_URL',
 } as const;
 
-export interface LlmProviderOptions {
-  /** openai, anthropic, openai-compatible, or a preset: lmstudio, ollama, vllm, deepseek. */
-  provider?: string;
-  apiKey?: string;
-  model?: string;
-  baseURL?: string;
-  timeoutMs?: number;
-  maxRetries?: number;
-}
+export type { LlmProviderOptions };
 
 interface Preset {
   sdk: 'openai' | 'anthropic';

@@ -20,6 +20,7 @@ import { McpDispatcher } from '../mcp/mcp-dispatcher';
 import { PromptRegistry } from '../mcp/prompt-registry';
 import { MetadataRegistry } from '../metadata/metadata-registry';
 import { DataPathProvider } from '../ports/data-path';
+import { LlmProvider } from '../ports/llm-provider';
 import { RateLimiter } from '../ports/rate-limiter';
 import { ToolRegistry } from '../tools/tool-registry';
 import { AgentToolExplorer } from './agent-tool.explorer';
@@ -55,6 +56,7 @@ import { UnexposedClassesReporter } from './unexposed-classes.reporter';
     PostgresDataAccess,
     DataRouter,
     RateLimiter,
+    LlmProvider,
     PARSE_AGENT_SERVICES,
     PARSE_AGENT_MODULE_OPTIONS,
   ],

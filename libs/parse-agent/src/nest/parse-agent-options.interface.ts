@@ -1,6 +1,8 @@
 import type { AgentOptions, ParseAgent } from '../agent/parse-agent';
 import type { PgPoolLike } from '../data/postgres/pg-driver';
 import type { PostgresDataPathOptions } from '../data/postgres/postgres-data-path';
+import type { LlmProviderOptions } from '../ports/conversation';
+import type { LlmProvider } from '../ports/llm-provider';
 import type { RateLimiter } from '../ports/rate-limiter';
 import type { RedisConnectionOptions } from '../redis/redis-connection';
 import type { ModelClass } from '../metadata/metadata.types';
@@ -104,6 +106,12 @@ export interface ParseAgentModuleOptions {
   schemaCacheTtlMs?: number;
   /** At bootstrap, compare models with the server's schemas and log the gaps (a short table). */
   auditMetadataOnBoot?: boolean;
+  /**
+   * The language model behind `agent.ask()` and `ParseAgentFactory.conversation()`: an LlmProvider
+   * or provider options. Default: LLM_PROVIDER, LLM_API_KEY, LLM_MODEL and LLM_BASE_URL from the
+   * environment when LLM_PROVIDER is set, else none (conversations then explain how to set one).
+   */
+  llm?: LlmProvider | LlmProviderOptions;
   /** Silence the master-key and unhide banners (a deliberate global master-key deployment). */
   suppressSecurityBanners?: boolean;
   /**

@@ -2,6 +2,7 @@ import { Logger, type Provider } from '@nestjs/common';
 import { AgentEvents } from '../core/agent-events';
 import { suppressSecurityBanners } from '../core/security-banner';
 import type { AgentServices } from '../agent/parse-agent';
+import { conversationFactory, resolveLlmProvider } from '../client/conversation-factory';
 import { DataRouter } from '../data/data-router';
 import { ParseRestClient } from '../data/parse-rest/parse-rest-client';
 import { ParseRestDataPathProvider } from '../data/parse-rest/parse-rest-data-path';
@@ -14,6 +15,7 @@ import { PromptRegistry } from '../mcp/prompt-registry';
 import { MetadataRegistry } from '../metadata/metadata-registry';
 import { DataPathProvider } from '../ports/data-path';
 import { KeyedSlidingWindowRateLimiter } from '../ports/in-memory-rate-limiter';
+import { LlmProvider } from '../ports/llm-provider';
 import { RateLimiter } from '../ports/rate-limiter';
 import type { RedisConnection } from '../redis/redis-connection';
 import { RedisRateLimiter } from '../redis/redis-rate-limiter';
@@ -106,6 +108,13 @@ export const parseAgentProviders: Provider[] = [
     inject: [DataPathProvider],
   },
   {
+    // The configured language model, or null: conversations then say how to configure one.
+    provide: LlmProvider,
+    useFactory: (options: ParseAgentModuleOptions): LlmProvider | null =>
+      resolveLlmProvider(options.llm) ?? null,
+    inject: [PARSE_AGENT_MODULE_OPTIONS],
+  },
+  {
     provide: PARSE_AGENT_SERVICES,
     useFactory: (
       metadata: MetadataRegistry,
@@ -115,6 +124,7 @@ export const parseAgentProviders: Provider[] = [
       data: DataRouter,
       schemas: SchemaCache,
       options: ParseAgentModuleOptions,
+      llm: LlmProvider | null,
     ): AgentServices => ({
       data,
       schemas,
@@ -124,6 +134,7 @@ export const parseAgentProviders: Provider[] = [
       rateLimiter,
       analytics: options.analytics,
       queryLimits: options.queryLimits,
+      conversations: conversationFactory({ provider: llm ?? undefined }),
     }),
     inject: [
       MetadataRegistry,
@@ -133,6 +144,7 @@ export const parseAgentProviders: Provider[] = [
       DataRouter,
       SchemaCache,
       PARSE_AGENT_MODULE_OPTIONS,
+      LlmProvider,
     ],
   },
 ];

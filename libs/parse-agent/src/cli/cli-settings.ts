@@ -1,0 +1,155 @@
+import { existsSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { isPermissionLevel, type PermissionLevel } from '../core/constants';
+import { ParseAgentConfigError } from '../core/errors';
+
+type Env = Record<string, string | undefined>;
+
+/** Every environment variable the CLI reads (also listed, with comments, in `.env.sample`). */
+export const CLI_ENV = {
+  serverURL: 'PARSE_SERVER_URL',
+  appId: 'PARSE_APP_ID',
+  masterKey: 'PARSE_MASTER_KEY',
+  javascriptKey: 'PARSE_JAVASCRIPT_KEY',
+  sessionToken: 'PARSE_SESSION_TOKEN',
+  username: 'PARSE_USERNAME',
+  password: 'PARSE_PASSWORD',
+  permissions: 'MCP_AGENT_PERMISSIONS',
+  tenantId: 'PARSE_AGENT_TENANT_ID',
+  models: 'PARSE_AGENT_MODELS',
+  chatTrace: 'MCP_CHAT_TRACE',
+  maxIterations: 'LLM_MAX_ITERATIONS',
+  autoCompactAt: 'LLM_AUTO_COMPACT_AT',
+  host: 'MCP_HOST',
+  port: 'MCP_PORT',
+  apiKey: 'MCP_API_KEY',
+} as const;
+
+/** A setting the user must fix; the CLI prints its message and exits 2. */
+export class CliUsageError extends ParseAgentConfigError {}
+
+/** Options every command accepts (flags win over the environment). */
+export interface CliGlobalOptions {
+  envFile?: string;
+  serverUrl?: string;
+  appId?: string;
+  sessionToken?: string;
+  username?: string;
+  permissions?: string;
+  tenant?: string;
+  models?: string;
+}
+
+export type CliIdentity =
+  | { kind: 'session'; sessionToken: string }
+  | { kind: 'login'; username: string; password: string }
+  | { kind: 'master' };
+
+export interface CliSettings {
+  parse: { serverURL: string; appId: string; masterKey: string; javascriptKey?: string };
+  identity: CliIdentity;
+  permissions: PermissionLevel;
+  tenantId?: string;
+  /** Module to load decorated model classes from. */
+  models?: string;
+  env: Env;
+}
+
+/**
+ * Loads `.env` into the environment: the named file (which must exist), else `./.env` when there
+ * is one. Variables already set win, as with dotenv.
+ */
+export function loadEnvFile(path: string | undefined, env: Env = process.env): string | undefined {
+  const file = path ? resolve(path) : resolve('.env');
+  if (!existsSync(file)) {
+    if (path) throw new CliUsageError(`--env-file ${path}: no such file.`);
+    return undefined;
+  }
+  const before = { ...env };
+  process.loadEnvFile(file);
+  // loadEnvFile overwrites; put back what the shell had set.
+  for (const [key, value] of Object.entries(before)) {
+    if (value !== undefined) env[key] = value;
+  }
+  return file;
+}
+
+function setting(value: string | undefined): string | undefined {
+  const trimmed = value?.trim();
+  return trimmed ? trimmed : undefined;
+}
+
+/** Reads the connection, identity and agent settings; throws CliUsageError naming what is missing. */
+export function readCliSettings(options: CliGlobalOptions, env: Env = process.env): CliSettings {
+  const serverURL = setting(options.serverUrl ?? env[CLI_ENV.serverURL]);
+  const appId = setting(options.appId ?? env[CLI_ENV.appId]);
+  const masterKey = setting(env[CLI_ENV.masterKey]);
+  const missing = [
+    serverURL ? undefined : `${CLI_ENV.serverURL} (or --server-url)`,
+    appId ? undefined : `${CLI_ENV.appId} (or --app-id)`,
+    masterKey ? undefined : CLI_ENV.masterKey,
+  ].filter(Boolean);
+  if (missing.length) {
+    throw new CliUsageError(
+      `Set ${missing.join(', ')}: the Parse Server to talk to. Put them in the environment or a .env file (see .env.sample); the master key is needed to read schemas even when acting as a user.`,
+    );
+  }
+  try {
+    const url = new URL(serverURL!);
+    if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new Error();
+  } catch {
+    throw new CliUsageError(
+      `${CLI_ENV.serverURL} must be an http(s) URL such as http://localhost:1337/parse, got "${serverURL}".`,
+    );
+  }
+
+  const sessionToken = setting(options.sessionToken ?? env[CLI_ENV.sessionToken]);
+  const username = setting(options.username ?? env[CLI_ENV.username]);
+  const password = env[CLI_ENV.password];
+  if (sessionToken && username) {
+    throw new CliUsageError(
+      `Act as one identity: a session token (${CLI_ENV.sessionToken} / --session-token) or a username (${CLI_ENV.username} / --username), not both.`,
+    );
+  }
+  let identity: CliIdentity = { kind: 'master' };
+  if (sessionToken) identity = { kind: 'session', sessionToken };
+  else if (username) {
+    if (!password) {
+      throw new CliUsageError(
+        `--username ${username} needs the password in ${CLI_ENV.password} (kept out of the command line, where other users could read it).`,
+      );
+    }
+    identity = { kind: 'login', username, password };
+  }
+
+  const permissions = setting(options.permissions ?? env[CLI_ENV.permissions]) ?? 'readonly';
+  if (!isPermissionLevel(permissions)) {
+    throw new CliUsageError(
+      `Permissions must be readonly, write or admin (--permissions or ${CLI_ENV.permissions}), got "${permissions}".`,
+    );
+  }
+  return {
+    parse: {
+      serverURL: serverURL!,
+      appId: appId!,
+      masterKey: masterKey!,
+      javascriptKey: setting(env[CLI_ENV.javascriptKey]),
+    },
+    identity,
+    permissions,
+    tenantId: setting(options.tenant ?? env[CLI_ENV.tenantId]),
+    models: setting(options.models ?? env[CLI_ENV.models]),
+    env,
+  };
+}
+
+/** A positive integer from the environment, or undefined; anything else is a usage error. */
+export function positiveIntegerSetting(env: Env, name: string): number | undefined {
+  const raw = setting(env[name]);
+  if (raw === undefined) return undefined;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < 1) {
+    throw new CliUsageError(`${name} must be a positive integer, got "${raw}".`);
+  }
+  return value;
+}

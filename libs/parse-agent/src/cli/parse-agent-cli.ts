@@ -1,0 +1,372 @@
+import { Command, CommanderError, Option } from 'commander';
+import type { Readable, Writable } from 'node:stream';
+import { isLlmConfigured, NO_LLM_PROVIDER_MESSAGE } from '../client/conversation-factory';
+import { ParseAgentConversation } from '../client/parse-agent-conversation';
+import type { PermissionLevel } from '../core/constants';
+import { ParseAgentConfigError } from '../core/errors';
+import { BUILTIN_PROMPTS } from '../mcp/builtin-prompts';
+import { McpDispatcher } from '../mcp/mcp-dispatcher';
+import { PromptRegistry } from '../mcp/prompt-registry';
+import type { ModelClass } from '../metadata/metadata.types';
+import { isTruthyEnv } from '../tools/env-gates';
+import { serveMcpOverStdio } from '../transport/stdio/mcp-stdio.transport';
+import { PARSE_AGENT_VERSION } from '../version';
+import { runChatLoop } from './chat-loop';
+import { openCliSession, type CliSession } from './cli-session';
+import {
+  CLI_ENV,
+  CliUsageError,
+  loadEnvFile,
+  positiveIntegerSetting,
+  readCliSettings,
+  type CliGlobalOptions,
+  type CliSettings,
+} from './cli-settings';
+import { formatTable, rowsOf } from './format-table';
+import { loadModels } from './load-models';
+
+/** What `parse-agent serve` asks the HTTP server host for (see the bin entry in nest/). */
+export interface CliServeRequest {
+  parse: CliSettings['parse'];
+  host: string;
+  port: number;
+  permissions: PermissionLevel;
+  sessionToken?: string;
+  tenantId?: string;
+  models: ModelClass[];
+}
+
+export interface CliServer {
+  url: string;
+  close(): Promise<void>;
+}
+
+export interface CliDependencies {
+  /**
+   * Starts the standalone HTTP MCP server. The server is a Nest application and the CLI sits below
+   * the Nest layer, so the bin entry hands this in.
+   */
+  startServer?: (request: CliServeRequest) => Promise<CliServer>;
+  stdin?: Readable;
+  stdout?: Writable & { isTTY?: boolean };
+  stderr?: Writable;
+  env?: Record<string, string | undefined>;
+}
+
+const EXIT = { ok: 0, failed: 1, usage: 2 } as const;
+
+/**
+ * Runs the `parse-agent` command line and resolves to the exit code: 0 done, 1 a tool or request
+ * failed, 2 a setting or argument must be fixed. Only long-running commands (chat, serve, stdio)
+ * keep the process alive; their promise settles when they end.
+ */
+export async function runCli(argv: string[], deps: CliDependencies = {}): Promise<number> {
+  const stdout = deps.stdout ?? process.stdout;
+  const stderr = deps.stderr ?? process.stderr;
+  const env = deps.env ?? process.env;
+  const log = (line: string) => stderr.write(`${line}\n`);
+  const print = (text: string) => stdout.write(`${text}\n`);
+  let exitCode: number = EXIT.ok;
+
+  const settingsOf = (command: Command): CliSettings => {
+    const options = command.optsWithGlobals<CliGlobalOptions>();
+    loadEnvFile(options.envFile, env);
+    return readCliSettings(options, env);
+  };
+  const withSession = async (
+    from: Command | CliSettings,
+    run: (session: CliSession) => Promise<void>,
+  ): Promise<void> => {
+    const settings = from instanceof Command ? settingsOf(from) : from;
+    const session = await openCliSession(settings, log);
+    try {
+      await run(session);
+    } finally {
+      session.close();
+    }
+  };
+
+  const program = new Command('parse-agent')
+    .description(
+      'Talk to a Parse Server app’s data as a user or the operator: chat with a language model, call tools, or serve MCP (stdio or HTTP).',
+    )
+    .version(PARSE_AGENT_VERSION)
+    .option('--env-file <path>', 'read settings from this file (default: ./.env when present)')
+    .option('--server-url <url>', `Parse Server URL (${CLI_ENV.serverURL})`)
+    .option('--app-id <id>', `Parse application id (${CLI_ENV.appId})`)
+    .option(
+      '--session-token <token>',
+      `act as the user of this Parse session (${CLI_ENV.sessionToken})`,
+    )
+    .option(
+      '--username <name>',
+      `log in as this user; the password comes from ${CLI_ENV.password} (${CLI_ENV.username})`,
+    )
+    .addOption(
+      new Option(
+        '--permissions <level>',
+        `tool tier (${CLI_ENV.permissions}, default readonly)`,
+      ).choices(['readonly', 'write', 'admin']),
+    )
+    .option('--tenant <id>', `bind the agent to a tenant (${CLI_ENV.tenantId})`)
+    .option(
+      '--models <module>',
+      `load decorated model classes from a compiled module (${CLI_ENV.models})`,
+    )
+    .showHelpAfterError('(run with --help for usage)')
+    .configureOutput({
+      writeOut: (text) => stdout.write(text),
+      writeErr: (text) => stderr.write(text),
+    })
+    .exitOverride()
+    .addHelpText(
+      'after',
+      `
+Without a session token or username the CLI acts as the operator with the master key.
+Settings come from the environment or ./.env (see .env.sample).
+
+Examples:
+  $ parse-agent tools
+  $ PARSE_SESSION_TOKEN=r:abc parse-agent call count_objects '{"class_name":"Order"}'
+  $ parse-agent chat --username alice`,
+    );
+
+  program
+    .command('chat')
+    .description('a terminal conversation with a language model that answers with your data')
+    .option('--trace', `show tool calls and timings (${CLI_ENV.chatTrace}=true)`)
+    .option('--system <prompt>', 'a system prompt sent first in every request')
+    .addHelpText(
+      'after',
+      `
+Needs LLM_PROVIDER (openai, anthropic, openai-compatible, lmstudio, ollama, vllm, deepseek),
+LLM_API_KEY, and optionally LLM_MODEL, LLM_BASE_URL, LLM_MAX_ITERATIONS, LLM_AUTO_COMPACT_AT.
+Slash commands: /tools /usage /compact /reset /trace /history /help /quit
+
+Example:
+  $ LLM_PROVIDER=openai LLM_API_KEY=sk-... parse-agent chat --username alice`,
+    )
+    .action(async (options: { trace?: boolean; system?: string }, command: Command) => {
+      const settings = settingsOf(command);
+      if (!isLlmConfigured(env)) throw new CliUsageError(NO_LLM_PROVIDER_MESSAGE);
+      await withSession(settings, async (session) => {
+        const conversation = new ParseAgentConversation(session.agent, {
+          env,
+          systemPrompt: options.system,
+          maxIterations: positiveIntegerSetting(env, CLI_ENV.maxIterations),
+          autoCompactAt: positiveIntegerSetting(env, CLI_ENV.autoCompactAt),
+        });
+        const trace = Boolean(options.trace) || isTruthyEnv(env[CLI_ENV.chatTrace]);
+        await runChatLoop({
+          agent: session.agent,
+          conversation,
+          input: deps.stdin ?? process.stdin,
+          output: stdout,
+          trace,
+          header: [
+            `parse-agent chat — ${conversation.provider.name} / ${conversation.provider.model}`,
+            `Acting as ${session.principal.label} | permissions ${settings.permissions}${settings.tenantId ? ` | tenant ${settings.tenantId}` : ''} | trace ${trace ? 'on' : 'off'}`,
+            'Ask a question. Commands: /tools /usage /compact /reset /trace /history /help /quit',
+          ],
+        });
+      });
+    });
+
+  program
+    .command('call')
+    .description('run one tool and print its result envelope as JSON')
+    .argument('<tool>', 'tool name, e.g. query_class (see `parse-agent tools`)')
+    .argument('[json-args]', 'the tool arguments as a JSON object', '{}')
+    .option('--table', 'print result rows as a table instead of JSON')
+    .addHelpText(
+      'after',
+      `
+Exits 0 when the tool succeeded, 1 when it failed (the envelope says why).
+
+Examples:
+  $ parse-agent call count_objects '{"class_name":"Order"}'
+  $ parse-agent call query_class '{"class_name":"Order","limit":5,"keys":["total","status"]}' --table`,
+    )
+    .action(
+      async (tool: string, jsonArgs: string, options: { table?: boolean }, command: Command) => {
+        const args = parseArguments(jsonArgs);
+        await withSession(command, async (session) => {
+          const envelope = await session.agent.execute(tool, args);
+          const rows = options.table && envelope.success ? rowsOf(envelope.data) : undefined;
+          if (rows) print(formatTable(rows));
+          else {
+            if (options.table && envelope.success) log('(no rows in this result; printing JSON)');
+            print(JSON.stringify(envelope, null, 2));
+          }
+          if (!envelope.success) exitCode = EXIT.failed;
+        });
+      },
+    );
+
+  program
+    .command('tools')
+    .description('list the tools this identity may call')
+    .option('--json', 'print JSON: [{ name, category, permission, description }]')
+    .option('--category <name>', 'only this category (schema, query, ...)')
+    .addHelpText(
+      'after',
+      `
+Examples:
+  $ parse-agent tools
+  $ parse-agent tools --json --category query`,
+    )
+    .action(async (options: { json?: boolean; category?: string }, command: Command) => {
+      await withSession(command, async (session) => {
+        const tools = session.agent.toolDefinitions({ category: options.category }).map((t) => ({
+          name: t.name,
+          category: t.category,
+          permission: t.permission,
+          description: t.description,
+        }));
+        if (options.json) print(JSON.stringify(tools, null, 2));
+        else {
+          const short = tools.map((t) => ({ ...t, description: firstSentence(t.description) }));
+          print(formatTable(short));
+        }
+      });
+    });
+
+  program
+    .command('describe')
+    .description('what this identity is and may do, or what it sees of one class (JSON)')
+    .argument('[class]', 'a Parse class name, e.g. Order')
+    .addHelpText(
+      'after',
+      `
+Examples:
+  $ parse-agent describe
+  $ parse-agent describe Order --session-token r:abc`,
+    )
+    .action(async (className: string | undefined, _options: unknown, command: Command) => {
+      await withSession(command, async (session) => {
+        const described = className
+          ? session.agent.describeFor(className)
+          : { acting_as: session.principal.label, ...session.agent.describe() };
+        print(JSON.stringify(described, null, 2));
+      });
+    });
+
+  program
+    .command('serve')
+    .description('the standalone MCP server over HTTP (/mcp, /health, /tools)')
+    .option('--host <host>', `interface to bind (${CLI_ENV.host}, default 127.0.0.1)`)
+    .option('--port <port>', `port (${CLI_ENV.port}, default 3001; 0 picks one)`)
+    .addHelpText(
+      'after',
+      `
+Binding beyond loopback needs ${CLI_ENV.apiKey}; clients then send it in X-MCP-API-Key.
+
+Examples:
+  $ parse-agent serve
+  $ MCP_API_KEY=$(openssl rand -hex 24) parse-agent serve --host 0.0.0.0 --port 3001`,
+    )
+    .action(async (options: { host?: string; port?: string }, command: Command) => {
+      if (!deps.startServer) {
+        throw new CliUsageError('This build of the CLI cannot start the HTTP server.');
+      }
+      const settings = settingsOf(command);
+      const host = options.host ?? env[CLI_ENV.host] ?? '127.0.0.1';
+      const rawPort = options.port ?? env[CLI_ENV.port] ?? '3001';
+      const port = Number(rawPort);
+      if (!Number.isInteger(port) || port < 0 || port > 65535) {
+        throw new CliUsageError(`--port must be an integer from 0 to 65535, got "${rawPort}".`);
+      }
+      // Resolve the identity once (a username logs in here) and hand the server its session.
+      const session = await openCliSession(settings, log);
+      session.close();
+      const server = await deps.startServer({
+        parse: settings.parse,
+        host,
+        port,
+        permissions: settings.permissions,
+        sessionToken: session.agent.sessionToken,
+        tenantId: settings.tenantId,
+        models: settings.models ? loadModels(settings.models) : [],
+      });
+      log(`MCP server listening on ${server.url}/mcp as ${session.principal.label}`);
+      await new Promise<void>((resolve) => {
+        const stop = () => void server.close().then(resolve, resolve);
+        process.once('SIGINT', stop);
+        process.once('SIGTERM', stop);
+      });
+    });
+
+  program
+    .command('stdio')
+    .description(
+      'MCP over stdio, for Claude Desktop, Cursor and other clients that launch a command',
+    )
+    .addHelpText(
+      'after',
+      `
+Reads newline-delimited JSON-RPC on stdin and writes only JSON-RPC to stdout; logs go to stderr.
+
+Example (a client's MCP server entry):
+  { "command": "npx", "args": ["parse-agent", "stdio"],
+    "env": { "PARSE_SERVER_URL": "...", "PARSE_APP_ID": "...", "PARSE_MASTER_KEY": "...",
+             "PARSE_SESSION_TOKEN": "r:..." } }`,
+    )
+    .action(async (_options: unknown, command: Command) => {
+      await withSession(command, async (session) => {
+        const dispatcher = new McpDispatcher(
+          session.services.tools,
+          new PromptRegistry(BUILTIN_PROMPTS),
+        );
+        log(
+          `parse-agent ${PARSE_AGENT_VERSION}: MCP over stdio as ${session.principal.label}, ${session.agent.allowedTools().length} tools`,
+        );
+        const stdio = serveMcpOverStdio({
+          dispatcher,
+          agent: session.agent,
+          input: deps.stdin ?? process.stdin,
+          output: stdout,
+          log: (line) => log(`[parse-agent] ${line}`),
+        });
+        await stdio.closed;
+      });
+    });
+
+  try {
+    await program.parseAsync(argv, { from: 'user' });
+    return exitCode;
+  } catch (error) {
+    if (error instanceof CommanderError) {
+      // Help and version exit 0; a bad flag or argument has already been reported.
+      return error.exitCode === 0 ? EXIT.ok : EXIT.usage;
+    }
+    if (error instanceof ParseAgentConfigError) {
+      log(`parse-agent: ${error.message}`);
+      return EXIT.usage;
+    }
+    log(
+      `parse-agent: ${error instanceof Error ? `${error.name}: ${error.message}` : String(error)}`,
+    );
+    return EXIT.failed;
+  }
+}
+
+function parseArguments(text: string): Record<string, unknown> {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (error) {
+    throw new CliUsageError(
+      `The tool arguments are not valid JSON (${(error as Error).message}). Quote them for the shell, e.g. '{"class_name":"Order"}'.`,
+    );
+  }
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+    throw new CliUsageError(
+      `The tool arguments must be a JSON object, e.g. '{"class_name":"Order"}'.`,
+    );
+  }
+  return value as Record<string, unknown>;
+}
+
+function firstSentence(text: string): string {
+  return text.split(/(?<=\.)\s/)[0];
+}

@@ -1,0 +1,35 @@
+#!/usr/bin/env node
+import 'reflect-metadata';
+import { runCli, type CliServeRequest, type CliServer } from '../cli/parse-agent-cli';
+
+/**
+ * The `parse-agent` executable. It lives in the Nest layer because `serve` runs the standalone
+ * server, a Nest application, and the CLI layer sits below Nest; the server module is loaded only
+ * when `serve` runs, so the other commands (stdio above all) start without Nest.
+ */
+async function startServer(request: CliServeRequest): Promise<CliServer> {
+  const { startStandaloneMcpServer } = await import('./mcp/standalone-server');
+  return startStandaloneMcpServer({
+    parse: request.parse,
+    host: request.host,
+    port: request.port,
+    permissions: request.permissions,
+    sessionToken: request.sessionToken,
+    models: request.models,
+    defaults: request.tenantId ? { tenantId: request.tenantId } : undefined,
+    logger: ['warn', 'error'],
+  });
+}
+
+// A closed pipe (`parse-agent tools | head`) ends the command quietly, as with other CLIs.
+process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+  if (error.code === 'EPIPE') process.exit(0);
+  throw error;
+});
+
+// Exit once the command is done: an SDK's keep-alive sockets must not hold the process open.
+const exit = (code: number) => process.stdout.write('', () => process.exit(code));
+runCli(process.argv.slice(2), { startServer }).then(exit, (error: unknown) => {
+  process.stderr.write(`parse-agent: ${String(error)}\n`);
+  exit(1);
+});
