@@ -14,6 +14,7 @@ import {
   AgentUnauthorizedError,
   ParseAgentModule,
   ToolRegistry,
+  type McpEndpointOptions,
   type ParseAgentModuleOptions,
 } from 'nestjs-parse-agent';
 import { PromptRegistry } from 'nestjs-parse-agent/mcp/prompt-registry';
@@ -115,7 +116,7 @@ export async function startRedisNode(options: {
   redisUrl: string;
   keyPrefix: string;
   parse?: ParseAgentModuleOptions['parse'];
-  mcp?: Partial<NonNullable<ParseAgentModuleOptions['mcp']>>;
+  mcp?: McpEndpointOptions;
 }): Promise<RedisNode> {
   const moduleRef = await Test.createTestingModule({
     imports: [
