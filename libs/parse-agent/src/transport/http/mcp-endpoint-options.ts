@@ -1,4 +1,6 @@
 import { ParseAgentConfigError } from '../../core/errors';
+import type { EventStore } from '../../ports/event-store';
+import { DEFAULT_EVENT_RETENTION_MS } from '../../ports/in-memory-event-store';
 import type { RateLimiter } from '../../ports/rate-limiter';
 import {
   DEFAULT_HEARTBEAT_INTERVAL_MS,
@@ -64,6 +66,17 @@ export interface McpEndpointOptions<TGuard = unknown> {
    * through their AbortSignal and answered with a JSON-RPC error, and open streams are closed.
    */
   shutdownGracePeriodMs?: number;
+  /**
+   * Resumable streams (default false): streaming calls give every SSE event an id and keep the
+   * events for `eventRetentionMs`, so a client that lost its connection reconnects (GET with
+   * `Last-Event-ID`) and gets what it missed, then the rest, exactly once. A lost connection then
+   * no longer cancels the call (`notifications/cancelled` still does). Events are kept in Redis with
+   * the module's `redis` option (resume on any node), in this process otherwise; pass an
+   * `EventStore` of your own (the MCP SDK's contract) instead of `true` to keep them elsewhere.
+   */
+  resumable?: boolean | EventStore;
+  /** How long a resumable stream's events are kept after its last one (default 5 minutes). */
+  eventRetentionMs?: number;
 }
 
 /** The endpoint settings with defaults applied and inputs normalised. */
@@ -84,6 +97,9 @@ export interface ResolvedMcpEndpointOptions<TGuard = unknown> {
   maxSessions: number;
   maxSessionsPerPrincipal: number;
   shutdownGracePeriodMs: number;
+  /** Off, on with the module's store, or on with the application's store. */
+  resumable: boolean | EventStore;
+  eventRetentionMs: number;
 }
 
 /** Validates the `mcp` extra and fills in defaults; errors name the setting to fix. */
@@ -155,6 +171,17 @@ export function resolveMcpEndpointOptions<TGuard>(
   if (limiter !== undefined && typeof (limiter as { check?: unknown })?.check !== 'function') {
     fail('preAuthRateLimiter must have a check(key) method (a RateLimiter).');
   }
+  const resumable = options.resumable ?? false;
+  if (
+    typeof resumable !== 'boolean' &&
+    (typeof resumable !== 'object' ||
+      typeof (resumable as Partial<EventStore>).storeEvent !== 'function' ||
+      typeof (resumable as Partial<EventStore>).replayEventsAfter !== 'function')
+  ) {
+    fail(
+      'resumable must be true, false or an EventStore (storeEvent and replayEventsAfter methods).',
+    );
+  }
   let requiredHeader: ResolvedMcpEndpointOptions['requiredHeader'];
   try {
     requiredHeader = normalizeRequiredHeader(options.requireCustomHeader);
@@ -184,5 +211,11 @@ export function resolveMcpEndpointOptions<TGuard>(
       )!,
     ),
     shutdownGracePeriodMs: grace,
+    resumable,
+    eventRetentionMs: positive(
+      'eventRetentionMs',
+      options.eventRetentionMs,
+      DEFAULT_EVENT_RETENTION_MS,
+    )!,
   };
 }

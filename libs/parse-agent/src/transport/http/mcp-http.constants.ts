@@ -12,6 +12,8 @@ export const DEFAULT_MAX_SESSIONS = 10_000;
 /** Open sessions one principal may hold; its oldest is ended when it opens one more. */
 export const DEFAULT_MAX_SESSIONS_PER_PRINCIPAL = 32;
 export const DEFAULT_SHUTDOWN_GRACE_PERIOD_MS = 10_000;
+/** The first revision whose clients accept an SSE event without data (the priming event). */
+export const PRIMING_PROTOCOL_VERSION = '2025-11-25';
 /** After the grace period, how long cancelled calls get to answer on their own. */
 export const SHUTDOWN_SETTLE_MS = 1_000;
 
@@ -21,6 +23,7 @@ export const HEADER = Object.freeze({
   protocolVersion: 'mcp-protocol-version',
   correlationId: 'x-mcp-session-id',
   apiKey: 'x-mcp-api-key',
+  lastEventId: 'last-event-id',
 });
 
 /** Header names as they go out on responses. */
