@@ -66,14 +66,14 @@ function unsupported(op: string, place: string): InvalidQueryError {
   );
 }
 
+/**
+ * A literal object: its prototype is null or an Object.prototype of any realm (a canonical filter
+ * copied with structuredClone may come from another realm, e.g. under a test runner's vm context).
+ */
 function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return (
-    typeof value === 'object' &&
-    value !== null &&
-    !Array.isArray(value) &&
-    !(value instanceof Date) &&
-    (Object.getPrototypeOf(value) === Object.prototype || Object.getPrototypeOf(value) === null)
-  );
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
+  const proto: unknown = Object.getPrototypeOf(value);
+  return proto === null || Object.getPrototypeOf(proto) === null;
 }
 
 interface Target {

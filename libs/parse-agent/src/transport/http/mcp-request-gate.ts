@@ -492,7 +492,10 @@ const ABORTED = Symbol('aborted');
  * first, and when the body is larger either undefined (`discard`: the rest is drained unread) or
  * what was read so far with the stream paused (`pause`: the caller continues later, or discards).
  */
-function readLimited(req: IncomingMessage, max: number): Promise<Buffer | undefined | typeof ABORTED>;
+function readLimited(
+  req: IncomingMessage,
+  max: number,
+): Promise<Buffer | undefined | typeof ABORTED>;
 function readLimited(
   req: IncomingMessage,
   max: number,
