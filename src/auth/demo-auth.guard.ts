@@ -45,20 +45,20 @@ export class DemoAuthGuard implements CanActivate {
   ) {}
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
-    const request = context
-      .switchToHttp()
-      .getRequest<
-        DemoRequest & {
-          headers: Record<string, string | undefined>;
-          method?: string;
-          body?: unknown;
-        }
-      >();
+    const request = context.switchToHttp().getRequest<
+      DemoRequest & {
+        headers: Record<string, string | undefined>;
+        method?: string;
+        body?: unknown;
+      }
+    >();
     const authorization = request.headers.authorization;
     const bearer = authorization?.match(/^Bearer\s+(\S+)$/i)?.[1];
     if (bearer) {
       // Opening an MCP session always asks Parse, so a logged-out token cannot start one.
-      const user = await this.sessions.verify(bearer, { fresh: opensSession(request.method, request.body) });
+      const user = await this.sessions.verify(bearer, {
+        fresh: opensSession(request.method, request.body),
+      });
       if (!user) throw new UnauthorizedException();
       request.demoPrincipal = { kind: 'user', sessionToken: bearer, ...user };
       return true;
