@@ -66,14 +66,19 @@ function unsupported(op: string, place: string): InvalidQueryError {
   );
 }
 
-/**
- * A literal object: its prototype is null or an Object.prototype of any realm (a canonical filter
- * copied with structuredClone may come from another realm, e.g. under a test runner's vm context).
- */
 function isPlainObject(value: unknown): value is Record<string, unknown> {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
-  const proto: unknown = Object.getPrototypeOf(value);
-  return proto === null || Object.getPrototypeOf(proto) === null;
+  // Tag check rather than prototype identity: values cloned with structuredClone (or made in
+  // another realm) have a different Object.prototype but are still plain objects.
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    !Array.isArray(value) &&
+    Object.prototype.toString.call(value) === '[object Object]' &&
+    (() => {
+      const proto = Object.getPrototypeOf(value) as object | null;
+      return proto === null || Object.getPrototypeOf(proto) === null;
+    })()
+  );
 }
 
 interface Target {
