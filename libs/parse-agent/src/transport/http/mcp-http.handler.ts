@@ -47,6 +47,7 @@ import {
 } from '../../ports/event-store';
 import { newStreamId, streamOwnedBy } from './resumable-stream-id';
 import { principalKey } from './principal-key';
+import { PrincipalStreams } from './principal-streams';
 import {
   abortOnUnsubscribe,
   formatSseFrame,
@@ -117,6 +118,8 @@ export class McpHttpHandler {
   protected readonly dispatchLogger: DispatchLogger;
   protected readonly agentFactory: McpAgentFactory;
   protected activeStreams = 0;
+  /** GET streams open per principal (this process). */
+  protected readonly getStreams: PrincipalStreams;
   /** Questions to the person (MCP elicitation) asked on SSE calls, answered by client POSTs. */
   protected readonly elicitations = new SseElicitations();
   /** Every call in flight (JSON and SSE), for the shutdown drain. */
@@ -131,6 +134,7 @@ export class McpHttpHandler {
       );
     }
     this.agentFactory = deps.agentFactory;
+    this.getStreams = new PrincipalStreams(deps.options.maxGetStreamsPerPrincipal);
     const { logger } = deps;
     this.dispatchLogger = {
       error: (message, error) =>
@@ -226,12 +230,20 @@ export class McpHttpHandler {
 
   /** POST: one JSON-RPC message in, a JSON body or an SSE stream out. */
   async handlePost(req: McpRequest, res: ServerResponse): Promise<void> {
-    const state = await this.deps.gate.ensure(req, res);
+    let state = await this.deps.gate.ensure(req, res);
     if (!state) return;
-    const { body, kind } = state as Required<McpGateState>;
+    let agent: ParseAgent | undefined;
+    if (state.deferred) {
+      // A body over the pre-auth limit is read only once the caller is authenticated.
+      agent = await this.authenticate(req, res);
+      if (!agent) return;
+      state = await this.deps.gate.completeBody(req, res);
+      if (!state) return;
+    }
+    const { body, kind } = state as Required<Pick<McpGateState, 'body' | 'kind'>>;
     const bodyId = validId(body.id);
     if (this.refuseWhileDraining(res, bodyId)) return;
-    const agent = await this.authenticate(req, res);
+    agent ??= await this.authenticate(req, res);
     if (!agent) return;
     const owner = principalKey(agent);
     const headers: Record<string, string> = {};
@@ -307,9 +319,10 @@ export class McpHttpHandler {
     if (this.refuseWhileDraining(res)) return;
     const agent = await this.authenticate(req, res);
     if (!agent) return;
+    const owner = principalKey(agent);
     let session: McpSession | undefined;
     if (this.deps.options.sessions) {
-      const resolved = await this.resolveSession(req, res, principalKey(agent));
+      const resolved = await this.resolveSession(req, res, owner);
       if (resolved === false) return;
       session = resolved;
     }
@@ -325,6 +338,13 @@ export class McpHttpHandler {
       );
     }
     this.openEventStream(req, res);
+    // One caller's streams are capped (its oldest closes), so it cannot hold sockets for everyone.
+    const release = this.getStreams.add(owner, () => {
+      if (res.writableEnded) return;
+      res.write(formatSseFrame({ kind: 'comment', text: 'closed: newer stream of this caller' }));
+      res.end();
+    });
+    res.once('close', release);
     const shutdownNotice$ = this.shutdown$.pipe(
       map((): SseFrame => ({ kind: 'comment', text: 'server shutting down' })),
     );
