@@ -159,4 +159,78 @@ describe('MCP endpoint with the @modelcontextprotocol/client (v2) package', () =
     await transport.terminateSession();
     expect(transport.sessionId).toBeUndefined();
   });
+
+  describe('speaking 2026-07-28 (server/discover, no session, subscriptions/listen)', () => {
+    async function connectModern(sessionToken: string) {
+      return connect(sessionToken, { versionNegotiation: { mode: 'auto' } });
+    }
+
+    it('discovers the server and chooses the new revision, with no session', async () => {
+      const { client, transport } = await connectModern(seed.alice.sessionToken);
+      expect(transport.protocolVersion).toBe('2026-07-28');
+      expect(transport.sessionId).toBeUndefined();
+      expect(client.getServerVersion()).toEqual(
+        expect.objectContaining({ name: 'nestjs-parse-agent' }),
+      );
+      expect(client.getServerCapabilities()?.tools?.listChanged).toBe(true);
+      const discovered = await client.discover();
+      expect(discovered.supportedVersions).toEqual(
+        expect.arrayContaining(['2026-07-28', '2025-06-18']),
+      );
+      const { tools } = await client.listTools();
+      expect(tools.map((tool) => tool.name)).toEqual(
+        expect.arrayContaining(['query_class', 'count_objects']),
+      );
+      expect(clientErrors).toEqual([]);
+    });
+
+    it('scopes tools/call to the caller’s session token', async () => {
+      const alice = (await connectModern(seed.alice.sessionToken)).client;
+      const bob = (await connectModern(seed.bob.sessionToken)).client;
+      const query = {
+        name: 'query_class',
+        arguments: { class_name: seed.className, order: 'rank' },
+      };
+      const asAlice = resultData(await alice.callTool(query));
+      expect((asAlice.results as Array<{ title: string }>).map((r) => r.title)).toEqual([
+        'alice secret',
+        'public note',
+      ]);
+      const asBobResult = await bob.callTool(query);
+      expect(asBobResult.isError).toBe(false);
+      expect(
+        (resultData(asBobResult).results as Array<{ title: string }>).map((r) => r.title),
+      ).toEqual(['public note']);
+      expect(JSON.stringify(asBobResult)).not.toContain(seed.aliceRowId);
+    });
+
+    it('hears tools/list_changed on subscriptions/listen only for what it asked', async () => {
+      const { client } = await connectModern(seed.alice.sessionToken);
+      let toolsChanged = 0;
+      let promptsChanged = 0;
+      client.setNotificationHandler('notifications/tools/list_changed', () => {
+        toolsChanged++;
+      });
+      client.setNotificationHandler('notifications/prompts/list_changed', () => {
+        promptsChanged++;
+      });
+      const subscription = await client.listen({
+        toolsListChanged: true,
+        resourcesListChanged: true,
+      });
+      // Resource lists never change here: that part of the filter is not acknowledged.
+      expect(subscription.honoredFilter).toEqual({ toolsListChanged: true });
+      t.tools.register({
+        name: 'http_v2_modern_late',
+        description: 'Appears after the 2026-07-28 client subscribed.',
+        handler: () => ({ ok: true }),
+      });
+      await eventually(() => expect(toolsChanged).toBeGreaterThanOrEqual(1));
+      expect(promptsChanged).toBe(0);
+      const { tools } = await client.listTools(undefined, { cacheMode: 'bypass' });
+      expect(tools.map((tool) => tool.name)).toContain('http_v2_modern_late');
+      await subscription.close();
+      expect(clientErrors).toEqual([]);
+    });
+  });
 });

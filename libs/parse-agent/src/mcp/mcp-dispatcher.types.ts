@@ -7,6 +7,7 @@ export type JsonRpcId = string | number | null;
 export interface JsonRpcError {
   code: number;
   message: string;
+  data?: unknown;
 }
 
 export interface JsonRpcResponse {

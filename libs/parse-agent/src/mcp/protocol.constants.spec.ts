@@ -10,6 +10,7 @@ describe('protocol constants', () => {
   it('prefers 2025-06-18 and negotiates the four known revisions', () => {
     expect(PROTOCOL_VERSION).toBe('2025-06-18');
     expect(SUPPORTED_PROTOCOL_VERSIONS).toEqual([
+      '2026-07-28',
       '2025-11-25',
       '2025-06-18',
       '2025-03-26',
@@ -22,7 +23,8 @@ describe('protocol constants', () => {
     (version) => expect(negotiateProtocolVersion(version)).toBe(version),
   );
 
-  it.each([undefined, null, 20250618, '2099-01-01', '', ['2025-06-18']])(
+  // 2026-07-28 has no initialize: a client asking for it there gets the legacy default.
+  it.each([undefined, null, 20250618, '2099-01-01', '', ['2025-06-18'], '2026-07-28'])(
     'answers 2025-06-18 for %p',
     (requested) => expect(negotiateProtocolVersion(requested)).toBe('2025-06-18'),
   );

@@ -5,19 +5,37 @@ import type { McpServerInfo } from './mcp-dispatcher.types';
 export const PROTOCOL_VERSION = '2025-06-18';
 
 /**
+ * Revisions of the sessionless era (no `initialize`: each request carries its revision and the
+ * client's capabilities in `params._meta`); served by `mcp/modern-revision.ts` around the dispatcher.
+ */
+export const MODERN_PROTOCOL_VERSIONS: readonly string[] = Object.freeze(['2026-07-28']);
+
+/** Whether a revision belongs to the sessionless era (2026-07-28 and later). */
+export function isModernProtocolVersion(version: unknown): version is string {
+  return typeof version === 'string' && MODERN_PROTOCOL_VERSIONS.includes(version);
+}
+
+/**
  * Revisions we negotiate. Their differences that touch this server are additive (progress
- * `message`, `outputSchema`/`structuredContent`, descriptor `_meta`), so one dispatcher serves all.
+ * `message`, `outputSchema`/`structuredContent`, descriptor `_meta`), so one dispatcher serves all;
+ * the sessionless 2026-07-28 revision is adapted around it (see `MODERN_PROTOCOL_VERSIONS`).
  */
 export const SUPPORTED_PROTOCOL_VERSIONS: readonly string[] = Object.freeze([
+  '2026-07-28',
   '2025-11-25',
   '2025-06-18',
   '2025-03-26',
   '2024-11-05',
 ]);
 
-/** Echoes a supported requested revision; anything else (absent, unknown, not a string) gets ours. */
+/**
+ * `initialize` negotiation: echoes a supported requested revision; anything else (absent, unknown,
+ * not a string, or a sessionless-era revision, which has no `initialize`) gets ours.
+ */
 export function negotiateProtocolVersion(requested: unknown): string {
-  return typeof requested === 'string' && SUPPORTED_PROTOCOL_VERSIONS.includes(requested)
+  return typeof requested === 'string' &&
+    SUPPORTED_PROTOCOL_VERSIONS.includes(requested) &&
+    !isModernProtocolVersion(requested)
     ? requested
     : PROTOCOL_VERSION;
 }
@@ -32,6 +50,10 @@ export const JSON_RPC_ERROR_CODES = Object.freeze({
   /** Overload refusals from the transport (too many requests, server busy). */
   serverBusy: -32000,
   unauthorized: -32001,
+  /** 2026-07-28: an HTTP header disagrees with the body (MCP-Protocol-Version, Mcp-Method). */
+  headerMismatch: -32020,
+  /** 2026-07-28: the request's revision is not served; `data.supported` lists those that are. */
+  unsupportedProtocolVersion: -32022,
 } as const);
 
 export interface McpServerCapabilities {
@@ -66,3 +88,13 @@ export const DEFAULT_SERVER_INFO: Readonly<McpServerInfo> = Object.freeze({
 
 /** `_meta` key carrying a failed tool call's `error_code` next to its text. */
 export const ERROR_CODE_META_KEY = 'parse.error_code';
+
+/** Reserved `_meta` keys of the 2026-07-28 per-request envelope and its results/notifications. */
+export const MODERN_META_KEY = Object.freeze({
+  protocolVersion: 'io.modelcontextprotocol/protocolVersion',
+  clientInfo: 'io.modelcontextprotocol/clientInfo',
+  clientCapabilities: 'io.modelcontextprotocol/clientCapabilities',
+  logLevel: 'io.modelcontextprotocol/logLevel',
+  serverInfo: 'io.modelcontextprotocol/serverInfo',
+  subscriptionId: 'io.modelcontextprotocol/subscriptionId',
+} as const);

@@ -28,6 +28,9 @@ export const HEADER = Object.freeze({
   correlationId: 'x-mcp-session-id',
   apiKey: 'x-mcp-api-key',
   lastEventId: 'last-event-id',
+  /** 2026-07-28: the body's method and (tools/call, prompts/get, resources/read) name or uri. */
+  method: 'mcp-method',
+  name: 'mcp-name',
 });
 
 /** Header names as they go out on responses. */

@@ -22,6 +22,7 @@ import {
 import { ParseAgent, type AgentOptions } from '../../agent/parse-agent';
 import type { McpDispatcher, DispatchTerminal } from '../../mcp/mcp-dispatcher';
 import type {
+  DispatchContext,
   DispatchLogger,
   DispatchMessage,
   JsonRpcId,
@@ -62,6 +63,14 @@ import {
 } from './sse-operators';
 import { acceptsEventStream } from './transport-checks';
 import { SseElicitations } from './sse-elicitation';
+import {
+  classifyEra,
+  dispatchModern,
+  LISTEN_METHOD,
+  serverInfoOf,
+  type ModernEnvelope,
+} from '../../mcp/modern-revision';
+import { serveListenStream } from './listen-stream';
 
 /** Maps the authenticated HTTP request to the options of the agent that serves it. */
 
@@ -89,6 +98,8 @@ export interface McpHttpHandlerDependencies {
 /** Methods charged to the rate limit here; tools/call and resources/* are charged by execute(). */
 const CHARGED_METHODS: ReadonlySet<string> = new Set([
   'initialize',
+  'server/discover',
+  'subscriptions/listen',
   'tools/list',
   'prompts/list',
   'prompts/get',
@@ -242,6 +253,14 @@ export class McpHttpHandler {
     }
     const { body, kind } = state as Required<Pick<McpGateState, 'body' | 'kind'>>;
     const bodyId = validId(body.id);
+    // 2026-07-28 requests carry their revision per request and need no session.
+    const era = classifyEra(body, {
+      protocolVersion: headerValue(req, HEADER.protocolVersion),
+      method: headerValue(req, HEADER.method),
+      name: headerValue(req, HEADER.name),
+    });
+    if (era.era === 'refused') return sendJson(res, era.status, era.message);
+    const modern = era.era === 'modern' && kind === 'request' ? era.envelope : undefined;
     if (this.refuseWhileDraining(res, bodyId)) return;
     agent ??= await this.authenticate(req, res);
     if (!agent) return;
@@ -264,7 +283,7 @@ export class McpHttpHandler {
     }
 
     let session: McpSession | undefined;
-    if (this.deps.options.sessions) {
+    if (this.deps.options.sessions && era.era !== 'modern') {
       if (body.method === 'initialize' && kind === 'request') {
         session = await this.deps.sessions.create(owner);
         headers[RESPONSE_HEADER.sessionId] = session.id;
@@ -297,6 +316,9 @@ export class McpHttpHandler {
     if (kind !== 'request') return sendJson(res, 202, undefined);
 
     const requestId = (body.id ?? null) as JsonRpcId;
+    if (modern && body.method === LISTEN_METHOD) {
+      return this.serveListen(req, res, body, agent, owner, requestId);
+    }
     // Only calls that run a tool can report progress or take long; everything else (initialize,
     // tools/list, ping...) is answered as plain JSON, which the Streamable HTTP spec allows.
     const streaming =
@@ -305,10 +327,22 @@ export class McpHttpHandler {
       STREAMED_METHODS.has(String(body.method)) &&
       acceptsEventStream(req.headers.accept);
     if (streaming)
-      return this.serveStream(req, res, body, agent, scope, requestId, headers, session, owner);
+      return this.serveStream(
+        req,
+        res,
+        body,
+        agent,
+        scope,
+        requestId,
+        headers,
+        session,
+        owner,
+        modern,
+      );
     return this.serveJson(res, body, agent, kind === 'request' ? scope : undefined, requestId, {
       headers,
       session: body.method === 'initialize' ? session : undefined,
+      modern,
     });
   }
 
@@ -468,7 +502,7 @@ export class McpHttpHandler {
     agent: ParseAgent,
     scope: string | undefined,
     requestId: JsonRpcId,
-    extra: { headers: Record<string, string>; session?: McpSession },
+    extra: { headers: Record<string, string>; session?: McpSession; modern?: ModernEnvelope },
   ): Promise<void> {
     const controller = new AbortController();
     const deregister = scope
@@ -478,12 +512,13 @@ export class McpHttpHandler {
     let terminal: DispatchTerminal | undefined;
     try {
       terminal = await this.terminalOf(
-        this.deps.dispatcher
-          .dispatch(body, agent, { signal: controller.signal, logger: this.dispatchLogger })
-          .pipe(
-            abortOnUnsubscribe(controller, 'client_disconnect'),
-            takeUntil(merge(fromEvent(res, 'close'), this.shutdown$)),
-          ),
+        this.dispatchFor(body, agent, extra.modern, {
+          signal: controller.signal,
+          logger: this.dispatchLogger,
+        }).pipe(
+          abortOnUnsubscribe(controller, 'client_disconnect'),
+          takeUntil(merge(fromEvent(res, 'close'), this.shutdown$)),
+        ),
       );
     } catch (error) {
       this.dispatchLogger.error(`MCP dispatch failed: ${errorClassName(error)}`, error);
@@ -527,6 +562,7 @@ export class McpHttpHandler {
     headers: Record<string, string>,
     session: McpSession | undefined,
     owner: string,
+    modern?: ModernEnvelope,
   ): void {
     const cap = this.deps.options.maxConcurrentStreams;
     if (cap !== undefined && this.activeStreams >= cap) {
@@ -585,22 +621,22 @@ export class McpHttpHandler {
     // Tool calls of a session whose client can answer may ask the person on this stream.
     const questions = new Subject<SseFrame>();
     const elicitation =
-      body.method === 'tools/call' && session && this.elicitations.supports(session.id)
+      body.method === 'tools/call' && !modern && session && this.elicitations.supports(session.id)
         ? this.elicitations.channel(session.id, questions)
         : undefined;
     const clientLeft$ = fromEvent(res, 'close').pipe(filter(() => !resumable));
-    this.deps.dispatcher
-      .dispatch(body, agent, {
-        signal: controller.signal,
-        logger: this.dispatchLogger,
-        elicitation,
-      })
+    this.dispatchFor(body, agent, modern, {
+      signal: controller.signal,
+      logger: this.dispatchLogger,
+      elicitation,
+    })
       .pipe(
         toSseFrames(requestId, (error) =>
           this.dispatchLogger.error(`MCP dispatch failed: ${errorClassName(error)}`, error),
         ),
         withHeartbeats(this.deps.options.heartbeatIntervalMs, token),
-        mergeWhileActive(merge(this.listChangedFrames(), questions)),
+        // 2026-07-28 clients hear list changes only on their subscriptions/listen streams.
+        mergeWhileActive(modern ? questions : merge(this.listChangedFrames(), questions)),
         store && streamId
           ? withEventIds(store, streamId, (error) =>
               this.deps.logger.warn(
@@ -725,6 +761,56 @@ export class McpHttpHandler {
     if ((req.httpVersionMajor ?? 1) >= 2) delete sse.Connection;
     res.writeHead(200, sse);
     res.flushHeaders();
+  }
+
+  /** The dispatch of one request: 2026-07-28 requests are unwrapped and their results stamped. */
+  protected dispatchFor(
+    body: Record<string, unknown>,
+    agent: ParseAgent,
+    modern: ModernEnvelope | undefined,
+    context: DispatchContext,
+  ): Observable<DispatchMessage> {
+    return modern
+      ? dispatchModern(this.deps.dispatcher, body, agent, context)
+      : this.deps.dispatcher.dispatch(body, agent, context);
+  }
+
+  /**
+   * POST subscriptions/listen (2026-07-28): an SSE stream acknowledging the honoured filter, then
+   * the list changes it asked for, until the client leaves or the server shuts down. Counts
+   * against the same per-principal cap as GET streams.
+   */
+  protected serveListen(
+    req: McpRequest,
+    res: ServerResponse,
+    body: Record<string, unknown>,
+    agent: ParseAgent,
+    owner: string,
+    requestId: JsonRpcId,
+  ): void {
+    if (!this.deps.options.streaming || !acceptsEventStream(req.headers.accept)) {
+      return sendJsonRpcError(
+        res,
+        200,
+        -32601,
+        'subscriptions/listen needs an SSE response: enable mcp.streaming and send Accept: text/event-stream',
+        { id: requestId },
+      );
+    }
+    serveListenStream({
+      req,
+      res,
+      body,
+      requestId,
+      owner,
+      streams: this.getStreams,
+      open: () => this.openEventStream(req, res),
+      toolChanges$: this.deps.toolChanges$,
+      promptChanges$: this.deps.promptChanges$,
+      shutdown$: this.shutdown$,
+      heartbeatIntervalMs: this.deps.options.heartbeatIntervalMs,
+      serverInfo: () => serverInfoOf(this.deps.dispatcher, agent),
+    });
   }
 
   protected listChangedFrames(): Observable<SseFrame> {
