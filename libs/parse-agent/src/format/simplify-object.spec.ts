@@ -12,20 +12,17 @@ describe('simplifyObject', () => {
     expect(simplifyObject(new Date('not a date'))).toBeNull();
   });
 
-  it('renames pointer fields to _type/class/id and drops the wire keys', () => {
+  it('keeps pointers in the Parse wire shape and drops nothing else', () => {
     const out = simplifyObject({ __type: 'Pointer', className: 'Author', objectId: 'a1' });
-    expect(out).toEqual({ _type: 'Pointer', class: 'Author', id: 'a1' });
-    expect(out).not.toHaveProperty('__type');
-    expect(out).not.toHaveProperty('className');
-    expect(out).not.toHaveProperty('objectId');
+    expect(out).toEqual({ __type: 'Pointer', className: 'Author', objectId: 'a1' });
   });
 
   it('converts File, GeoPoint, Polygon and Relation wrappers', () => {
     expect(
       simplifyObject({ __type: 'File', name: 'a.png', url: 'https://files/a.png', extra: 1 }),
-    ).toEqual({ _type: 'File', name: 'a.png', url: 'https://files/a.png' });
+    ).toEqual({ __type: 'File', name: 'a.png', url: 'https://files/a.png' });
     expect(simplifyObject({ __type: 'GeoPoint', latitude: 48.85, longitude: 2.35 })).toEqual({
-      _type: 'GeoPoint',
+      __type: 'GeoPoint',
       latitude: 48.85,
       longitude: 2.35,
     });
@@ -39,7 +36,7 @@ describe('simplifyObject', () => {
         ],
       }),
     ).toEqual({
-      _type: 'Polygon',
+      __type: 'Polygon',
       coordinates: [
         [0, 0],
         [0, 1],
@@ -47,18 +44,18 @@ describe('simplifyObject', () => {
       ],
     });
     expect(simplifyObject({ __type: 'Relation', className: 'Tag' })).toEqual({
-      _type: 'Relation',
-      class: 'Tag',
+      __type: 'Relation',
+      className: 'Tag',
     });
   });
 
   it('shortens long Bytes to 50 characters plus an ellipsis and leaves short ones whole', () => {
     const long = 'A'.repeat(60) + 'TAIL';
     const out = simplifyObject({ __type: 'Bytes', base64: long }) as { base64: string };
-    expect(out).toEqual({ _type: 'Bytes', base64: `${'A'.repeat(50)}...` });
+    expect(out).toEqual({ __type: 'Bytes', base64: `${'A'.repeat(50)}...` });
     expect(out.base64).not.toContain('TAIL');
     expect(simplifyObject({ __type: 'Bytes', base64: 'aGk=' })).toEqual({
-      _type: 'Bytes',
+      __type: 'Bytes',
       base64: 'aGk=',
     });
   });
@@ -90,8 +87,8 @@ describe('simplifyObject', () => {
         objectId: 'a1',
         name: 'Ada',
         createdAt: '2024-01-01T00:00:00.000Z',
-        avatar: { _type: 'File', name: 'ada.png', url: 'https://f/ada.png' },
-        editor: { _type: 'Pointer', class: 'Author', id: 'a2' },
+        avatar: { __type: 'File', name: 'ada.png', url: 'https://f/ada.png' },
+        editor: { __type: 'Pointer', className: 'Author', objectId: 'a2' },
       },
       history: [{ note: 'x' }],
       settings: { nested: { keep: true } },
@@ -111,7 +108,7 @@ describe('simplifyObject', () => {
         3,
         null,
       ]),
-    ).toEqual([{ _type: 'Pointer', class: 'Tag', id: 't1' }, '2024-01-01T00:00:00.000Z', 3, null]);
+    ).toEqual([{ __type: 'Pointer', className: 'Tag', objectId: 't1' }, '2024-01-01T00:00:00.000Z', 3, null]);
   });
 
   it('keeps redaction markers and unknown __type objects as plain data', () => {
