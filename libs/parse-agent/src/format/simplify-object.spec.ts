@@ -108,7 +108,12 @@ describe('simplifyObject', () => {
         3,
         null,
       ]),
-    ).toEqual([{ __type: 'Pointer', className: 'Tag', objectId: 't1' }, '2024-01-01T00:00:00.000Z', 3, null]);
+    ).toEqual([
+      { __type: 'Pointer', className: 'Tag', objectId: 't1' },
+      '2024-01-01T00:00:00.000Z',
+      3,
+      null,
+    ]);
   });
 
   it('keeps redaction markers and unknown __type objects as plain data', () => {

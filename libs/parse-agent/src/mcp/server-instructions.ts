@@ -5,7 +5,8 @@ const MAX_LISTED_CLASSES = 30;
 
 const ACTS_FOR: Record<string, string> = {
   master_key: 'the application itself (master key)',
-  session_token: 'one signed-in Parse user (their session token): Parse applies that user’s ACLs, class permissions and protected fields',
+  session_token:
+    'one signed-in Parse user (their session token): Parse applies that user’s ACLs, class permissions and protected fields',
   acl_user: 'one Parse user (their row ACLs are applied by this server)',
   acl_role: 'one Parse role (its row ACLs are applied by this server)',
 };

@@ -83,7 +83,7 @@ export function toCallToolResult(
     };
     if (envelope.details) failure.details = envelope.details;
     if (typeof envelope.retry_after === 'number') failure.retry_after = envelope.retry_after;
-    if (options.outputSchema) {
+    if (options.outputSchema && !acceptsFailure(options.outputSchema)) {
       if (envelope.details) meta['parse.details'] = envelope.details;
     } else {
       result.structuredContent = failure;
@@ -115,6 +115,17 @@ export function toCallToolResult(
   // MCP requires structured content to be an object; other shapes stay text-only.
   if (options.outputSchema && isRecord(sent)) result.structuredContent = sent;
   return withResultJson(result, json);
+}
+
+/** An output schema with a failure alternative (`anyOf` naming error_code) takes failures too. */
+function acceptsFailure(schema: JsonSchema): boolean {
+  const alternatives = schema.anyOf;
+  return (
+    Array.isArray(alternatives) &&
+    alternatives.some(
+      (alt: unknown) => isRecord(alt) && isRecord(alt.properties) && 'error_code' in alt.properties,
+    )
+  );
 }
 
 function oversizeOf(options: CallToolResultOptions): 'refuse' | 'trim-rows' {

@@ -440,7 +440,10 @@ export function checkWhereValueTypes(where: Where, fields: Record<string, FieldT
 }
 
 function describeValue(v: unknown): string {
-  if (typeof v === 'string') return `the string ${JSON.stringify(v.length > 40 ? `${v.slice(0, 40)}...` : v)}`;
+  if (typeof v === 'string')
+    return `the string ${JSON.stringify(v.length > 40 ? `${v.slice(0, 40)}...` : v)}`;
   if (Array.isArray(v)) return 'an array';
-  return v === null ? 'null' : `${typeof v === 'object' ? 'an object' : `the ${typeof v} ${String(v)}`}`;
+  return v === null
+    ? 'null'
+    : `${typeof v === 'object' ? 'an object' : `the ${typeof v} ${String(v)}`}`;
 }

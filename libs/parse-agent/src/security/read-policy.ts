@@ -590,7 +590,11 @@ export class ReadPolicy {
       const [head, field] = key.split('.');
       const target = field === undefined ? undefined : types[head]?.targetClass;
       const allowed = target ? this.allowSet(target) : undefined;
-      if (allowed && !allowed.has(field) && !(ALWAYS_KEEP_FIELDS as readonly string[]).includes(field))
+      if (
+        allowed &&
+        !allowed.has(field) &&
+        !(ALWAYS_KEEP_FIELDS as readonly string[]).includes(field)
+      )
         out.push(key);
     }
     return out;
@@ -613,7 +617,8 @@ export class ReadPolicy {
       const protectedFields = new Set<string>();
       const lists = isPlainObject(clp?.protectedFields) ? clp.protectedFields : {};
       for (const list of Object.values(lists)) {
-        if (Array.isArray(list)) for (const f of list) if (typeof f === 'string') protectedFields.add(f);
+        if (Array.isArray(list))
+          for (const f of list) if (typeof f === 'string') protectedFields.add(f);
       }
       for (const field of plan.askedFields) {
         if (protectedFields.has(field) && rows.some((row) => !(field in row))) {

@@ -12,6 +12,25 @@ const OBJECT = { type: 'object' };
 const ARRAY = { type: 'array' };
 const NULLABLE_STRING = { type: ['string', 'null'] };
 
+/**
+ * The failure envelope these tools send as structuredContent (as they did before they had output
+ * schemas), so a client that validates it against the schema accepts both outcomes.
+ */
+export const TOOL_FAILURE_SCHEMA: JsonSchema = {
+  type: 'object',
+  properties: {
+    error: STRING,
+    error_code: STRING,
+    details: OBJECT,
+    retry_after: { type: 'number' },
+  },
+  required: ['error', 'error_code'],
+};
+
+function orFailure(success: JsonSchema): JsonSchema {
+  return { type: 'object', anyOf: [success, TOOL_FAILURE_SCHEMA] };
+}
+
 const PAGINATION = {
   type: 'object',
   properties: { limit: INTEGER, skip: INTEGER, has_more: BOOLEAN },
@@ -29,7 +48,7 @@ const NOTES = {
   _truncated: OBJECT,
 };
 
-export const QUERY_CLASS_OUTPUT: JsonSchema = {
+export const QUERY_CLASS_OUTPUT: JsonSchema = orFailure({
   type: 'object',
   description:
     'json format: results (rows); csv/markdown/table: headers and output. Both: pagination and, when has_more, next_call.',
@@ -51,15 +70,15 @@ export const QUERY_CLASS_OUTPUT: JsonSchema = {
     ...NOTES,
   },
   required: ['class_name'],
-};
+});
 
-export const COUNT_OBJECTS_OUTPUT: JsonSchema = {
+export const COUNT_OBJECTS_OUTPUT: JsonSchema = orFailure({
   type: 'object',
   properties: { class_name: STRING, count: INTEGER, constraints: OBJECT },
   required: ['class_name', 'count'],
-};
+});
 
-export const GET_OBJECT_OUTPUT: JsonSchema = {
+export const GET_OBJECT_OUTPUT: JsonSchema = orFailure({
   type: 'object',
   properties: {
     class_name: STRING,
@@ -70,9 +89,9 @@ export const GET_OBJECT_OUTPUT: JsonSchema = {
     truncated_include_fields: OBJECT,
   },
   required: ['class_name', 'object'],
-};
+});
 
-export const GET_OBJECTS_OUTPUT: JsonSchema = {
+export const GET_OBJECTS_OUTPUT: JsonSchema = orFailure({
   type: 'object',
   properties: {
     class_name: STRING,
@@ -83,9 +102,9 @@ export const GET_OBJECTS_OUTPUT: JsonSchema = {
     truncated_include_fields: OBJECT,
   },
   required: ['class_name', 'objects', 'missing'],
-};
+});
 
-export const GET_SAMPLE_OBJECTS_OUTPUT: JsonSchema = {
+export const GET_SAMPLE_OBJECTS_OUTPUT: JsonSchema = orFailure({
   type: 'object',
   properties: {
     class_name: STRING,
@@ -95,9 +114,9 @@ export const GET_SAMPLE_OBJECTS_OUTPUT: JsonSchema = {
     applied_limits: OBJECT,
   },
   required: ['class_name', 'samples'],
-};
+});
 
-export const GET_ALL_SCHEMAS_OUTPUT: JsonSchema = {
+export const GET_ALL_SCHEMAS_OUTPUT: JsonSchema = orFailure({
   type: 'object',
   properties: {
     total: INTEGER,
@@ -106,9 +125,9 @@ export const GET_ALL_SCHEMAS_OUTPUT: JsonSchema = {
     custom: { type: 'array', items: OBJECT },
   },
   required: ['total', 'built_in', 'custom'],
-};
+});
 
-export const GET_SCHEMA_OUTPUT: JsonSchema = {
+export const GET_SCHEMA_OUTPUT: JsonSchema = orFailure({
   type: 'object',
   properties: {
     class_name: STRING,
@@ -119,9 +138,9 @@ export const GET_SCHEMA_OUTPUT: JsonSchema = {
     permissions: OBJECT,
   },
   required: ['class_name', 'fields'],
-};
+});
 
-export const LIST_TOOLS_OUTPUT: JsonSchema = {
+export const LIST_TOOLS_OUTPUT: JsonSchema = orFailure({
   type: 'object',
   properties: {
     tools: {
@@ -135,11 +154,11 @@ export const LIST_TOOLS_OUTPUT: JsonSchema = {
     categories: ARRAY,
   },
   required: ['tools'],
-};
+});
 
-export const CALL_METHOD_OUTPUT: JsonSchema = {
+export const CALL_METHOD_OUTPUT: JsonSchema = orFailure({
   type: 'object',
-  description: "result is whatever the method returned (null when it returned nothing).",
+  description: 'result is whatever the method returned (null when it returned nothing).',
   properties: {
     class_name: STRING,
     method: STRING,
@@ -150,16 +169,16 @@ export const CALL_METHOD_OUTPUT: JsonSchema = {
     note: STRING,
   },
   required: ['class_name', 'method'],
-};
+});
 
-export const CREATE_CLASS_OUTPUT: JsonSchema = {
+export const CREATE_CLASS_OUTPUT: JsonSchema = orFailure({
   type: 'object',
   properties: { class_name: STRING, created: BOOLEAN, fields: { type: 'array', items: STRING } },
   required: ['class_name', 'created'],
-};
+});
 
-export const DELETE_CLASS_OUTPUT: JsonSchema = {
+export const DELETE_CLASS_OUTPUT: JsonSchema = orFailure({
   type: 'object',
   properties: { class_name: STRING, deleted: BOOLEAN },
   required: ['class_name', 'deleted'],
-};
+});
