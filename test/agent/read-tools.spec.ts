@@ -459,7 +459,7 @@ describe('read tools against a real Parse Server (demo dataset)', () => {
         }),
       );
       expect(byId.result_count).toBeGreaterThan(0);
-      expect(byId.results.every((r: Data) => r.customer.objectId === customerId)).toBe(true);
+      expect(byId.results.every((r: Data) => r.customer === `Customer$${customerId}`)).toBe(true);
       const byIn = ok(
         await master.execute('count_objects', {
           class_name: 'Order',

@@ -226,8 +226,7 @@ describe('formatQueryResult (tabular)', () => {
       row_count: 1,
       pagination: { limit: 10, skip: 0, has_more: false },
       truncated: false,
-      output:
-        'objectId,when,author\np1,2024-01-01T00:00:00.000Z,"{""__type"":""Pointer"",""className"":""Author"",""objectId"":""a1""}"',
+      output: 'objectId,when,author\np1,2024-01-01T00:00:00.000Z,Author$a1',
     });
     expect(data).not.toHaveProperty('results');
     expect(data).not.toHaveProperty('next_call');

@@ -12,9 +12,15 @@ describe('simplifyObject', () => {
     expect(simplifyObject(new Date('not a date'))).toBeNull();
   });
 
-  it('keeps pointers in the Parse wire shape and drops nothing else', () => {
+  it('writes pointers as "Class$objectId", the string a where accepts', () => {
     const out = simplifyObject({ __type: 'Pointer', className: 'Author', objectId: 'a1' });
-    expect(out).toEqual({ __type: 'Pointer', className: 'Author', objectId: 'a1' });
+    expect(out).toBe('Author$a1');
+    // Without both parts there is no string to write: the wire shape stays.
+    expect(simplifyObject({ __type: 'Pointer', className: 'Author' })).toEqual({
+      __type: 'Pointer',
+      className: 'Author',
+      objectId: null,
+    });
   });
 
   it('converts File, GeoPoint, Polygon and Relation wrappers', () => {
@@ -73,7 +79,7 @@ describe('simplifyObject', () => {
         ACL: { u9: { read: true } },
         createdAt: '2024-01-01T00:00:00.000Z',
         avatar: { __type: 'File', name: 'ada.png', url: 'https://f/ada.png' },
-        editor: { __type: 'Pointer', className: 'Author', objectId: 'a2' },
+        editor: 'Author$a2',
       },
       history: [{ note: 'x', ACL: { u1: { read: true } } }],
       settings: { nested: { ACL: { u2: { read: true } }, keep: true } },
@@ -88,7 +94,7 @@ describe('simplifyObject', () => {
         name: 'Ada',
         createdAt: '2024-01-01T00:00:00.000Z',
         avatar: { __type: 'File', name: 'ada.png', url: 'https://f/ada.png' },
-        editor: { __type: 'Pointer', className: 'Author', objectId: 'a2' },
+        editor: 'Author$a2',
       },
       history: [{ note: 'x' }],
       settings: { nested: { keep: true } },
@@ -108,12 +114,7 @@ describe('simplifyObject', () => {
         3,
         null,
       ]),
-    ).toEqual([
-      { __type: 'Pointer', className: 'Tag', objectId: 't1' },
-      '2024-01-01T00:00:00.000Z',
-      3,
-      null,
-    ]);
+    ).toEqual(['Tag$t1', '2024-01-01T00:00:00.000Z', 3, null]);
   });
 
   it('keeps redaction markers and unknown __type objects as plain data', () => {

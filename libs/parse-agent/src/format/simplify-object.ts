@@ -7,11 +7,11 @@ const DROPPED_KEYS: ReadonlySet<string> = new Set(['ACL']);
 const BYTES_PREVIEW_CHARS = 50;
 
 /**
- * Turns Parse REST JSON into the shape the model reads: typed values keep Parse's own wire shape
- * (`{"__type":"Pointer","className","objectId"}`, File, GeoPoint...), so a pointer read from a result
- * can be pasted into a `where` unchanged and the prompts describe one shape only; dates become ISO
- * strings, Bytes a short preview, `ACL` is dropped everywhere, included objects are simplified like
- * top-level rows. Returns a new structure; the input is never mutated.
+ * Turns Parse REST JSON into the shape the model reads: a pointer becomes the string
+ * "Class$objectId", which a `where` on that pointer field accepts unchanged (one shape in prompts,
+ * results and queries); dates become ISO strings; other typed values keep Parse's own wire shape
+ * (File, GeoPoint, Polygon, Relation), Bytes a short preview; `ACL` is dropped everywhere; included
+ * objects are simplified like top-level rows. Returns a new structure; the input is never mutated.
  */
 export function simplifyObject(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(simplifyObject);
@@ -44,11 +44,15 @@ export function simplifyTypedValue(value: Record<string, unknown>): unknown {
     case 'Date':
       return value.iso ?? null;
     case 'Pointer':
-      return {
-        __type: 'Pointer',
-        className: value.className ?? null,
-        objectId: value.objectId ?? null,
-      };
+      // "Class$objectId": a quarter of the tokens of the wrapper object, and the very string a
+      // where constraint on the pointer field accepts (see normalizeWhere).
+      return typeof value.className === 'string' && typeof value.objectId === 'string'
+        ? `${value.className}$${value.objectId}`
+        : {
+            __type: 'Pointer',
+            className: value.className ?? null,
+            objectId: value.objectId ?? null,
+          };
     case 'File':
       return { __type: 'File', name: value.name ?? null, url: value.url ?? null };
     case 'GeoPoint':

@@ -8,7 +8,7 @@ export const PARSE_CONVENTIONS = `Working with Parse Server data
 
 How the data looks
 - Every object has an objectId (a short alphanumeric id, usually 10 characters) and the server-managed timestamps createdAt and updatedAt (ISO 8601, UTC).
-- A reference to another object is a pointer, shown in results and accepted in where in one shape: {"__type":"Pointer","className":"Team","objectId":"Ab3dE6gH9j"}. Copy it from a result into a where constraint unchanged (a bare objectId works too).
+- A reference to another object is a pointer, written "Team$Ab3dE6gH9j" (class name, $, objectId) in results. Use that same string as the value in a where constraint on the pointer field (a bare objectId or Parse's {"__type":"Pointer","className":"Team","objectId":"Ab3dE6gH9j"} also work). An included pointer (include:) comes back as the object itself.
 - Dates appear in results as ISO 8601 strings. In where, compare a date field with an ISO string or {"__type":"Date","iso":"2024-05-01T00:00:00.000Z"} using $gt, $gte, $lt and $lte.
 - Field names are used exactly as stored, usually camelCase (teamName, not team_name).
 - Class names starting with "_" belong to Parse itself: _User holds user accounts (pointers to a user target _User), _Role holds roles, and the others (_Session, _Installation, ...) are internal bookkeeping.
