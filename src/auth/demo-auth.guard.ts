@@ -18,7 +18,14 @@ function sameSecret(a: string, b: string): boolean {
   return timingSafeEqual(ha, hb);
 }
 
-function opensSession(body: unknown): boolean {
+/**
+ * Whether the request may open an MCP session. A POST whose body is still unread (the transport
+ * defers bodies over its pre-auth limit until the guards accept) might be an `initialize`, so it
+ * counts as one.
+ */
+function opensSession(method: string | undefined, body: unknown): boolean {
+  if (method !== 'POST') return false;
+  if (body === undefined) return true;
   const messages = Array.isArray(body) ? body : [body];
   return messages.some(
     (m) =>
@@ -38,14 +45,20 @@ export class DemoAuthGuard implements CanActivate {
   ) {}
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
-    const request = context
-      .switchToHttp()
-      .getRequest<DemoRequest & { headers: Record<string, string | undefined>; body?: unknown }>();
+    const request = context.switchToHttp().getRequest<
+      DemoRequest & {
+        headers: Record<string, string | undefined>;
+        method?: string;
+        body?: unknown;
+      }
+    >();
     const authorization = request.headers.authorization;
     const bearer = authorization?.match(/^Bearer\s+(\S+)$/i)?.[1];
     if (bearer) {
       // Opening an MCP session always asks Parse, so a logged-out token cannot start one.
-      const user = await this.sessions.verify(bearer, { fresh: opensSession(request.body) });
+      const user = await this.sessions.verify(bearer, {
+        fresh: opensSession(request.method, request.body),
+      });
       if (!user) throw new UnauthorizedException();
       request.demoPrincipal = { kind: 'user', sessionToken: bearer, ...user };
       return true;

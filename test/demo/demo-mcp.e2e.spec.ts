@@ -95,6 +95,45 @@ describe('demo app serves MCP (guard + agentFactory)', () => {
     await client.close();
   });
 
+  it('answers "orders per status" for alice from SQL, summing to her tenant only', async () => {
+    const dataOf = (result: unknown) =>
+      JSON.parse(
+        unwrapUntrusted((result as { content: Array<{ text: string }> }).content[0].text),
+      ) as { groups: Array<{ key: unknown; value: number }> };
+    const alice = await connect({ Authorization: `Bearer ${tokens.alice}` });
+    const perStatus = await alice.callTool({
+      name: 'group_by',
+      arguments: { class_name: 'Order', field: 'status' },
+    });
+    expect(perStatus.isError ? perStatus.content : 'ok').toBe('ok');
+    const groups = dataOf(perStatus).groups;
+    expect(groups.length).toBeGreaterThan(1);
+    expect(groups.reduce((sum, g) => sum + g.value, 0)).toBe(1470);
+    // Grouping by the tenant field shows nothing but her own tenant.
+    const perTenant = dataOf(
+      await alice.callTool({
+        name: 'group_by',
+        arguments: { class_name: 'Order', field: 'tenantId' },
+      }),
+    ).groups;
+    expect(perTenant).toEqual([{ key: 'acme', value: 1470 }]);
+    await alice.close();
+
+    const bob = await connect({ Authorization: `Bearer ${tokens.bob}` });
+    const bobCount = countOf(
+      await bob.callTool({ name: 'count_objects', arguments: { class_name: 'Order' } }),
+    );
+    const bobGroups = dataOf(
+      await bob.callTool({
+        name: 'group_by',
+        arguments: { class_name: 'Order', field: 'tenantId' },
+      }),
+    ).groups;
+    expect(bobGroups.map((g) => g.key)).not.toContain('acme');
+    expect(bobGroups.reduce((sum, g) => sum + g.value, 0)).toBe(bobCount);
+    await bob.close();
+  });
+
   it('gives the operator key a master-key readonly agent across tenants', async () => {
     const client = await connect({ 'X-MCP-API-Key': API_KEY });
     expect(

@@ -1,6 +1,6 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type { INestApplication } from '@nestjs/common';
+import { Logger, type INestApplication } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import request from 'supertest';
 import { unwrapUntrusted } from 'nestjs-parse-agent';
@@ -27,8 +27,11 @@ describe('demo MCP endpoint: subqueries, internal tables, hidden classes, costs'
   let url: string;
   let alice: Client;
   let operator: Client;
+  let bootLog: jest.SpyInstance;
 
   beforeAll(async () => {
+    // Boot lines of the library (Nest's Logger); the app itself logs nothing here.
+    bootLog = jest.spyOn(Logger.prototype, 'log');
     const tokens = await seedDemo();
     // A class on the server that no demo model declares, holding a secret.
     await createObject('UnmodelledSecret', { apiKey: 'sk_live_unmodelled_123' });
@@ -58,6 +61,7 @@ describe('demo MCP endpoint: subqueries, internal tables, hidden classes, costs'
   }, 60_000);
 
   afterAll(async () => {
+    bootLog?.mockRestore();
     await alice?.close();
     await operator?.close();
     await app?.close();
@@ -216,6 +220,31 @@ describe('demo MCP endpoint: subqueries, internal tables, hidden classes, costs'
       expect(listed).toContain('"Order"');
     });
 
+    it('lists at boot the server classes agents will not see, and not the registered ones', async () => {
+      const line = () =>
+        bootLog.mock.calls
+          .map((args) => String(args[0]))
+          .find((m) => m.startsWith('Classes on the Parse server not exposed to agents'));
+      // Written in the background once the schemas are loaded.
+      for (let i = 0; i < 100 && !line(); i++) await new Promise((r) => setTimeout(r, 50));
+      const listed = /'hidden'\): ([^.]*)\. Register/.exec(line() ?? '')?.[1]?.split(', ') ?? [];
+      expect(listed).toContain('UnmodelledSecret');
+      for (const registered of [
+        'Order',
+        'Customer',
+        'Product',
+        'Tenant',
+        '_User',
+        'SupportTicket',
+      ]) {
+        expect(listed).not.toContain(registered);
+      }
+      // Hidden by declaration or always hidden: not "forgotten", so not listed either.
+      for (const hidden of ['ApiCredential', '_Session', '_SCHEMA']) {
+        expect(listed).not.toContain(hidden);
+      }
+    });
+
     it('answers a misspelled class with suggestions from visible classes, never a silent 0', async () => {
       const res = await call(operator, 'count_objects', { class_name: 'Ordr' });
       expect(res.isError).toBe(true);
@@ -272,9 +301,31 @@ describe('demo MCP endpoint: subqueries, internal tables, hidden classes, costs'
       expect(data(await call(first, 'count_objects', { class_name: 'Order' })).count).toBe(1470);
       await first.close();
       await parseRest('POST', '/logout', {}, { sessionToken: token });
+      // The guard's cache still holds the token for a few seconds (a listing is served from it),
+      // so what refuses initialize below is the fresh check with Parse, made at once.
+      const listing = await request(app.getHttpServer())
+        .get('/mcp/tools')
+        .set('Authorization', `Bearer ${token}`);
+      expect(listing.status).toBe(200);
       await expect(connect({ Authorization: `Bearer ${token}` })).rejects.toThrow(
         /401|Unauthorized/,
       );
+      // An initialize too large to be read before the guard (over the 64 KiB pre-auth limit)
+      // reaches it unparsed, and is checked with Parse all the same.
+      const padded = await request(app.getHttpServer())
+        .post('/mcp')
+        .set({ Authorization: `Bearer ${token}`, Accept: 'application/json, text/event-stream' })
+        .send({
+          jsonrpc: '2.0',
+          id: 1,
+          method: 'initialize',
+          params: {
+            protocolVersion: '2025-06-18',
+            capabilities: {},
+            clientInfo: { name: 'x'.repeat(100_000), version: '1' },
+          },
+        });
+      expect(padded.status).toBe(401);
     });
   });
 

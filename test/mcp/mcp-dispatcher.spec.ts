@@ -231,6 +231,37 @@ describe('McpDispatcher', () => {
       expect(result.serverInfo).toEqual({ name: 'acme-data', version: '9.9.9' });
     });
 
+    it('passes on the 2025-11-25 Implementation fields (title, description, websiteUrl, icons)', async () => {
+      const icons = [
+        { src: 'https://acme.example/icon.png', mimeType: 'image/png', sizes: ['48x48'] },
+      ];
+      const custom = new McpDispatcher(tools, prompts, {
+        serverInfo: {
+          name: 'acme-data',
+          version: '9.9.9',
+          title: 'Acme data',
+          description: 'Acme orders and customers',
+          websiteUrl: 'https://acme.example',
+          icons,
+        },
+      });
+      const result = await resultOf(
+        request('initialize', { protocolVersion: '2025-11-25', capabilities: {} }),
+        master,
+        undefined,
+        custom,
+      );
+      expect(result.protocolVersion).toBe('2025-11-25');
+      expect(result.serverInfo).toEqual({
+        name: 'acme-data',
+        version: '9.9.9',
+        title: 'Acme data',
+        description: 'Acme orders and customers',
+        websiteUrl: 'https://acme.example',
+        icons,
+      });
+    });
+
     it('answers ping with an empty result and echoes the id', async () => {
       const { status, message } = await respond(request('ping', undefined, 'req-7'));
       expect(status).toBe(200);
@@ -245,6 +276,38 @@ describe('McpDispatcher', () => {
   });
 
   describe('tools/list', () => {
+    it("gives a tool's title and icons (2025-11-25) only when it has them", async () => {
+      const own = new ToolRegistry(BUILTIN_TOOLS);
+      own.register({
+        name: 'titled_tool',
+        title: 'Titled tool',
+        icons: [{ src: 'data:image/svg+xml;base64,PHN2Zy8+', mimeType: 'image/svg+xml' }],
+        description: 'Has a title and an icon.',
+        handler: () => ({}),
+      });
+      own.register({
+        name: 'annotated_tool',
+        description: 'Title from its annotations.',
+        annotations: { title: 'Annotated tool' },
+        handler: () => ({}),
+      });
+      const agent = new ParseAgent({}, { ...services, tools: own });
+      const { tools: listed } = await resultOf<{ tools: Array<Record<string, unknown>> }>(
+        request('tools/list'),
+        agent,
+        undefined,
+        new McpDispatcher(own, prompts),
+      );
+      const titled = listed.find((t) => t.name === 'titled_tool')!;
+      expect(titled.title).toBe('Titled tool');
+      expect(titled.icons).toEqual([
+        { src: 'data:image/svg+xml;base64,PHN2Zy8+', mimeType: 'image/svg+xml' },
+      ]);
+      expect(listed.find((t) => t.name === 'annotated_tool')!.title).toBe('Annotated tool');
+      const query = listed.find((t) => t.name === 'query_class')!;
+      expect(query).not.toHaveProperty('icons');
+    });
+
     it('lists the allowed tools with their category and no internals', async () => {
       const { tools: listed } = await resultOf<{ tools: Array<Record<string, unknown>> }>(
         request('tools/list'),

@@ -69,6 +69,7 @@ export async function startMcpTestApp(options: McpTestAppOptions = {}): Promise<
 }
 
 export interface SseEvent {
+  id?: string;
   event?: string;
   data?: string;
   comment?: string;
@@ -83,6 +84,7 @@ export function parseSse(text: string): SseEvent[] {
     for (const line of block.split('\n')) {
       if (line.startsWith(':')) event.comment = line.slice(1).trim();
       else if (line.startsWith('event:')) event.event = line.slice(6).trim();
+      else if (line.startsWith('id:')) event.id = line.slice(3).trim();
       else if (line.startsWith('data:')) event.data = (event.data ?? '') + line.slice(5).trim();
     }
     events.push(event);
@@ -107,7 +109,7 @@ export interface RpcMessage {
 
 /** JSON-RPC messages of SSE events, in order. */
 export function messagesOf(events: SseEvent[]): RpcMessage[] {
-  return events.filter((e) => e.data !== undefined).map((e) => JSON.parse(e.data!) as RpcMessage);
+  return events.filter((e) => e.data).map((e) => JSON.parse(e.data!) as RpcMessage);
 }
 
 /** JSON-RPC messages of an SSE body, in order. */

@@ -14,6 +14,7 @@ import {
   AgentUnauthorizedError,
   ParseAgentModule,
   ToolRegistry,
+  type McpEndpointOptions,
   type ParseAgentModuleOptions,
 } from 'nestjs-parse-agent';
 import { PromptRegistry } from 'nestjs-parse-agent/mcp/prompt-registry';
@@ -115,6 +116,7 @@ export async function startRedisNode(options: {
   redisUrl: string;
   keyPrefix: string;
   parse?: ParseAgentModuleOptions['parse'];
+  mcp?: McpEndpointOptions;
 }): Promise<RedisNode> {
   const moduleRef = await Test.createTestingModule({
     imports: [
@@ -123,7 +125,7 @@ export async function startRedisNode(options: {
         redis: { url: options.redisUrl, keyPrefix: options.keyPrefix },
         suppressSecurityBanners: true,
         agentFactory: bearerAgentFactory,
-        mcp: { maxConcurrentStreams: 50, heartbeatIntervalMs: 1000 },
+        mcp: { maxConcurrentStreams: 50, heartbeatIntervalMs: 1000, ...options.mcp },
       }),
     ],
   }).compile();
@@ -147,9 +149,16 @@ export interface RoundRobinProxy {
   close(): Promise<void>;
 }
 
-export async function startRoundRobinProxy(targets: string[]): Promise<RoundRobinProxy> {
+export async function startRoundRobinProxy(
+  targets: string[],
+  options: {
+    /** Drops the first streamed tools/call response after this many SSE events with an id. */
+    cutCallStreamAfterEvents?: number;
+  } = {},
+): Promise<RoundRobinProxy> {
   const served = targets.map(() => 0);
   let next = 0;
+  let cutPending = options.cutCallStreamAfterEvents !== undefined;
   const server: Server = createServer((req: IncomingMessage, res: ServerResponse) => {
     const index = next++ % targets.length;
     served[index]++;
@@ -165,6 +174,22 @@ export async function startRoundRobinProxy(targets: string[]): Promise<RoundRobi
       (answer) => {
         res.writeHead(answer.statusCode ?? 502, answer.headers);
         res.flushHeaders();
+        const streamed = String(answer.headers['content-type']).includes('text/event-stream');
+        if (cutPending && req.method === 'POST' && streamed) {
+          cutPending = false;
+          let ids = 0;
+          answer.on('data', (chunk: Buffer) => {
+            if (res.destroyed) return;
+            res.write(chunk);
+            ids += (chunk.toString().match(/^id: /gm) ?? []).length;
+            // A network failure mid-call: both sides of the proxy go away.
+            if (ids >= options.cutCallStreamAfterEvents!) {
+              res.destroy();
+              upstream.destroy();
+            }
+          });
+          return;
+        }
         answer.pipe(res);
       },
     );

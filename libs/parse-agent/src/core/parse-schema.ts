@@ -15,4 +15,9 @@ export interface SchemaSource {
   all(signal?: AbortSignal): Promise<ReadonlyMap<string, ParseSchema>>;
   /** Drops cached schemas so the next read fetches them again. */
   invalidate(): void;
+  /**
+   * Drops the cached schemas when they are older than `minAgeMs` (a class created after they were
+   * fetched); true when it did. Bounds how often misses can make the cache refetch.
+   */
+  refreshIfOlderThan?(minAgeMs: number): boolean;
 }

@@ -45,6 +45,12 @@ export class SchemaCache implements SchemaSource {
   invalidate(): void {
     this.cached = undefined;
   }
+
+  refreshIfOlderThan(minAgeMs: number): boolean {
+    if (!this.cached || this.now() - this.cached.at < minAgeMs) return false;
+    this.cached = undefined;
+    return true;
+  }
 }
 
 /** The promise, or the signal's abort (whichever comes first); the promise itself runs on. */

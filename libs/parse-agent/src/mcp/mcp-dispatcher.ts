@@ -95,6 +95,10 @@ export class McpDispatcher {
       throw new ParseAgentConfigError('serverInfo must be { name: string, version: string }.');
     }
     this.serverInfo = { name: serverInfo.name, version: serverInfo.version };
+    for (const key of ['title', 'description', 'websiteUrl'] as const) {
+      if (typeof serverInfo[key] === 'string') this.serverInfo[key] = serverInfo[key];
+    }
+    if (Array.isArray(serverInfo.icons)) this.serverInfo.icons = serverInfo.icons;
     // Any registry change can alter a cached list (same names, new schema): start over.
     tools.changes$.subscribe(() => this.toolListCache.clear());
     this.maxResponseBytes = maxResponseBytes;
@@ -238,6 +242,9 @@ export class McpDispatcher {
         description: tool.description,
         inputSchema: tool.inputSchema,
       };
+      const title = tool.title ?? tool.annotations?.title;
+      if (title) descriptor.title = title;
+      if (tool.icons?.length) descriptor.icons = tool.icons;
       if (tool.outputSchema) descriptor.outputSchema = tool.outputSchema;
       if (tool.annotations) descriptor.annotations = tool.annotations;
       descriptor._meta = { category: tool.category };

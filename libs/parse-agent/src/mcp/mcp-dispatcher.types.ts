@@ -1,3 +1,4 @@
+import type { McpIcon } from '../tools/tool-definition';
 import type { ElicitationChannel } from '../ports/elicitation-channel';
 
 /** JSON-RPC shapes the MCP dispatcher speaks, and what it hands to transports. */
@@ -56,4 +57,9 @@ export interface DispatchContext {
 export interface McpServerInfo {
   name: string;
   version: string;
+  /** The optional fields of MCP 2025-11-25's `Implementation`, passed on when set. */
+  title?: string;
+  description?: string;
+  websiteUrl?: string;
+  icons?: McpIcon[];
 }

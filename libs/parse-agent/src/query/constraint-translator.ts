@@ -277,7 +277,8 @@ function checkRelatedTo(value: unknown, options: WhereValidationOptions) {
   options.checkClass?.(className);
 }
 
-function checkRegex(field: string, pattern: unknown) {
+/** A `$regex` operand is a short string without nested quantifiers (also used for pipelines). */
+export function checkRegex(field: string, pattern: unknown): void {
   if (typeof pattern !== 'string')
     throw new InvalidQueryError(`$regex on '${field}' must be a string.`);
   if (pattern.length > MAX_REGEX_LENGTH) {

@@ -93,6 +93,11 @@ export class RedisConnection {
     set.add(handler);
     return () => {
       set!.delete(handler);
+      // Per-stream channels come and go: leave the channel once nobody here listens.
+      if (set!.size === 0 && this.handlers.get(channel) === set) {
+        this.handlers.delete(channel);
+        void this.subscriber?.unsubscribe(channel).catch(() => undefined);
+      }
     };
   }
 

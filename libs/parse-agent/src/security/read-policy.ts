@@ -36,6 +36,9 @@ import { closestNames } from './closest-names';
 /** Fields every Parse object has, whether or not a schema lists them. */
 const BUILTIN_FIELDS: ReadonlySet<string> = new Set(['objectId', 'createdAt', 'updatedAt']);
 
+/** A class missing from cached schemas refetches them at most this often (ms). */
+const SCHEMA_MISS_REFRESH_MS = 1000;
+
 export interface PlannedRead {
   where: Where;
   keys?: string[];
@@ -158,7 +161,17 @@ export class ReadPolicy {
    * agent may see.
    */
   async requireReadableClass(className: unknown): Promise<string> {
-    return this.requireReadableClassIn(className, await this.schemas.all());
+    let schemas = await this.schemas.all();
+    if (
+      typeof className === 'string' &&
+      !schemas.has(className) &&
+      this.denialOf(className) === undefined &&
+      this.schemas.refreshIfOlderThan?.(SCHEMA_MISS_REFRESH_MS)
+    ) {
+      // The class may have been created after the schemas were cached (a seed, a migration).
+      schemas = await this.schemas.all();
+    }
+    return this.requireReadableClassIn(className, schemas);
   }
 
   /**

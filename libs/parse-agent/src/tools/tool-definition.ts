@@ -16,6 +16,16 @@ export interface ToolAnnotations {
   openWorldHint?: boolean;
 }
 
+/** An icon a client may show for a tool or the server (MCP 2025-11-25). */
+export interface McpIcon {
+  /** An https: URL or a data: URI. */
+  src: string;
+  mimeType?: string;
+  /** e.g. `['48x48']`, or `['any']` for scalable formats. */
+  sizes?: string[];
+  theme?: 'light' | 'dark';
+}
+
 /**
  * A tool agents can call: built-in or registered by the application. Everything the library knows
  * about a tool lives here; nothing else lists tool names.
@@ -36,6 +46,10 @@ export interface ToolDefinition<TArgs = Record<string, unknown>, TResult = unkno
   /** Results over the response cap: 'trim-rows' keeps the leading `results` rows that fit. */
   oversize?: 'refuse' | 'trim-rows';
   annotations?: ToolAnnotations;
+  /** Human-readable name for clients' menus (MCP 2025-06-18+); `annotations.title` is the fallback. */
+  title?: string;
+  /** Icons for clients' menus (MCP 2025-11-25). */
+  icons?: McpIcon[];
   /** Registered tools marked safe for client (session-token, no master key) deployments. */
   clientSafe?: boolean;
   handler: (args: TArgs, context: ToolContext) => Promise<TResult> | TResult;
@@ -51,6 +65,8 @@ export interface ToolRegistration<TArgs = Record<string, unknown>, TResult = unk
   category?: string;
   timeout?: number;
   annotations?: ToolAnnotations;
+  title?: string;
+  icons?: McpIcon[];
   clientSafe?: boolean;
   handler: (args: TArgs, context: ToolContext) => Promise<TResult> | TResult;
 }

@@ -70,6 +70,17 @@ export class ToolRegistry {
         `Tool '${name}': timeout must be a positive number of seconds.`,
       );
     }
+    if (registration.title !== undefined && typeof registration.title !== 'string') {
+      throw new ParseAgentConfigError(`Tool '${name}': title must be a string.`);
+    }
+    const badIcon = (registration.icons ?? []).find(
+      (icon) => typeof icon?.src !== 'string' || !/^(https:|data:image\/)/.test(icon.src),
+    );
+    if (registration.icons !== undefined && (!Array.isArray(registration.icons) || badIcon)) {
+      throw new ParseAgentConfigError(
+        `Tool '${name}': icons must be [{ src, mimeType?, sizes? }] with an https: URL or a data:image/ URI as src.`,
+      );
+    }
     const definition: ToolDefinition = {
       name,
       description: registration.description,
@@ -84,6 +95,8 @@ export class ToolRegistry {
         ...defaultAnnotations(registration.permission ?? 'readonly'),
         ...(registration.annotations ?? {}),
       },
+      title: registration.title,
+      icons: registration.icons,
       clientSafe: registration.clientSafe,
       handler: registration.handler as ToolDefinition['handler'],
     };

@@ -25,6 +25,14 @@ function compile(where: unknown) {
 }
 
 describe('compileWhere', () => {
+  it('reads operator objects made in another realm (a canonical filter kept via structuredClone)', () => {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const vm = require('node:vm') as typeof import('node:vm');
+    const foreign = vm.runInNewContext('({ active: { $ne: true } })');
+    expect(compile(foreign)).toEqual(compile({ active: { $ne: true } }));
+    expect(compile(structuredClone({ active: { $ne: true } })).text).toContain('IS DISTINCT FROM');
+  });
+
   it('is TRUE for an empty where', () => {
     expect(compile({})).toEqual({ text: 'TRUE', values: [] });
   });

@@ -67,12 +67,17 @@ function unsupported(op: string, place: string): InvalidQueryError {
 }
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {
+  // Tag check rather than prototype identity: values cloned with structuredClone (or made in
+  // another realm) have a different Object.prototype but are still plain objects.
   return (
     typeof value === 'object' &&
     value !== null &&
     !Array.isArray(value) &&
-    !(value instanceof Date) &&
-    (Object.getPrototypeOf(value) === Object.prototype || Object.getPrototypeOf(value) === null)
+    Object.prototype.toString.call(value) === '[object Object]' &&
+    (() => {
+      const proto = Object.getPrototypeOf(value) as object | null;
+      return proto === null || Object.getPrototypeOf(proto) === null;
+    })()
   );
 }
 

@@ -64,6 +64,8 @@ describe('resolveMcpEndpointOptions', () => {
         streaming: true,
         heartbeatIntervalMs: 2000,
         maxBodyBytes: 1_048_576,
+        preAuthMaxBodyBytes: 65_536,
+        maxGetStreamsPerPrincipal: 8,
         maxJsonDepth: 20,
         sessions: true,
         allowedHosts: [],
@@ -86,5 +88,27 @@ describe('resolveMcpEndpointOptions', () => {
     expect(() => resolveMcpEndpointOptions({ allowedOrigins: 'x' as never })).toThrow(
       /allowedOrigins/,
     );
+    expect(() =>
+      resolveMcpEndpointOptions({ maxBodyBytes: 4096, preAuthMaxBodyBytes: 8192 }),
+    ).toThrow(/preAuthMaxBodyBytes \(8192\) must not exceed maxBodyBytes \(4096\)/);
+    expect(() => resolveMcpEndpointOptions({ preAuthenticate: 'yes' as never })).toThrow(
+      /preAuthenticate must be a function/,
+    );
+    expect(() => resolveMcpEndpointOptions({ maxGetStreamsPerPrincipal: 0 })).toThrow(
+      /maxGetStreamsPerPrincipal must be a positive number/,
+    );
+  });
+
+  it('keeps the pre-auth body limit within a smaller maxBodyBytes', () => {
+    expect(resolveMcpEndpointOptions({ maxBodyBytes: 2048 }).preAuthMaxBodyBytes).toBe(2048);
+  });
+
+  it('takes an Authorization, Cookie or X-MCP-API-Key header as credentials by default', () => {
+    const { preAuthenticate } = resolveMcpEndpointOptions({});
+    const req = (headers: Record<string, string>) => ({ headers }) as never;
+    expect(preAuthenticate(req({ authorization: 'Bearer x' }))).toBe(true);
+    expect(preAuthenticate(req({ cookie: 'sid=1' }))).toBe(true);
+    expect(preAuthenticate(req({ 'x-mcp-api-key': 'k' }))).toBe(true);
+    expect(preAuthenticate(req({ 'x-other': 'k' }))).toBe(false);
   });
 });

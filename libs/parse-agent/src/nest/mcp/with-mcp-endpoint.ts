@@ -4,6 +4,7 @@ import { take } from 'rxjs';
 import { McpDispatcher } from '../../mcp/mcp-dispatcher';
 import { CancellationBus } from '../../ports/cancellation-bus';
 import { SessionStore } from '../../ports/session-store';
+import { EventStore } from '../../ports/event-store';
 import { resolveMcpEndpointOptions } from '../../transport/http/mcp-endpoint-options';
 import { MCP_LOG_CONTEXT } from '../../transport/http/mcp-http.constants';
 import { McpHttpHandler } from '../../transport/http/mcp-http.handler';
@@ -69,6 +70,7 @@ export function withMcpEndpoint(
         gate: McpRequestGate,
         sessions: SessionStore,
         cancellations: CancellationBus,
+        events: EventStore | null,
       ) =>
         new McpHttpHandler({
           options: o,
@@ -80,6 +82,7 @@ export function withMcpEndpoint(
           gate,
           sessions,
           cancellations,
+          events: events ?? undefined,
           logger: new RateLimitedLogger(new Logger(MCP_LOG_CONTEXT)),
         }),
       inject: [
@@ -91,6 +94,7 @@ export function withMcpEndpoint(
         McpRequestGate,
         SessionStore,
         CancellationBus,
+        EventStore,
       ],
     },
   ];

@@ -5,6 +5,9 @@ import { CancellationBus } from '../../ports/cancellation-bus';
 import { InMemoryCancellationBus } from '../../ports/in-memory-cancellation-bus';
 import { InMemorySessionStore } from '../../ports/in-memory-session-store';
 import { SessionStore } from '../../ports/session-store';
+import { EventStore } from '../../ports/event-store';
+import { InMemoryEventStore } from '../../ports/in-memory-event-store';
+import { RedisEventStore } from '../../redis/redis-event-store';
 import { RedisCancellationBus } from '../../redis/redis-cancellation-bus';
 import { RedisConnection } from '../../redis/redis-connection';
 import { RedisListChangedRelay } from '../../redis/redis-list-changed-relay';
@@ -78,6 +81,17 @@ export function mcpStoreProviders(endpointOptionsToken: symbol): Provider[] {
         return bus;
       },
       inject: [PARSE_AGENT_REDIS],
+    },
+    {
+      // null when the endpoint is not resumable.
+      provide: EventStore,
+      useFactory: (o: ResolvedMcpEndpointOptions, redis: RedisConnection | null) => {
+        if (o.resumable === false) return null;
+        if (o.resumable !== true) return o.resumable;
+        const retention = { retentionMs: o.eventRetentionMs };
+        return redis ? new RedisEventStore(redis, retention) : new InMemoryEventStore(retention);
+      },
+      inject: [endpointOptionsToken, PARSE_AGENT_REDIS],
     },
     {
       provide: MCP_LIST_CHANGES,

@@ -3,7 +3,14 @@
  * field the agent can reach is named either as a `$path` string, a query key, or a constant field name
  * given to `$getField`/`$setField`/`$unsetField`; all three pass through the tracker.
  */
-import { AccessDeniedError, AgentValidationError, SecurityBlockedError } from '../../core/errors';
+import { DEFAULT_QUERY_COST_LIMITS } from '../../core/constants';
+import {
+  AccessDeniedError,
+  AgentValidationError,
+  InvalidQueryError,
+  SecurityBlockedError,
+} from '../../core/errors';
+import { checkRegex } from '../../query/constraint-translator';
 import { FieldTracker } from './field-tracker';
 import { assertNotInternal } from './pipeline-field-rules';
 
@@ -41,6 +48,14 @@ const SAFE_SYSTEM_VARIABLES = new Set([
 export interface WalkFacts {
   /** `$objectToArray` turns field names into values, so it needs every source to be allowlisted. */
   usesObjectToArray: boolean;
+  /** `$or`/`$and`/`$nor` clauses and `$regex` conditions over all `$match` stages so far. */
+  matchClauses?: number;
+  matchRegexes?: number;
+}
+
+/** The where cost caps, applied to `$match` stages too (a pipeline is no way around them). */
+function overBudget(what: string, limit: number, fix: string): never {
+  throw new InvalidQueryError(`$match is too costly to run: more than ${limit} ${what}. ${fix}`);
 }
 
 export function assertNotBlocked(op: string): void {
@@ -176,6 +191,14 @@ export function validateMatchQuery(query: unknown, fields: FieldTracker, facts: 
         if (!Array.isArray(value) || value.length === 0) {
           throw new AgentValidationError(`'${key}' takes a non-empty array of query objects.`);
         }
+        facts.matchClauses = (facts.matchClauses ?? 0) + value.length;
+        if (facts.matchClauses > DEFAULT_QUERY_COST_LIMITS.maxLogicalClauses) {
+          overBudget(
+            '$or/$and/$nor clauses in total',
+            DEFAULT_QUERY_COST_LIMITS.maxLogicalClauses,
+            'Combine equality clauses on one field into a single $in list.',
+          );
+        }
         for (const clause of value) validateMatchQuery(clause, fields, facts);
       } else if (key === '$expr') {
         validateExpression(value, fields, facts);
@@ -195,7 +218,7 @@ export function validateMatchQuery(query: unknown, fields: FieldTracker, facts: 
       continue;
     }
     fields.assertReadable(key, false);
-    validateConditionValue(value, key);
+    validateConditionValue(value, key, facts);
   }
 }
 
@@ -203,16 +226,34 @@ export function validateMatchQuery(query: unknown, fields: FieldTracker, facts: 
  * The value side of `field: condition`. Values are literals, except `$elemMatch` sub-queries whose
  * keys name sub-fields: those must not be internal names.
  */
-function validateConditionValue(value: unknown, path: string): void {
+function validateConditionValue(value: unknown, path: string, facts: WalkFacts): void {
   if (Array.isArray(value)) {
-    for (const v of value) validateConditionValue(v, path);
+    if (value.length > DEFAULT_QUERY_COST_LIMITS.maxListLength) {
+      overBudget(
+        `list entries on '${path}' (${value.length})`,
+        DEFAULT_QUERY_COST_LIMITS.maxListLength,
+        'Split the list over several calls.',
+      );
+    }
+    for (const v of value) validateConditionValue(v, path, facts);
     return;
   }
   if (!isObject(value)) return;
   for (const [key, inner] of Object.entries(value)) {
     if (key.startsWith('$')) assertNotBlocked(key);
     else assertNotInternal(key, `${path}.${key}`);
-    validateConditionValue(inner, path);
+    if (key === '$regex') {
+      facts.matchRegexes = (facts.matchRegexes ?? 0) + 1;
+      if (facts.matchRegexes > DEFAULT_QUERY_COST_LIMITS.maxRegexes) {
+        overBudget(
+          '$regex conditions',
+          DEFAULT_QUERY_COST_LIMITS.maxRegexes,
+          'Use equality, $in or a prefix regex on fewer fields.',
+        );
+      }
+      checkRegex(path, inner);
+    }
+    validateConditionValue(inner, path, facts);
   }
 }
 

@@ -642,3 +642,28 @@ describe('validatePipeline: shape and bounds', () => {
     expect(input).toEqual(copy);
   });
 });
+
+describe('validatePipeline: the where cost caps hold in $match', () => {
+  const or = (n: number) => ({ $or: Array.from({ length: n }, (_, i) => ({ status: `s${i}` })) });
+
+  it('counts $or/$and/$nor clauses over every $match stage', () => {
+    expect(() => run([{ $match: or(32) }])).not.toThrow();
+    expect(() => run([{ $match: or(60) }])).toThrow(
+      /\$match is too costly to run: more than 32 \$or\/\$and\/\$nor clauses/,
+    );
+    expect(() => run([{ $match: or(20) }, { $limit: 5 }, { $match: or(20) }])).toThrow(
+      /more than 32/,
+    );
+  });
+
+  it('bounds $in lists, the number of regexes and each regex', () => {
+    const list = Array.from({ length: 501 }, (_, i) => `s${i}`);
+    expect(() => run([{ $match: { status: { $in: list } } }])).toThrow(/more than 500 list/);
+    const regexes = Array.from({ length: 9 }, (_, i) => ({ status: { $regex: `^s${i}` } }));
+    expect(() => run([{ $match: { $and: regexes } }])).toThrow(/more than 8 \$regex/);
+    expect(() => run([{ $match: { status: { $regex: '(a+)+$' } } }])).toThrow(SecurityBlockedError);
+    expect(() => run([{ $match: { status: { $regex: 'x'.repeat(300) } } }])).toThrow(
+      /longer than 256/,
+    );
+  });
+});

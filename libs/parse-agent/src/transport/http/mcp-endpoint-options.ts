@@ -1,12 +1,17 @@
+import type { IncomingMessage } from 'node:http';
 import { ParseAgentConfigError } from '../../core/errors';
+import type { EventStore } from '../../ports/event-store';
+import { DEFAULT_EVENT_RETENTION_MS } from '../../ports/in-memory-event-store';
 import type { RateLimiter } from '../../ports/rate-limiter';
 import {
   DEFAULT_HEARTBEAT_INTERVAL_MS,
   DEFAULT_MAX_BODY_BYTES,
+  DEFAULT_MAX_GET_STREAMS_PER_PRINCIPAL,
   DEFAULT_MAX_JSON_DEPTH,
   DEFAULT_MAX_SESSIONS,
   DEFAULT_MAX_SESSIONS_PER_PRINCIPAL,
   DEFAULT_MCP_PATH,
+  DEFAULT_PRE_AUTH_MAX_BODY_BYTES,
   DEFAULT_SESSION_IDLE_TIMEOUT_MS,
   DEFAULT_SHUTDOWN_GRACE_PERIOD_MS,
 } from './mcp-http.constants';
@@ -27,6 +32,20 @@ export interface McpEndpointOptions<TGuard = unknown> {
   heartbeatIntervalMs?: number;
   /** Largest accepted request body (default 1 MiB; exactly this many bytes pass). */
   maxBodyBytes?: number;
+  /**
+   * Largest body read before the host's guards have accepted the request (default 64 KiB, at most
+   * `maxBodyBytes`). A larger body is answered 413 at once when `preAuthenticate` says the request
+   * carries no credentials; otherwise it waits unread until the guards and `agentFactory` accept
+   * the caller (guards then see `request.body` undefined), and a refusal never reads it.
+   */
+  preAuthMaxBodyBytes?: number;
+  /**
+   * A cheap look at the headers, before any body is read: does the request carry credentials your
+   * guards will check? It grants nothing; it only decides whether a body over
+   * `preAuthMaxBodyBytes` may wait for the guards (true) or is refused with 413 at once (false).
+   * Default: an `Authorization`, `Cookie` or `X-MCP-API-Key` header is present.
+   */
+  preAuthenticate?: (request: IncomingMessage) => boolean | Promise<boolean>;
   /** Deepest accepted JSON nesting (default 20; the top-level object counts as 1). */
   maxJsonDepth?: number;
   /**
@@ -40,6 +59,12 @@ export interface McpEndpointOptions<TGuard = unknown> {
   preAuthRateLimiter?: RateLimiter;
   /** Cap on streaming tool calls in flight in this process; above it POST answers 503. */
   maxConcurrentStreams?: number;
+  /**
+   * Open GET streams (server notifications) per principal in this process (default 8); opening one
+   * more closes that principal's oldest, never another caller's. With Redis sessions the cap is
+   * still per node.
+   */
+  maxGetStreamsPerPrincipal?: number;
   /**
    * Extra Host names accepted while the server listens on a loopback address (DNS-rebinding guard),
    * e.g. a local tunnel's name. localhost, 127.0.0.1 and [::1] are always accepted.
@@ -64,6 +89,17 @@ export interface McpEndpointOptions<TGuard = unknown> {
    * through their AbortSignal and answered with a JSON-RPC error, and open streams are closed.
    */
   shutdownGracePeriodMs?: number;
+  /**
+   * Resumable streams (default false): streaming calls give every SSE event an id and keep the
+   * events for `eventRetentionMs`, so a client that lost its connection reconnects (GET with
+   * `Last-Event-ID`) and gets what it missed, then the rest, exactly once. A lost connection then
+   * no longer cancels the call (`notifications/cancelled` still does). Events are kept in Redis with
+   * the module's `redis` option (resume on any node), in this process otherwise; pass an
+   * `EventStore` of your own (the MCP SDK's contract) instead of `true` to keep them elsewhere.
+   */
+  resumable?: boolean | EventStore;
+  /** How long a resumable stream's events are kept after its last one (default 5 minutes). */
+  eventRetentionMs?: number;
 }
 
 /** The endpoint settings with defaults applied and inputs normalised. */
@@ -73,17 +109,23 @@ export interface ResolvedMcpEndpointOptions<TGuard = unknown> {
   streaming: boolean;
   heartbeatIntervalMs: number;
   maxBodyBytes: number;
+  preAuthMaxBodyBytes: number;
+  preAuthenticate: (request: IncomingMessage) => boolean | Promise<boolean>;
   maxJsonDepth: number;
   allowedOrigins?: string[];
   requiredHeader?: { name: string; value?: string };
   preAuthRateLimiter?: RateLimiter;
   maxConcurrentStreams?: number;
+  maxGetStreamsPerPrincipal: number;
   allowedHosts: string[];
   sessions: boolean;
   sessionIdleTimeoutMs: number;
   maxSessions: number;
   maxSessionsPerPrincipal: number;
   shutdownGracePeriodMs: number;
+  /** Off, on with the module's store, or on with the application's store. */
+  resumable: boolean | EventStore;
+  eventRetentionMs: number;
 }
 
 /** Validates the `mcp` extra and fills in defaults; errors name the setting to fix. */
@@ -122,6 +164,22 @@ export function resolveMcpEndpointOptions<TGuard>(
   const maxBodyBytes = Math.floor(
     positive('maxBodyBytes', options.maxBodyBytes, DEFAULT_MAX_BODY_BYTES)!,
   );
+  const preAuthMaxBodyBytes = Math.floor(
+    positive(
+      'preAuthMaxBodyBytes',
+      options.preAuthMaxBodyBytes,
+      Math.min(DEFAULT_PRE_AUTH_MAX_BODY_BYTES, maxBodyBytes),
+    )!,
+  );
+  if (preAuthMaxBodyBytes > maxBodyBytes) {
+    fail(
+      `preAuthMaxBodyBytes (${preAuthMaxBodyBytes}) must not exceed maxBodyBytes (${maxBodyBytes}); raise maxBodyBytes or lower preAuthMaxBodyBytes.`,
+    );
+  }
+  const preAuthenticate = options.preAuthenticate ?? carriesCredentialHeader;
+  if (typeof preAuthenticate !== 'function') {
+    fail('preAuthenticate must be a function (request) => boolean.');
+  }
   const maxJsonDepth = Math.floor(
     positive('maxJsonDepth', options.maxJsonDepth, DEFAULT_MAX_JSON_DEPTH)!,
   );
@@ -155,6 +213,17 @@ export function resolveMcpEndpointOptions<TGuard>(
   if (limiter !== undefined && typeof (limiter as { check?: unknown })?.check !== 'function') {
     fail('preAuthRateLimiter must have a check(key) method (a RateLimiter).');
   }
+  const resumable = options.resumable ?? false;
+  if (
+    typeof resumable !== 'boolean' &&
+    (typeof resumable !== 'object' ||
+      typeof (resumable as Partial<EventStore>).storeEvent !== 'function' ||
+      typeof (resumable as Partial<EventStore>).replayEventsAfter !== 'function')
+  ) {
+    fail(
+      'resumable must be true, false or an EventStore (storeEvent and replayEventsAfter methods).',
+    );
+  }
   let requiredHeader: ResolvedMcpEndpointOptions['requiredHeader'];
   try {
     requiredHeader = normalizeRequiredHeader(options.requireCustomHeader);
@@ -167,11 +236,20 @@ export function resolveMcpEndpointOptions<TGuard>(
     streaming: options.streaming ?? true,
     heartbeatIntervalMs,
     maxBodyBytes,
+    preAuthMaxBodyBytes,
+    preAuthenticate,
     maxJsonDepth,
     allowedOrigins: normalizeAllowedOrigins(options.allowedOrigins),
     requiredHeader,
     preAuthRateLimiter: limiter,
     maxConcurrentStreams: maxConcurrentStreams && Math.floor(maxConcurrentStreams),
+    maxGetStreamsPerPrincipal: Math.floor(
+      positive(
+        'maxGetStreamsPerPrincipal',
+        options.maxGetStreamsPerPrincipal,
+        DEFAULT_MAX_GET_STREAMS_PER_PRINCIPAL,
+      )!,
+    ),
     allowedHosts: (options.allowedHosts ?? []).map((h) => h.trim().toLowerCase()).filter(Boolean),
     sessions: options.sessions ?? true,
     sessionIdleTimeoutMs,
@@ -184,5 +262,17 @@ export function resolveMcpEndpointOptions<TGuard>(
       )!,
     ),
     shutdownGracePeriodMs: grace,
+    resumable,
+    eventRetentionMs: positive(
+      'eventRetentionMs',
+      options.eventRetentionMs,
+      DEFAULT_EVENT_RETENTION_MS,
+    )!,
   };
+}
+
+/** The default `preAuthenticate`: the request names credentials of a common kind. */
+export function carriesCredentialHeader(request: IncomingMessage): boolean {
+  const { headers } = request;
+  return Boolean(headers.authorization || headers.cookie || headers['x-mcp-api-key']);
 }

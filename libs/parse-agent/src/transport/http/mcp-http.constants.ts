@@ -6,12 +6,18 @@ export const MCP_GATE_STATE = Symbol('parse-agent:mcp-gate-state');
 export const DEFAULT_MCP_PATH = '/mcp';
 export const DEFAULT_HEARTBEAT_INTERVAL_MS = 2000;
 export const DEFAULT_MAX_BODY_BYTES = 1_048_576;
+/** Body read before the host's guards have accepted the request (see `preAuthMaxBodyBytes`). */
+export const DEFAULT_PRE_AUTH_MAX_BODY_BYTES = 65_536;
+/** Open GET streams one principal may hold on one node; its oldest is closed for one more. */
+export const DEFAULT_MAX_GET_STREAMS_PER_PRINCIPAL = 8;
 export const DEFAULT_MAX_JSON_DEPTH = 20;
 export const DEFAULT_SESSION_IDLE_TIMEOUT_MS = 30 * 60 * 1000;
 export const DEFAULT_MAX_SESSIONS = 10_000;
 /** Open sessions one principal may hold; its oldest is ended when it opens one more. */
 export const DEFAULT_MAX_SESSIONS_PER_PRINCIPAL = 32;
 export const DEFAULT_SHUTDOWN_GRACE_PERIOD_MS = 10_000;
+/** The first revision whose clients accept an SSE event without data (the priming event). */
+export const PRIMING_PROTOCOL_VERSION = '2025-11-25';
 /** After the grace period, how long cancelled calls get to answer on their own. */
 export const SHUTDOWN_SETTLE_MS = 1_000;
 
@@ -21,6 +27,7 @@ export const HEADER = Object.freeze({
   protocolVersion: 'mcp-protocol-version',
   correlationId: 'x-mcp-session-id',
   apiKey: 'x-mcp-api-key',
+  lastEventId: 'last-event-id',
 });
 
 /** Header names as they go out on responses. */

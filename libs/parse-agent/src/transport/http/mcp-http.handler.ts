@@ -29,17 +29,33 @@ import type {
 } from '../../mcp/mcp-dispatcher.types';
 import type { CancellationBus } from '../../ports/cancellation-bus';
 import type { ResolvedMcpEndpointOptions } from './mcp-endpoint-options';
-import { HEADER, RESPONSE_HEADER, SHUTDOWN_SETTLE_MS, SSE_HEADERS } from './mcp-http.constants';
+import {
+  HEADER,
+  PRIMING_PROTOCOL_VERSION,
+  RESPONSE_HEADER,
+  SHUTDOWN_SETTLE_MS,
+  SSE_HEADERS,
+} from './mcp-http.constants';
 import { sendJson, sendJsonRpcError, sendUnauthorized } from './mcp-http-response';
 import type { McpGateState, McpRequest, McpRequestGate } from './mcp-request-gate';
 import type { McpSession, SessionStore } from '../../ports/session-store';
+import {
+  splitEventId,
+  UnknownEventError,
+  type EventStore,
+  type StoredEvent,
+} from '../../ports/event-store';
+import { newStreamId, streamOwnedBy } from './resumable-stream-id';
 import { principalKey } from './principal-key';
+import { PrincipalStreams } from './principal-streams';
 import {
   abortOnUnsubscribe,
   formatSseFrame,
+  isResponseMessage,
   mergeWhileActive,
   notificationFrames,
   toSseFrames,
+  withEventIds,
   withHeartbeats,
   type ProgressToken,
   type SseFrame,
@@ -65,6 +81,8 @@ export interface McpHttpHandlerDependencies {
   gate: McpRequestGate;
   sessions: SessionStore;
   cancellations: CancellationBus;
+  /** Set when the endpoint is resumable: streaming calls keep their events here. */
+  events?: EventStore;
   logger: TransportLogger;
 }
 
@@ -100,6 +118,8 @@ export class McpHttpHandler {
   protected readonly dispatchLogger: DispatchLogger;
   protected readonly agentFactory: McpAgentFactory;
   protected activeStreams = 0;
+  /** GET streams open per principal (this process). */
+  protected readonly getStreams: PrincipalStreams;
   /** Questions to the person (MCP elicitation) asked on SSE calls, answered by client POSTs. */
   protected readonly elicitations = new SseElicitations();
   /** Every call in flight (JSON and SSE), for the shutdown drain. */
@@ -114,6 +134,7 @@ export class McpHttpHandler {
       );
     }
     this.agentFactory = deps.agentFactory;
+    this.getStreams = new PrincipalStreams(deps.options.maxGetStreamsPerPrincipal);
     const { logger } = deps;
     this.dispatchLogger = {
       error: (message, error) =>
@@ -209,12 +230,20 @@ export class McpHttpHandler {
 
   /** POST: one JSON-RPC message in, a JSON body or an SSE stream out. */
   async handlePost(req: McpRequest, res: ServerResponse): Promise<void> {
-    const state = await this.deps.gate.ensure(req, res);
+    let state = await this.deps.gate.ensure(req, res);
     if (!state) return;
-    const { body, kind } = state as Required<McpGateState>;
+    let agent: ParseAgent | undefined;
+    if (state.deferred) {
+      // A body over the pre-auth limit is read only once the caller is authenticated.
+      agent = await this.authenticate(req, res);
+      if (!agent) return;
+      state = await this.deps.gate.completeBody(req, res);
+      if (!state) return;
+    }
+    const { body, kind } = state as Required<Pick<McpGateState, 'body' | 'kind'>>;
     const bodyId = validId(body.id);
     if (this.refuseWhileDraining(res, bodyId)) return;
-    const agent = await this.authenticate(req, res);
+    agent ??= await this.authenticate(req, res);
     if (!agent) return;
     const owner = principalKey(agent);
     const headers: Record<string, string> = {};
@@ -276,7 +305,7 @@ export class McpHttpHandler {
       STREAMED_METHODS.has(String(body.method)) &&
       acceptsEventStream(req.headers.accept);
     if (streaming)
-      return this.serveStream(req, res, body, agent, scope, requestId, headers, session);
+      return this.serveStream(req, res, body, agent, scope, requestId, headers, session, owner);
     return this.serveJson(res, body, agent, kind === 'request' ? scope : undefined, requestId, {
       headers,
       session: body.method === 'initialize' ? session : undefined,
@@ -290,13 +319,32 @@ export class McpHttpHandler {
     if (this.refuseWhileDraining(res)) return;
     const agent = await this.authenticate(req, res);
     if (!agent) return;
+    const owner = principalKey(agent);
     let session: McpSession | undefined;
     if (this.deps.options.sessions) {
-      const resolved = await this.resolveSession(req, res, principalKey(agent));
+      const resolved = await this.resolveSession(req, res, owner);
       if (resolved === false) return;
       session = resolved;
     }
+    const lastEventId = headerValue(req, HEADER.lastEventId);
+    if (lastEventId !== undefined && this.deps.events) {
+      return this.resumeStream(
+        req,
+        res,
+        principalKey(agent),
+        lastEventId,
+        this.deps.events,
+        session,
+      );
+    }
     this.openEventStream(req, res);
+    // One caller's streams are capped (its oldest closes), so it cannot hold sockets for everyone.
+    const release = this.getStreams.add(owner, () => {
+      if (res.writableEnded) return;
+      res.write(formatSseFrame({ kind: 'comment', text: 'closed: newer stream of this caller' }));
+      res.end();
+    });
+    res.once('close', release);
     const shutdownNotice$ = this.shutdown$.pipe(
       map((): SseFrame => ({ kind: 'comment', text: 'server shutting down' })),
     );
@@ -477,7 +525,8 @@ export class McpHttpHandler {
     scope: string | undefined,
     requestId: JsonRpcId,
     headers: Record<string, string>,
-    session?: McpSession,
+    session: McpSession | undefined,
+    owner: string,
   ): void {
     const cap = this.deps.options.maxConcurrentStreams;
     if (cap !== undefined && this.activeStreams >= cap) {
@@ -489,6 +538,14 @@ export class McpHttpHandler {
       : () => undefined;
     this.activeStreams++;
     const untrack = this.track(controller);
+    const store = this.deps.events;
+    const streamId = store ? newStreamId(owner) : undefined;
+    // Clients before 2025-11-25 cannot parse an event without data; they resume from a message id.
+    const takesPriming =
+      (headerValue(req, HEADER.protocolVersion) ?? '2025-03-26') >= PRIMING_PROTOCOL_VERSION;
+    // Once the client holds an event id it can come back for the rest (on any node with a shared
+    // store), so losing the connection no longer cancels the call.
+    let resumable = false;
     let released = false;
     let answered = false;
     const release = () => {
@@ -498,23 +555,29 @@ export class McpHttpHandler {
       deregister();
       untrack();
     };
-    const finish = () => {
+    const write = (frame: SseFrame) => {
+      if (res.writableEnded || res.destroyed) return;
+      if (frame.kind === 'priming' && !takesPriming) return;
+      if (frame.kind === 'priming' || (frame.kind === 'message' && frame.eventId)) resumable = true;
+      res.write(formatSseFrame(frame));
+    };
+    const finish = async () => {
       release();
-      if (res.writableEnded) return;
-      // Cut short by shutdown: the stream still ends with an answer to the call.
+      // Cut short by shutdown: the stream still ends with an answer to the call (stored too, so a
+      // client resuming elsewhere gets it).
       if (!answered && this.shuttingDown) {
-        res.write(
-          formatSseFrame({
-            kind: 'message',
-            message: {
-              jsonrpc: '2.0',
-              id: requestId,
-              error: { code: SHUTTING_DOWN_CODE, message: SHUTTING_DOWN_MESSAGE },
-            },
-          }),
-        );
+        const message = {
+          jsonrpc: '2.0' as const,
+          id: requestId,
+          error: { code: SHUTTING_DOWN_CODE, message: SHUTTING_DOWN_MESSAGE },
+        };
+        const eventId =
+          store && streamId
+            ? await store.storeEvent(streamId, message).catch(() => undefined)
+            : undefined;
+        write({ kind: 'message', message, eventId });
       }
-      res.end();
+      if (!res.writableEnded) res.end();
     };
 
     this.openEventStream(req, res, headers);
@@ -525,6 +588,7 @@ export class McpHttpHandler {
       body.method === 'tools/call' && session && this.elicitations.supports(session.id)
         ? this.elicitations.channel(session.id, questions)
         : undefined;
+    const clientLeft$ = fromEvent(res, 'close').pipe(filter(() => !resumable));
     this.deps.dispatcher
       .dispatch(body, agent, {
         signal: controller.signal,
@@ -537,16 +601,117 @@ export class McpHttpHandler {
         ),
         withHeartbeats(this.deps.options.heartbeatIntervalMs, token),
         mergeWhileActive(merge(this.listChangedFrames(), questions)),
+        store && streamId
+          ? withEventIds(store, streamId, (error) =>
+              this.deps.logger.warn(
+                `Resumable stream: an event could not be stored (${errorClassName(error)}); it was sent without an id`,
+              ),
+            )
+          : (frames$: Observable<SseFrame>) => frames$,
         abortOnUnsubscribe(controller, 'client_disconnect'),
-        takeUntil(merge(fromEvent(res, 'close'), this.shutdown$)),
+        takeUntil(merge(clientLeft$, this.shutdown$)),
       )
       .subscribe({
         next: (frame) => {
-          if (frame.kind === 'message' && 'id' in frame.message) answered = true;
+          if (frame.kind === 'message' && isResponseMessage(frame.message)) answered = true;
+          write(frame);
+        },
+        complete: () => void finish(),
+        error: () => void finish(),
+      });
+  }
+
+  /**
+   * GET with `Last-Event-ID`: the events of that call's stream the client missed, then (when the
+   * call still runs, here or on another node) the rest as they come, until its response.
+   */
+  protected async resumeStream(
+    req: McpRequest,
+    res: ServerResponse,
+    owner: string,
+    lastEventId: string,
+    store: EventStore,
+    session: McpSession | undefined,
+  ): Promise<void> {
+    const streamId = splitEventId(lastEventId)?.streamId;
+    const notFound = () =>
+      sendJsonRpcError(
+        res,
+        404,
+        -32000,
+        'Event stream not found: the events expired or belong to another caller; send the call again',
+      );
+    // Another principal's stream is answered exactly like an unknown one.
+    if (!streamId || !streamOwnedBy(streamId, owner)) return notFound();
+    const sent = new Set<string>();
+    let replaying = true;
+    const early: StoredEvent[] = [];
+    let deliver: (event: StoredEvent) => void = (event) => early.push(event);
+    // Follow before replaying, so an event stored in between is not lost; ids drop duplicates.
+    const stopFollowing = store.follow
+      ? await store.follow(streamId, (event) => (replaying ? early.push(event) : deliver(event)))
+      : () => undefined;
+    const missed: StoredEvent[] = [];
+    try {
+      await store.replayEventsAfter(lastEventId, {
+        send: (eventId, message) => {
+          missed.push({ eventId, message });
+          return Promise.resolve();
+        },
+      });
+    } catch (error) {
+      stopFollowing();
+      if (error instanceof UnknownEventError) return notFound();
+      this.dispatchLogger.error(`Resuming a stream failed: ${errorClassName(error)}`, error);
+      return sendJsonRpcError(res, 503, -32000, 'Event store unavailable: retry shortly', {
+        headers: { 'Retry-After': '1' },
+      });
+    }
+    this.openEventStream(req, res);
+    const done$ = new Subject<void>();
+    let idle: NodeJS.Timeout | undefined;
+    const end = () => {
+      clearTimeout(idle);
+      stopFollowing();
+      done$.next();
+      if (!res.writableEnded) res.end();
+    };
+    // A call whose node died never answers: give up after the retention time without events.
+    const armIdle = () => {
+      clearTimeout(idle);
+      idle = setTimeout(end, this.deps.options.eventRetentionMs);
+      idle.unref?.();
+    };
+    deliver = (event) => {
+      if (sent.has(event.eventId) || res.writableEnded) return;
+      sent.add(event.eventId);
+      armIdle();
+      // The priming event is only a cursor; it carries nothing to pass on.
+      if (Object.keys(event.message).length === 0) return;
+      res.write(
+        formatSseFrame({
+          kind: 'message',
+          message: event.message as JsonRpcNotification,
+          eventId: event.eventId,
+        }),
+      );
+      if (isResponseMessage(event.message)) end();
+    };
+    replaying = false;
+    for (const event of [...missed, ...early.splice(0)]) deliver(event);
+    if (res.writableEnded) return;
+    if (!store.follow) return end(); // nothing more can arrive on this connection
+    armIdle();
+    interval(this.deps.options.heartbeatIntervalMs)
+      .pipe(
+        map((): SseFrame => ({ kind: 'comment', text: 'keep-alive' })),
+        takeUntil(merge(fromEvent(res, 'close'), this.shutdown$, done$, session?.ended$ ?? NEVER)),
+      )
+      .subscribe({
+        next: (frame) => {
           if (!res.writableEnded) res.write(formatSseFrame(frame));
         },
-        complete: finish,
-        error: finish,
+        complete: end,
       });
   }
 

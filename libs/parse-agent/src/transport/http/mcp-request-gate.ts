@@ -24,6 +24,19 @@ export interface McpGateState {
   /** POST only: the parsed JSON-RPC message. */
   body?: Record<string, unknown>;
   kind?: McpBodyKind;
+  /**
+   * POST only: the body is over the pre-auth limit and waits, unread past that limit, until the
+   * caller is authenticated (`McpRequestGate.completeBody`).
+   */
+  deferred?: DeferredBody;
+}
+
+/** The part of a deferred body read before authentication (at most the pre-auth limit). */
+export interface DeferredBody {
+  prefix: Buffer[];
+  size: number;
+  /** Held back from the headers meanwhile, so no body parser of the host reads the body. */
+  contentType?: string;
 }
 
 export type McpRequest = IncomingMessage & {
@@ -73,7 +86,7 @@ export class McpRequestGate {
     this.inspect(request, res).then(
       (state) => {
         if (!state) return;
-        this.accept(request, state);
+        this.accept(request, state, res);
         next();
       },
       (error: unknown) => {
@@ -95,13 +108,42 @@ export class McpRequestGate {
   async ensure(req: McpRequest, res: ServerResponse): Promise<McpGateState | undefined> {
     const existing = req[MCP_GATE_STATE];
     if (existing) return existing;
-    const state = await this.inspect(req, res);
-    if (state) this.accept(req, state);
+    // Here the host's guards have already run: the full body limit applies.
+    const state = await this.inspect(req, res, { authenticated: true });
+    if (state) this.accept(req, state, res);
+    return state;
+  }
+
+  /**
+   * Reads the rest of a deferred body, once the caller is authenticated, up to `maxBodyBytes` in
+   * all; then the same parse and shape checks as any body. Undefined means a refusal was sent.
+   */
+  async completeBody(req: McpRequest, res: ServerResponse): Promise<McpGateState | undefined> {
+    const deferred = req[MCP_GATE_STATE]?.deferred;
+    if (!deferred) return req[MCP_GATE_STATE];
+    if (deferred.contentType !== undefined) req.headers['content-type'] = deferred.contentType;
+    if (deferred.size > this.options.maxBodyBytes) {
+      req.resume();
+      return void this.tooLarge(res, this.options.maxBodyBytes);
+    }
+    const rest = await readLimited(req, this.options.maxBodyBytes - deferred.size);
+    if (rest === ABORTED) return void this.aborted(res);
+    if (!rest) return void this.tooLarge(res, this.options.maxBodyBytes);
+    // Read in full: the connection may be kept alive again.
+    res.removeHeader('Connection');
+    const parsed = this.parseBody(Buffer.concat([...deferred.prefix, rest]), res);
+    if (!parsed) return undefined;
+    const state: McpGateState = parsed;
+    this.accept(req, state, res);
     return state;
   }
 
   /** Runs every transport check; answers the refusal and resolves undefined when one fails. */
-  async inspect(req: McpRequest, res: ServerResponse): Promise<McpGateState | undefined> {
+  async inspect(
+    req: McpRequest,
+    res: ServerResponse,
+    phase: { authenticated?: boolean } = {},
+  ): Promise<McpGateState | undefined> {
     stripUnderscoreHeaders(req);
 
     const limiter = this.options.preAuthRateLimiter;
@@ -138,7 +180,7 @@ export class McpRequestGate {
 
     const state: McpGateState = {};
     if (method === 'POST') {
-      const body = await this.readJsonBody(req, res);
+      const body = await this.readJsonBody(req, res, phase.authenticated === true);
       if (!body) return undefined;
       Object.assign(state, body);
     }
@@ -195,58 +237,91 @@ export class McpRequestGate {
     return true;
   }
 
-  /** Size cap, JSON parse with depth cap, then the JSON-RPC shape (a method, or a client response). */
+  /**
+   * Size cap, JSON parse with depth cap, then the JSON-RPC shape (a method, or a client response).
+   * Before authentication only `preAuthMaxBodyBytes` are read: a larger body is refused at once
+   * when the request carries no credentials, else deferred until the caller is authenticated.
+   */
   protected async readJsonBody(
     req: McpRequest,
     res: ServerResponse,
-  ): Promise<{ body: Record<string, unknown>; kind: McpBodyKind } | undefined> {
+    authenticated: boolean,
+  ): Promise<
+    { body: Record<string, unknown>; kind: McpBodyKind } | { deferred: DeferredBody } | undefined
+  > {
     const max = this.options.maxBodyBytes;
-    const tooLarge = () =>
-      sendJsonRpcError(res, 413, -32700, `Payload Too Large: body exceeds ${max} bytes`, {
-        headers: { Connection: 'close' },
-      });
-    const invalidJson = () => sendJsonRpcError(res, 400, -32700, 'Parse error: invalid JSON');
-
-    let value: unknown;
     const preParsed = this.preParsedBody(req);
     if (
       preParsed.present &&
       !(typeof preParsed.value === 'string' || Buffer.isBuffer(preParsed.value))
     ) {
       // Another parser consumed the stream first: apply the same limits to what it produced.
-      value = preParsed.value ?? {};
-      if (Buffer.byteLength(JSON.stringify(value) ?? '', 'utf8') > max) return void tooLarge();
+      const value = preParsed.value ?? {};
+      if (Buffer.byteLength(JSON.stringify(value) ?? '', 'utf8') > max)
+        return void this.tooLarge(res, max);
       if (valueNestingDepth(value, this.options.maxJsonDepth) > this.options.maxJsonDepth)
-        return void invalidJson();
-    } else {
-      let raw: Buffer | undefined;
-      if (preParsed.present) {
-        raw = Buffer.isBuffer(preParsed.value)
-          ? preParsed.value
-          : Buffer.from(String(preParsed.value ?? ''), 'utf8');
-        if (raw.length > max) return void tooLarge();
-      } else {
-        const read = await readLimited(req, max);
-        if (read === ABORTED) {
-          // The client went away mid-upload: nothing to answer and nothing worth a stack trace.
-          this.logger.warn('MCP request body aborted by the client before it was complete');
-          if (!res.writableEnded) res.destroy();
-          return undefined;
-        }
-        raw = read;
-        if (!raw) return void tooLarge();
-      }
-      let text: string;
-      try {
-        text = new TextDecoder('utf-8', { fatal: true }).decode(raw);
-      } catch {
-        return void invalidJson();
-      }
-      const parsed = parseBoundedJson(text, this.options.maxJsonDepth);
-      if (!parsed.ok) return void invalidJson();
-      value = parsed.value;
+        return void this.invalidJson(res);
+      return this.shapeOf(value, res);
+    }
+    if (preParsed.present) {
+      const raw = Buffer.isBuffer(preParsed.value)
+        ? preParsed.value
+        : Buffer.from(String(preParsed.value ?? ''), 'utf8');
+      if (raw.length > max) return void this.tooLarge(res, max);
+      return this.parseBody(raw, res);
     }
 
+    const limit = authenticated ? max : this.options.preAuthMaxBodyBytes;
+    const declared = Number(req.headers['content-length']);
+    if (Number.isFinite(declared) && declared > max) {
+      req.resume(); // discard, never buffer
+      return void this.tooLarge(res, max);
+    }
+    if (limit < max && Number.isFinite(declared) && declared > limit) {
+      // Nothing read yet: decide from the headers alone.
+      if (!(await this.mayDefer(req))) return void this.tooLargeAnonymous(res, limit);
+      return { deferred: { prefix: [], size: 0 } };
+    }
+    const read = await readLimited(req, limit, limit < max ? 'pause' : 'discard');
+    if (read === ABORTED) return void this.aborted(res);
+    if (Buffer.isBuffer(read)) return this.parseBody(read, res);
+    if (read && (await this.mayDefer(req))) return { deferred: read };
+    if (read) req.resume(); // refused: discard the rest
+    return limit < max ? void this.tooLargeAnonymous(res, limit) : void this.tooLarge(res, max);
+  }
+
+  /** Whether a body over the pre-auth limit may wait for the guards (the host's hook decides). */
+  protected async mayDefer(req: McpRequest): Promise<boolean> {
+    try {
+      return (await this.options.preAuthenticate(req)) === true;
+    } catch (error) {
+      // Fail closed: a broken hook refuses large bodies, never lets them be buffered.
+      this.logger.warn(
+        `preAuthenticate failed (${error instanceof Error ? error.constructor.name : typeof error}); the request is treated as carrying no credentials`,
+      );
+      return false;
+    }
+  }
+
+  protected parseBody(
+    raw: Buffer,
+    res: ServerResponse,
+  ): { body: Record<string, unknown>; kind: McpBodyKind } | undefined {
+    let text: string;
+    try {
+      text = new TextDecoder('utf-8', { fatal: true }).decode(raw);
+    } catch {
+      return void this.invalidJson(res);
+    }
+    const parsed = parseBoundedJson(text, this.options.maxJsonDepth);
+    if (!parsed.ok) return void this.invalidJson(res);
+    return this.shapeOf(parsed.value, res);
+  }
+
+  protected shapeOf(
+    value: unknown,
+    res: ServerResponse,
+  ): { body: Record<string, unknown>; kind: McpBodyKind } | undefined {
     const kind = bodyKind(value);
     if (!kind) {
       const problem = invalidRequestProblem(value);
@@ -258,17 +333,51 @@ export class McpRequestGate {
     return { body: value as Record<string, unknown>, kind };
   }
 
+  protected tooLarge(res: ServerResponse, max: number): void {
+    sendJsonRpcError(res, 413, -32700, `Payload Too Large: body exceeds ${max} bytes`, {
+      headers: { Connection: 'close' },
+    });
+  }
+
+  protected tooLargeAnonymous(res: ServerResponse, limit: number): void {
+    this.logger.warn(`Body over ${limit} bytes without credentials refused before reading it`);
+    sendJsonRpcError(
+      res,
+      413,
+      -32700,
+      `Payload Too Large: a request without credentials may carry at most ${limit} bytes`,
+      { headers: { Connection: 'close' } },
+    );
+  }
+
+  protected invalidJson(res: ServerResponse): void {
+    sendJsonRpcError(res, 400, -32700, 'Parse error: invalid JSON');
+  }
+
+  /** The client went away mid-upload: nothing to answer and nothing worth a stack trace. */
+  protected aborted(res: ServerResponse): void {
+    this.logger.warn('MCP request body aborted by the client before it was complete');
+    if (!res.writableEnded) res.destroy();
+  }
+
   protected preParsedBody(req: McpRequest): { present: boolean; value?: unknown } {
     if (req._body === true || req.readableEnded) return { present: true, value: req.body };
     return { present: false };
   }
 
-  protected accept(req: McpRequest, state: McpGateState): void {
+  protected accept(req: McpRequest, state: McpGateState, res: ServerResponse): void {
     req[MCP_GATE_STATE] = state;
     if (state.body !== undefined) {
       req.body = state.body;
       // Tells body-parser (Nest's JSON parser) the body is already read.
       req._body = true;
+    } else if (state.deferred) {
+      // No parser may read it before the guards: body parsers (Nest's included) only read a body
+      // whose Content-Type they handle, so it is held back until completeBody. A refusal then
+      // closes the connection instead of draining the unread upload.
+      state.deferred.contentType = req.headers['content-type'];
+      delete req.headers['content-type'];
+      res.setHeader('Connection', 'close');
     }
   }
 
@@ -379,23 +488,31 @@ export class ClientAbortedError extends Error {
 const ABORTED = Symbol('aborted');
 
 /**
- * Reads at most `max` bytes; undefined when the body is larger (the rest is discarded), ABORTED
- * when the connection closed or failed before the body was complete.
+ * Reads at most `max` bytes: the body when complete, ABORTED when the connection closed or failed
+ * first, and when the body is larger either undefined (`discard`: the rest is drained unread) or
+ * what was read so far with the stream paused (`pause`: the caller continues later, or discards).
  */
 function readLimited(
   req: IncomingMessage,
   max: number,
-): Promise<Buffer | undefined | typeof ABORTED> {
-  const declared = Number(req.headers['content-length']);
-  if (Number.isFinite(declared) && declared > max) {
-    req.resume();
-    return Promise.resolve(undefined);
-  }
+): Promise<Buffer | undefined | typeof ABORTED>;
+function readLimited(
+  req: IncomingMessage,
+  max: number,
+  overflow: 'discard' | 'pause',
+): Promise<Buffer | DeferredBody | undefined | typeof ABORTED>;
+function readLimited(
+  req: IncomingMessage,
+  max: number,
+  overflow: 'discard' | 'pause' = 'discard',
+): Promise<Buffer | DeferredBody | undefined | typeof ABORTED> {
+  if (req.readableEnded) return Promise.resolve(Buffer.alloc(0));
+  if (req.destroyed) return Promise.resolve(ABORTED);
   return new Promise((resolve) => {
     const chunks: Buffer[] = [];
     let size = 0;
     let done = false;
-    const finish = (value: Buffer | undefined | typeof ABORTED) => {
+    const finish = (value: Buffer | DeferredBody | undefined | typeof ABORTED) => {
       if (done) return;
       done = true;
       req.off('data', onData);
@@ -406,12 +523,16 @@ function readLimited(
     };
     const onData = (chunk: Buffer) => {
       size += chunk.length;
-      if (size > max) {
+      chunks.push(chunk);
+      if (size <= max) return;
+      if (overflow === 'pause') {
+        req.pause();
+        finish({ prefix: chunks, size });
+      } else {
+        chunks.length = 0;
         finish(undefined);
         req.resume(); // discard the rest
-        return;
       }
-      chunks.push(chunk);
     };
     const onEnd = () => finish(Buffer.concat(chunks, size));
     const onError = () => finish(ABORTED);
@@ -422,5 +543,7 @@ function readLimited(
     req.on('end', onEnd);
     req.on('error', onError);
     req.on('close', onClose);
+    // A stream paused by an earlier read (a deferred body) does not resume by itself.
+    req.resume();
   });
 }

@@ -31,7 +31,12 @@ export class SseElicitations {
     const capabilities = isPlainObject(initializeParams)
       ? initializeParams.capabilities
       : undefined;
-    if (!isPlainObject(capabilities) || !isPlainObject(capabilities.elicitation)) return;
+    const elicitation = isPlainObject(capabilities) ? capabilities.elicitation : undefined;
+    if (!isPlainObject(elicitation)) return;
+    // 2025-11-25 clients name their modes; `{}` (earlier revisions) means form. Our questions are
+    // forms, so a client declaring only `url` is never asked.
+    const modes = Object.keys(elicitation);
+    if (modes.length && !isPlainObject(elicitation.form)) return;
     this.capable.add(sessionId);
     const forget = () => this.forget(sessionId);
     ended$.subscribe({ next: forget, complete: forget });

@@ -5,7 +5,10 @@
 import { stringifyJsonRpc } from '../../mcp/preserialized';
 import {
   catchError,
+  concat,
+  concatMap,
   connect,
+  defer,
   EMPTY,
   endWith,
   filter,
@@ -27,11 +30,19 @@ import type {
   JsonRpcRequest,
   JsonRpcResponse,
 } from '../../mcp/mcp-dispatcher.types';
+import type { EventStore } from '../../ports/event-store';
 import { jsonRpcError } from './transport-checks';
 
 export type SseFrame =
-  | { kind: 'message'; message: JsonRpcResponse | JsonRpcNotification | JsonRpcRequest }
-  | { kind: 'comment'; text: string };
+  | {
+      kind: 'message';
+      message: JsonRpcResponse | JsonRpcNotification | JsonRpcRequest;
+      /** Set on resumable streams: the client's cursor for `Last-Event-ID`. */
+      eventId?: string;
+    }
+  | { kind: 'comment'; text: string }
+  /** Opens a resumable stream: an id and no data, so the client can resume before any message. */
+  | { kind: 'priming'; eventId: string };
 
 export type ProgressToken = string | number;
 
@@ -41,7 +52,44 @@ export type ProgressToken = string | number;
  */
 export function formatSseFrame(frame: SseFrame): string {
   if (frame.kind === 'comment') return `: ${frame.text}\n\n`;
-  return `event: message\ndata: ${stringifyJsonRpc(frame.message)}\n\n`;
+  if (frame.kind === 'priming') return `id: ${frame.eventId}\ndata: \n\n`;
+  const id = frame.eventId === undefined ? '' : `id: ${frame.eventId}\n`;
+  return `event: message\n${id}data: ${stringifyJsonRpc(frame.message)}\n\n`;
+}
+
+/**
+ * Makes a stream resumable: stores a priming event first, then every message frame, in order,
+ * giving each its event id. A frame whose storing fails goes out without an id (the stream stays
+ * live; only resuming past it is lost) and `onError` hears why.
+ */
+export function withEventIds(
+  store: EventStore,
+  streamId: string,
+  onError: (error: unknown) => void,
+): MonoTypeOperatorFunction<SseFrame> {
+  const stamp = async (frame: SseFrame): Promise<SseFrame> => {
+    if (frame.kind !== 'message') return frame;
+    try {
+      return { ...frame, eventId: await store.storeEvent(streamId, frame.message) };
+    } catch (error) {
+      onError(error);
+      return frame;
+    }
+  };
+  const priming$ = defer(async (): Promise<SseFrame[]> => {
+    try {
+      return [{ kind: 'priming', eventId: await store.storeEvent(streamId, {}) }];
+    } catch (error) {
+      onError(error);
+      return [];
+    }
+  }).pipe(concatMap((frames) => frames));
+  return (source) => concat(priming$, source.pipe(concatMap(stamp)));
+}
+
+/** True for a JSON-RPC response (the message that ends a call's stream). */
+export function isResponseMessage(message: object): boolean {
+  return 'id' in message && !('method' in message) && ('result' in message || 'error' in message);
 }
 
 export const messageFrame = (
