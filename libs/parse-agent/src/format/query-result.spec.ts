@@ -1,4 +1,5 @@
 import { buildNextCall, DEFAULT_RESULT_BUDGET_BYTES, formatQueryResult } from './query-result';
+import { jsonTextOf } from './serialized-json';
 
 function rows(count: number): Array<Record<string, unknown>> {
   return Array.from({ length: count }, (_, i) => ({
@@ -75,6 +76,7 @@ describe('formatQueryResult (json)', () => {
       20 + shown.length,
     );
     expect(JSON.stringify(shown)).not.toContain(`"id${shown.length}"`);
+    expect(jsonTextOf(data)).toBe(JSON.stringify(data));
   });
 
   it('pages tabular formats the same way as json', () => {
@@ -96,6 +98,22 @@ describe('formatQueryResult (json)', () => {
       tool: 'query_class',
       arguments: { class_name: 'Post', limit: 40, skip: shown, format: 'csv' },
     });
+  });
+
+  it('carries its own JSON text, identical to serializing it, so rows are serialized once', () => {
+    for (const nextCall of [undefined, buildNextCall({ className: 'Post', limit: 3, skip: 0 })]) {
+      const data = formatQueryResult({
+        className: 'Post',
+        results: rows(3),
+        limit: 3,
+        skip: 0,
+        nextCall,
+        withheldFields: { email: 'protected' },
+      });
+      expect(jsonTextOf(data)).toBe(JSON.stringify(data));
+      // A copy with another key has no text of its own: it is serialized afresh.
+      expect(jsonTextOf({ ...data, applied_limits: {} })).toBeUndefined();
+    }
   });
 
   it('names elided and withheld fields without values', () => {

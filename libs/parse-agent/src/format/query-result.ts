@@ -1,3 +1,4 @@
+import { withJsonText } from './serialized-json';
 import { simplifyRow } from './simplify-object';
 import { cellText, renderTabular, TabularFormat } from './tabular';
 import { truncatedIncludePayload } from './truncated-include-fields';
@@ -61,7 +62,12 @@ export function formatQueryResult(input: QueryResultInput): Record<string, unkno
   const rows = input.simplified ? input.results : input.results.map(simplifyRow);
   const budget = input.budgetBytes ?? DEFAULT_RESULT_BUDGET_BYTES;
   const fetched = rows.length;
-  const shown = format === 'json' ? jsonRowsWithin(rows, budget) : tabularRowsWithin(rows, budget);
+  // json: the rows' text measures the budget and, when they all fit, is reused for the result.
+  let rowsJson = format === 'json' ? JSON.stringify(rows) : undefined;
+  let shown = fetched;
+  if (rowsJson === undefined) shown = tabularRowsWithin(rows, budget);
+  else if (utf8Length(rowsJson) > budget)
+    ({ shown, json: rowsJson } = jsonRowsWithin(rows, budget));
   const truncated = shown < fetched;
   // A full page means the server may hold more; rows fetched but not shown are "more" too.
   const hasMore = (limit > 0 && fetched >= limit) || truncated;
@@ -99,22 +105,36 @@ export function formatQueryResult(input: QueryResultInput): Record<string, unkno
       ? { ...input.nextCall, arguments: { ...input.nextCall.arguments, skip: skip + shown } }
       : input.nextCall;
   }
-  if (tabular) data.output = tabular.output;
-  else data.results = page;
-  return data;
+  if (tabular) {
+    data.output = tabular.output;
+    return data;
+  }
+  data.results = page;
+  if (rowsJson === undefined) return data;
+  // The envelope is small; the rows' text is spliced in rather than serialized a second time.
+  const { results: _rows, ...envelope } = data;
+  const head = JSON.stringify(envelope);
+  const json = `${head.slice(0, -1)}${head.length > 2 ? ',' : ''}"results":${rowsJson}}`;
+  return withJsonText(data, json);
 }
 
-/** Leading rows whose compact JSON fits the budget (at least one, so paging always advances). */
-function jsonRowsWithin(rows: ReadonlyArray<Record<string, unknown>>, budget: number): number {
-  if (rows.length === 0) return 0;
-  // One native pass for the common case: the whole page fits.
-  if (utf8Length(JSON.stringify(rows)) <= budget) return rows.length;
+/**
+ * Leading rows whose compact JSON fits the budget (at least one, so paging always advances), and
+ * that JSON, built from the per-row texts the measuring produced.
+ */
+function jsonRowsWithin(
+  rows: ReadonlyArray<Record<string, unknown>>,
+  budget: number,
+): { shown: number; json: string } {
+  const texts: string[] = [];
   let used = 1; // the array's brackets
-  for (let i = 0; i < rows.length; i++) {
-    used += utf8Length(JSON.stringify(rows[i])) + 1;
-    if (used > budget) return Math.max(1, i);
+  for (const row of rows) {
+    const text = JSON.stringify(row);
+    used += utf8Length(text) + 1;
+    if (used > budget && texts.length > 0) break;
+    texts.push(text);
   }
-  return rows.length;
+  return { shown: texts.length, json: `[${texts.join(',')}]` };
 }
 
 /** Leading rows whose rendered cells fit the budget (separators counted approximately). */

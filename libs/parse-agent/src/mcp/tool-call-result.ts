@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { ToolEnvelope } from '../core/envelope';
 import { AgentUnauthorizedError } from '../core/errors';
 import { isRecord } from '../format/is-record';
+import { jsonTextOf } from '../format/serialized-json';
 import {
   capQueryResult,
   MAX_TOOL_RESPONSE_BYTES,
@@ -96,7 +97,7 @@ export function toCallToolResult(
   // The wrapper counts against the cap like the data does.
   const budget = wrap ? maxBytes - WRAPPER_BYTES : maxBytes;
   const data = envelope.data;
-  let json = compactJson(data);
+  let json = jsonTextOf(data) ?? compactJson(data);
   let sent: unknown = data;
   if (Buffer.byteLength(json, 'utf8') > budget) {
     const recovered =
