@@ -227,7 +227,9 @@ describe('read tools against a real Parse Server (demo dataset)', () => {
           keys: ['tenantId'],
         }),
       );
-      expect(data.result_count).toBe(1000);
+      expect(data.result_count).toBeGreaterThan(200);
+      expect(data.pagination.has_more).toBe(true);
+      expect(data.next_call.arguments.skip).toBe(data.result_count);
       expect(data.results.every((r: Data) => r.tenantId === 'acme')).toBe(true);
       const count = ok(await alice.execute('count_objects', { class_name: 'Order' }));
       expect(count.count).toBe(1470);
@@ -296,7 +298,10 @@ describe('read tools against a real Parse Server (demo dataset)', () => {
           keys: ['orderNumber'],
         }),
       );
-      expect(rows.result_count).toBe(1000);
+      // A full page of 1000 came back (more than the byte budget shows at once).
+      expect(rows.pagination.has_more).toBe(true);
+      expect(rows.truncated).toBe(true);
+      expect(rows.next_call.arguments.skip).toBe(1000 + rows.result_count);
     });
 
     it('answers a soft-deleted object exactly like a missing one', async () => {
@@ -413,18 +418,26 @@ describe('read tools against a real Parse Server (demo dataset)', () => {
   });
 
   describe('query_class', () => {
-    it('defaults to 100 rows, clamps to 1000, shows 50 and points at the next page', async () => {
+    it('defaults to 100 rows, clamps to 1000, shows what fits the byte budget and points at the next page', async () => {
       const data = ok(
         await master.execute('query_class', { class_name: 'Order', order: 'orderNumber' }),
       );
-      expect(data.result_count).toBe(100);
+      const shown = data.result_count as number;
+      expect(shown).toBeGreaterThan(50);
+      expect(shown).toBeLessThan(100);
+      expect(data.results).toHaveLength(shown);
+      expect(JSON.stringify(data.results).length).toBeLessThanOrEqual(32 * 1024);
       expect(data.pagination).toEqual({ limit: 100, skip: 0, has_more: true });
       expect(data.truncated).toBe(true);
-      expect(data.results).toHaveLength(50);
       expect(data.next_call).toEqual({
         tool: 'query_class',
-        arguments: { class_name: 'Order', limit: 100, skip: 50, order: 'orderNumber' },
+        arguments: { class_name: 'Order', limit: 100, skip: shown, order: 'orderNumber' },
       });
+      // The next page starts right after the last row shown: nothing skipped, nothing repeated.
+      const next = ok(await master.execute('query_class', data.next_call.arguments));
+      const numbers = [...data.results, ...next.results].map((r: Data) => r.orderNumber);
+      expect(new Set(numbers).size).toBe(numbers.length);
+      expect(next.results[0].orderNumber > data.results[shown - 1].orderNumber).toBe(true);
       const big = ok(
         await master.execute('query_class', { class_name: 'Order', limit: 5000, keys: ['total'] }),
       );
@@ -446,7 +459,7 @@ describe('read tools against a real Parse Server (demo dataset)', () => {
         }),
       );
       expect(byId.result_count).toBeGreaterThan(0);
-      expect(byId.results.every((r: Data) => r.customer.id === customerId)).toBe(true);
+      expect(byId.results.every((r: Data) => r.customer === `Customer$${customerId}`)).toBe(true);
       const byIn = ok(
         await master.execute('count_objects', {
           class_name: 'Order',

@@ -209,18 +209,22 @@ describe('McpDispatcher', () => {
       ['an unknown version', { protocolVersion: '1999-01-01' }],
       ['a non-string version', { protocolVersion: 7 }],
       ['no params', undefined],
-    ])('answers 2025-06-18 for %s, with capabilities and server info only', async (_l, params) => {
-      const result = await resultOf(request('initialize', params));
-      expect(result).toEqual({
-        protocolVersion: '2025-06-18',
-        capabilities: {
-          tools: { listChanged: true },
-          resources: { subscribe: false, listChanged: false },
-          prompts: { listChanged: true },
-        },
-        serverInfo: { name: 'nestjs-parse-agent', version: expect.any(String) },
-      });
-    });
+    ])(
+      'answers 2025-06-18 for %s, with capabilities, server info and instructions',
+      async (_l, params) => {
+        const result = await resultOf(request('initialize', params));
+        expect(result).toEqual({
+          instructions: expect.stringContaining('next_call'),
+          protocolVersion: '2025-06-18',
+          capabilities: {
+            tools: { listChanged: true },
+            resources: { subscribe: false, listChanged: false },
+            prompts: { listChanged: true },
+          },
+          serverInfo: { name: 'nestjs-parse-agent', version: expect.any(String) },
+        });
+      },
+    );
 
     it('reports the configured server info', async () => {
       const custom = new McpDispatcher(tools, prompts, {
@@ -328,7 +332,12 @@ describe('McpDispatcher', () => {
       }
       const query = listed.find((t) => t.name === 'query_class')!;
       expect(query._meta).toEqual({ category: 'query' });
-      expect(query).not.toHaveProperty('outputSchema');
+      expect(query.outputSchema).toMatchObject({ type: 'object' });
+      for (const tool of listed) {
+        if (tool.name !== 'mcp_plain' && !String(tool.name).startsWith('mcp_')) {
+          expect(tool.outputSchema).toMatchObject({ type: 'object' });
+        }
+      }
       const summary = listed.find((t) => t.name === 'mcp_summary')!;
       expect(summary._meta).toEqual({ category: 'custom' });
       expect(summary.outputSchema).toMatchObject({ required: ['id', 'title'] });
@@ -369,9 +378,10 @@ describe('McpDispatcher', () => {
         }),
       );
       expect(result.isError).toBe(false);
-      expect(result).not.toHaveProperty('structuredContent');
+      // Compact text (no indentation); the same data as structuredContent.
       expect(JSON.parse(unwrapUntrusted(result.content[0].text))).toMatchObject({ count: 3 });
-      expect(result.content[0].text).toContain('\n  "');
+      expect(unwrapUntrusted(result.content[0].text)).not.toContain('\n');
+      expect(result.structuredContent).toMatchObject({ count: 3 });
     });
 
     it('runs as the agent: a user never counts a row her ACL hides', async () => {
@@ -447,14 +457,14 @@ describe('McpDispatcher', () => {
       expect(result.isError).toBe(false);
     });
 
-    it('adds structuredContent for tools with an output schema only', async () => {
+    it('adds structuredContent for tools with an output schema only (every built-in has one)', async () => {
       const result = await resultOf<CallToolResult>(callTool('mcp_summary', { id: 'abc' }));
       expect(result).toMatchObject({
         isError: false,
         structuredContent: { id: 'abc', title: 'Record abc' },
       });
       expect(unwrapUntrusted(result.content[0].text)).toBe(
-        JSON.stringify({ id: 'abc', title: 'Record abc' }, null, 2),
+        JSON.stringify({ id: 'abc', title: 'Record abc' }),
       );
       const plain = await resultOf<CallToolResult>(callTool('mcp_plain', {}));
       expect(plain).not.toHaveProperty('structuredContent');

@@ -147,7 +147,7 @@ describe('MCP resources', () => {
       expect(contents.mimeType).toBe('application/json');
       expect(contents.text).toContain('label');
       expect(contents.text).toContain('size');
-      expect(contents.text).toBe(JSON.stringify(JSON.parse(contents.text), null, 2));
+      expect(contents.text).toBe(JSON.stringify(JSON.parse(contents.text)));
     });
 
     it('defaults to the schema when the kind is left out', async () => {

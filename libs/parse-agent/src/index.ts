@@ -59,6 +59,7 @@ export {
   AgentUnauthorizedError,
   AgentValidationError,
   InvalidQueryError,
+  UnknownFieldError,
   ParseAgentConfigError,
   ParseAgentError,
   ParseRequestError,

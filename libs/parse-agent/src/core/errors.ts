@@ -83,6 +83,24 @@ export class InvalidQueryError extends ParseAgentError {
   readonly errorCode = 'invalid_query';
 }
 
+/**
+ * A field name the class does not have (`kind: unknown_field`), told apart from a denied one. Only
+ * raised where the agent may see every field of the class, so it never confirms a hidden field;
+ * `suggestions` come from the fields the agent can see.
+ */
+export class UnknownFieldError extends InvalidQueryError {
+  constructor(
+    message: string,
+    readonly field: string,
+    readonly suggestions: string[] = [],
+  ) {
+    super(message);
+  }
+  override get details(): Record<string, unknown> {
+    return { kind: 'unknown_field', field: this.field, suggestions: this.suggestions };
+  }
+}
+
 /** A constraint that would leak internals (credential columns, ReDoS-prone regexes). */
 export class SecurityBlockedError extends ParseAgentError {
   readonly errorCode = 'security_blocked';

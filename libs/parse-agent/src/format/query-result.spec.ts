@@ -1,4 +1,5 @@
-import { buildNextCall, formatQueryResult, MAX_RESULTS_DISPLAY } from './query-result';
+import { buildNextCall, DEFAULT_RESULT_BUDGET_BYTES, formatQueryResult } from './query-result';
+import { jsonTextOf } from './serialized-json';
 
 function rows(count: number): Array<Record<string, unknown>> {
   return Array.from({ length: count }, (_, i) => ({
@@ -29,6 +30,7 @@ describe('formatQueryResult (json)', () => {
       results: rows(60),
       limit: 60,
       skip: 0,
+      budgetBytes: 500,
       nextCall: buildNextCall({ className: 'Post', limit: 60, skip: 0 }),
       truncatedIncludeFields: { author: ['bio'] },
     });
@@ -44,24 +46,88 @@ describe('formatQueryResult (json)', () => {
     ]);
   });
 
-  it('shows exactly 50 rows untruncated', () => {
-    const data = formatQueryResult({ className: 'Post', results: rows(50), limit: 100, skip: 0 });
-    expect(MAX_RESULTS_DISPLAY).toBe(50);
+  it('shows every fetched row that fits the byte budget, untruncated', () => {
+    const data = formatQueryResult({ className: 'Post', results: rows(60), limit: 100, skip: 0 });
+    expect(DEFAULT_RESULT_BUDGET_BYTES).toBe(32 * 1024);
     expect(data.truncated).toBe(false);
     expect(data).not.toHaveProperty('truncated_note');
-    expect(data.results).toHaveLength(50);
+    expect(data.results).toHaveLength(60);
   });
 
-  it('caps 51 rows at 50 and says so, keeping the real count', () => {
-    const data = formatQueryResult({ className: 'Post', results: rows(51), limit: 100, skip: 20 });
-    expect(data.result_count).toBe(51);
-    expect(data.truncated).toBe(true);
-    expect(data.truncated_note).toEqual(expect.stringContaining('50 of 51'));
-    expect(data.truncated_note).toEqual(expect.stringContaining('skip: 70'));
+  it('cuts rows at the byte budget, says so, and resumes right after the last row shown', () => {
+    const big = rows(51).map((r) => ({ ...r, text: 'x'.repeat(100) }));
+    const data = formatQueryResult({
+      className: 'Post',
+      results: big,
+      limit: 100,
+      skip: 20,
+      budgetBytes: 1500,
+      nextCall: buildNextCall({ className: 'Post', limit: 100, skip: 20 }),
+    });
     const shown = data.results as Array<Record<string, unknown>>;
-    expect(shown).toHaveLength(50);
-    expect(shown[49].objectId).toBe('id49');
-    expect(JSON.stringify(shown)).not.toContain('id50');
+    expect(shown.length).toBeGreaterThan(0);
+    expect(shown.length).toBeLessThan(51);
+    expect(JSON.stringify(shown).length).toBeLessThanOrEqual(1500);
+    expect(data.result_count).toBe(shown.length);
+    expect(data.truncated).toBe(true);
+    expect(data.pagination).toEqual({ limit: 100, skip: 20, has_more: true });
+    expect(data.truncated_note).toEqual(expect.stringContaining(`skip ${20 + shown.length}`));
+    expect((data.next_call as { arguments: Record<string, unknown> }).arguments.skip).toBe(
+      20 + shown.length,
+    );
+    expect(JSON.stringify(shown)).not.toContain(`"id${shown.length}"`);
+    expect(jsonTextOf(data)).toBe(JSON.stringify(data));
+  });
+
+  it('pages tabular formats the same way as json', () => {
+    const big = rows(40).map((r) => ({ ...r, text: 'y'.repeat(100) }));
+    const data = formatQueryResult({
+      className: 'Post',
+      results: big,
+      limit: 40,
+      skip: 0,
+      format: 'csv',
+      budgetBytes: 1500,
+      nextCall: buildNextCall({ className: 'Post', limit: 40, skip: 0, format: 'csv' }),
+    });
+    const shown = data.row_count as number;
+    expect(shown).toBeLessThan(40);
+    expect(String(data.output).split('\n')).toHaveLength(shown + 1);
+    expect(data.pagination).toEqual({ limit: 40, skip: 0, has_more: true });
+    expect(data.next_call).toEqual({
+      tool: 'query_class',
+      arguments: { class_name: 'Post', limit: 40, skip: shown, format: 'csv' },
+    });
+  });
+
+  it('carries its own JSON text, identical to serializing it, so rows are serialized once', () => {
+    for (const nextCall of [undefined, buildNextCall({ className: 'Post', limit: 3, skip: 0 })]) {
+      const data = formatQueryResult({
+        className: 'Post',
+        results: rows(3),
+        limit: 3,
+        skip: 0,
+        nextCall,
+        withheldFields: { email: 'protected' },
+      });
+      expect(jsonTextOf(data)).toBe(JSON.stringify(data));
+      // A copy with another key has no text of its own: it is serialized afresh.
+      expect(jsonTextOf({ ...data, applied_limits: {} })).toBeUndefined();
+    }
+  });
+
+  it('names elided and withheld fields without values', () => {
+    const data = formatQueryResult({
+      className: 'Customer',
+      results: [{ objectId: 'c1', name: 'A' }],
+      limit: 10,
+      skip: 0,
+      elidedFields: ['notes'],
+      withheldFields: { email: 'protected' },
+    });
+    expect(data.elided_fields).toEqual(['notes']);
+    expect(data.withheld_fields).toEqual({ email: 'protected' });
+    expect(String(data.withheld_note)).toContain('protectedFields');
   });
 
   it('simplifies rows: ACL gone, typed values converted, included objects kept', () => {
@@ -176,8 +242,9 @@ describe('formatQueryResult (tabular)', () => {
       format: 'csv',
       headers: ['objectId', 'when', 'author'],
       row_count: 1,
-      output:
-        'objectId,when,author\np1,2024-01-01T00:00:00.000Z,"{""_type"":""Pointer"",""class"":""Author"",""id"":""a1""}"',
+      pagination: { limit: 10, skip: 0, has_more: false },
+      truncated: false,
+      output: 'objectId,when,author\np1,2024-01-01T00:00:00.000Z,Author$a1',
     });
     expect(data).not.toHaveProperty('results');
     expect(data).not.toHaveProperty('next_call');
@@ -200,7 +267,15 @@ describe('formatQueryResult (tabular)', () => {
   it('gives empty headers and output for no rows', () => {
     expect(
       formatQueryResult({ className: 'Post', format: 'table', results: [], limit: 5, skip: 0 }),
-    ).toEqual({ class_name: 'Post', format: 'table', headers: [], row_count: 0, output: '' });
+    ).toEqual({
+      class_name: 'Post',
+      format: 'table',
+      headers: [],
+      row_count: 0,
+      pagination: { limit: 5, skip: 0, has_more: false },
+      truncated: false,
+      output: '',
+    });
   });
 });
 

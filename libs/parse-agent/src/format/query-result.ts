@@ -1,16 +1,23 @@
+import { withJsonText } from './serialized-json';
 import { simplifyRow } from './simplify-object';
-import { renderTabular, TabularFormat } from './tabular';
+import { cellText, renderTabular, TabularFormat } from './tabular';
 import { truncatedIncludePayload } from './truncated-include-fields';
 
-/** Rows shown in a json `query_class` result; more would crowd the model's context. */
-export const MAX_RESULTS_DISPLAY = 50;
+/**
+ * Bytes of rows one `query_class` result carries by default, in every format (about 8k tokens):
+ * enough for a useful page, small enough that one call cannot flood the model's context. Rows past
+ * it are not lost: the result says has_more and next_call resumes right after the last row shown.
+ */
+export const DEFAULT_RESULT_BUDGET_BYTES = 32 * 1024;
 
 export type QueryResultFormat = 'json' | TabularFormat;
 
 export interface QueryResultInput {
   className: string;
-  /** Rows as fetched (already redacted), before simplification. */
+  /** Rows as fetched (already redacted). */
   results: Array<Record<string, unknown>>;
+  /** The rows are already in display form (simplified during redaction); skip that pass. */
+  simplified?: boolean;
   limit: number;
   skip: number;
   format?: QueryResultFormat;
@@ -18,6 +25,12 @@ export interface QueryResultInput {
   nextCall?: NextCall;
   /** Pointer name -> fields left out by auto-projection of that include. */
   truncatedIncludeFields?: Record<string, string[]>;
+  /** Large fields (`@AgentLargeFields`) left out because the caller did not ask for them. */
+  elidedFields?: string[];
+  /** Requested fields the rows came back without, and why (never their values). */
+  withheldFields?: Record<string, string>;
+  /** Row bytes per result (default DEFAULT_RESULT_BUDGET_BYTES). */
+  budgetBytes?: number;
 }
 
 /** A ready-to-send follow-up call; a type alias so it stays assignable to plain records. */
@@ -31,44 +44,113 @@ export interface NextCallArgs {
   keys?: string[] | null;
   order?: string | null;
   include?: string[] | null;
+  format?: string | null;
+  applyCanonicalFilter?: boolean | null;
 }
 
-/** The `data` of a `query_class` result, json or tabular. */
-export function formatQueryResult(input: QueryResultInput): Record<string, unknown> {
-  const { className, results, limit, skip, format = 'json' } = input;
-  if (format !== 'json') {
-    const { headers, output } = renderTabular(results.map(simplifyRow), format);
-    return { class_name: className, format, headers, row_count: results.length, output };
-  }
+/** What the withheld reasons mean, said once per result that has any. */
+export const WITHHELD_NOTE =
+  "protected: Parse's protectedFields hides the field from this user; not_allowlisted: outside the class's agent_fields. Values are never shown.";
 
-  const total = results.length;
-  const truncated = total > MAX_RESULTS_DISPLAY;
-  // A full page means the server may hold more; rows fetched but not shown are "more" too, and the
-  // next call resumes right after the last row shown so none is skipped.
-  const hasMore = (limit > 0 && total >= limit) || truncated;
-  const data: Record<string, unknown> = {
-    class_name: className,
-    result_count: total,
-    pagination: { limit, skip, has_more: hasMore },
-    truncated,
-  };
+/**
+ * The `data` of a `query_class` result, json or tabular. Both formats page the same way: rows are
+ * shown up to the byte budget, `pagination.has_more` says whether more exist, and `next_call`
+ * (skip = skip + rows shown) reads on without skipping or repeating a row.
+ */
+export function formatQueryResult(input: QueryResultInput): Record<string, unknown> {
+  const { className, limit, skip, format = 'json' } = input;
+  const rows = input.simplified ? input.results : input.results.map(simplifyRow);
+  const budget = input.budgetBytes ?? DEFAULT_RESULT_BUDGET_BYTES;
+  const fetched = rows.length;
+  // json: the rows' text measures the budget and, when they all fit, is reused for the result.
+  let rowsJson = format === 'json' ? JSON.stringify(rows) : undefined;
+  let shown = fetched;
+  if (rowsJson === undefined) shown = tabularRowsWithin(rows, budget);
+  else if (utf8Length(rowsJson) > budget)
+    ({ shown, json: rowsJson } = jsonRowsWithin(rows, budget));
+  const truncated = shown < fetched;
+  // A full page means the server may hold more; rows fetched but not shown are "more" too.
+  const hasMore = (limit > 0 && fetched >= limit) || truncated;
+  const page = truncated ? rows.slice(0, shown) : rows;
+
+  const data: Record<string, unknown> = { class_name: className };
+  let tabular: { headers: string[]; output: string } | undefined;
+  if (format === 'json') {
+    data.result_count = shown;
+  } else {
+    tabular = renderTabular(page, format);
+    data.format = format;
+    data.headers = tabular.headers;
+    data.row_count = shown;
+  }
+  data.pagination = { limit, skip, has_more: hasMore };
+  data.truncated = truncated;
   if (truncated) {
     data.truncated_note =
-      `Only the first ${MAX_RESULTS_DISPLAY} of ${total} results are included; ` +
-      `repeat the query with skip: ${skip + MAX_RESULTS_DISPLAY} to read the rest.`;
+      `${shown} of ${fetched} fetched rows fit this result's ${budget}-byte budget; ` +
+      `next_call continues at skip ${skip + shown}. Ask for fewer fields with keys to get more rows per call.`;
+  }
+  if (input.elidedFields?.length) {
+    data.elided_fields = [...input.elidedFields];
+    data.elided_note = `Large fields left out; name them in keys to read them (or get_object for one row).`;
+  }
+  if (input.withheldFields && Object.keys(input.withheldFields).length > 0) {
+    data.withheld_fields = { ...input.withheldFields };
+    data.withheld_note = WITHHELD_NOTE;
   }
   const includeFields = truncatedIncludePayload(input.truncatedIncludeFields);
   if (includeFields) data.truncated_include_fields = includeFields;
   if (hasMore && input.nextCall) {
     data.next_call = truncated
-      ? {
-          ...input.nextCall,
-          arguments: { ...input.nextCall.arguments, skip: skip + MAX_RESULTS_DISPLAY },
-        }
+      ? { ...input.nextCall, arguments: { ...input.nextCall.arguments, skip: skip + shown } }
       : input.nextCall;
   }
-  data.results = results.slice(0, MAX_RESULTS_DISPLAY).map(simplifyRow);
-  return data;
+  if (tabular) {
+    data.output = tabular.output;
+    return data;
+  }
+  data.results = page;
+  if (rowsJson === undefined) return data;
+  // The envelope is small; the rows' text is spliced in rather than serialized a second time.
+  const { results: _rows, ...envelope } = data;
+  const head = JSON.stringify(envelope);
+  const json = `${head.slice(0, -1)}${head.length > 2 ? ',' : ''}"results":${rowsJson}}`;
+  return withJsonText(data, json);
+}
+
+/**
+ * Leading rows whose compact JSON fits the budget (at least one, so paging always advances), and
+ * that JSON, built from the per-row texts the measuring produced.
+ */
+function jsonRowsWithin(
+  rows: ReadonlyArray<Record<string, unknown>>,
+  budget: number,
+): { shown: number; json: string } {
+  const texts: string[] = [];
+  let used = 1; // the array's brackets
+  for (const row of rows) {
+    const text = JSON.stringify(row);
+    used += utf8Length(text) + 1;
+    if (used > budget && texts.length > 0) break;
+    texts.push(text);
+  }
+  return { shown: texts.length, json: `[${texts.join(',')}]` };
+}
+
+/** Leading rows whose rendered cells fit the budget (separators counted approximately). */
+function tabularRowsWithin(rows: ReadonlyArray<Record<string, unknown>>, budget: number): number {
+  if (rows.length === 0) return 0;
+  const columns = Object.keys(rows[0]);
+  let used = columns.reduce((sum, c) => sum + c.length + 3, 0);
+  for (let i = 0; i < rows.length; i++) {
+    for (const column of columns) used += utf8Length(cellText(rows[i][column])) + 3;
+    if (used > budget) return Math.max(1, i);
+  }
+  return rows.length;
+}
+
+function utf8Length(text: string): number {
+  return Buffer.byteLength(text, 'utf8');
 }
 
 /**
@@ -86,5 +168,7 @@ export function buildNextCall(args: NextCallArgs): NextCall {
   if (args.keys && args.keys.length > 0) next.keys = [...args.keys];
   if (args.order) next.order = args.order;
   if (args.include && args.include.length > 0) next.include = [...args.include];
+  if (args.format && args.format !== 'json') next.format = args.format;
+  if (args.applyCanonicalFilter === false) next.apply_canonical_filter = false;
   return { tool: 'query_class', arguments: next };
 }

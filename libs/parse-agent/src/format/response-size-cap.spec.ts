@@ -30,6 +30,7 @@ function queryData(count: number, bodyChars: number, skip = 0): Record<string, u
     results: posts(count, bodyChars),
     limit,
     skip,
+    budgetBytes: Number.POSITIVE_INFINITY,
     nextCall: buildNextCall({
       className: 'Post',
       limit,
@@ -40,9 +41,9 @@ function queryData(count: number, bodyChars: number, skip = 0): Record<string, u
 }
 
 describe('byteLength', () => {
-  it('measures UTF-8 bytes of 2-space JSON, as the dispatcher sends it', () => {
+  it('measures UTF-8 bytes of compact JSON, as the dispatcher sends it', () => {
     expect(MAX_TOOL_RESPONSE_BYTES).toBe(4194304);
-    expect(byteLength({ a: 1 })).toBe(Buffer.byteLength('{\n  "a": 1\n}'));
+    expect(byteLength({ a: 1 })).toBe(Buffer.byteLength('{"a":1}'));
     expect(byteLength('é')).toBe(4);
     expect(byteLength('🙂')).toBe(6);
     expect(byteLength(undefined)).toBe(0);

@@ -18,12 +18,9 @@ const STALE_QUERY_KEYS: ReadonlySet<string> = new Set([
   'next_call',
 ]);
 
-/**
- * UTF-8 size of `value` as the dispatcher sends it: JSON with 2-space indentation. Measuring the
- * pretty text (never smaller than the compact one) keeps the cap honest for either serialisation.
- */
+/** UTF-8 size of `value` as the dispatcher sends it: compact JSON. */
 export function byteLength(value: unknown): number {
-  const text = JSON.stringify(value, null, 2);
+  const text = JSON.stringify(value);
   return text === undefined ? 0 : Buffer.byteLength(text, 'utf8');
 }
 
@@ -55,7 +52,7 @@ export function capQueryResult(
   const whole = recoveredResult(context, trimmed.length);
   if (byteLength(whole) <= maxBytes) return whole;
 
-  // Bound the search cheaply: a prefix whose compact JSON already passes the cap cannot fit pretty.
+  // Bound the search cheaply: a prefix whose rows alone pass the cap cannot fit with the envelope.
   let upper = 0;
   let running = 0;
   while (upper < trimmed.length - 1) {

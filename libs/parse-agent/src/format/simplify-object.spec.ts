@@ -12,20 +12,23 @@ describe('simplifyObject', () => {
     expect(simplifyObject(new Date('not a date'))).toBeNull();
   });
 
-  it('renames pointer fields to _type/class/id and drops the wire keys', () => {
+  it('writes pointers as "Class$objectId", the string a where accepts', () => {
     const out = simplifyObject({ __type: 'Pointer', className: 'Author', objectId: 'a1' });
-    expect(out).toEqual({ _type: 'Pointer', class: 'Author', id: 'a1' });
-    expect(out).not.toHaveProperty('__type');
-    expect(out).not.toHaveProperty('className');
-    expect(out).not.toHaveProperty('objectId');
+    expect(out).toBe('Author$a1');
+    // Without both parts there is no string to write: the wire shape stays.
+    expect(simplifyObject({ __type: 'Pointer', className: 'Author' })).toEqual({
+      __type: 'Pointer',
+      className: 'Author',
+      objectId: null,
+    });
   });
 
   it('converts File, GeoPoint, Polygon and Relation wrappers', () => {
     expect(
       simplifyObject({ __type: 'File', name: 'a.png', url: 'https://files/a.png', extra: 1 }),
-    ).toEqual({ _type: 'File', name: 'a.png', url: 'https://files/a.png' });
+    ).toEqual({ __type: 'File', name: 'a.png', url: 'https://files/a.png' });
     expect(simplifyObject({ __type: 'GeoPoint', latitude: 48.85, longitude: 2.35 })).toEqual({
-      _type: 'GeoPoint',
+      __type: 'GeoPoint',
       latitude: 48.85,
       longitude: 2.35,
     });
@@ -39,7 +42,7 @@ describe('simplifyObject', () => {
         ],
       }),
     ).toEqual({
-      _type: 'Polygon',
+      __type: 'Polygon',
       coordinates: [
         [0, 0],
         [0, 1],
@@ -47,18 +50,18 @@ describe('simplifyObject', () => {
       ],
     });
     expect(simplifyObject({ __type: 'Relation', className: 'Tag' })).toEqual({
-      _type: 'Relation',
-      class: 'Tag',
+      __type: 'Relation',
+      className: 'Tag',
     });
   });
 
   it('shortens long Bytes to 50 characters plus an ellipsis and leaves short ones whole', () => {
     const long = 'A'.repeat(60) + 'TAIL';
     const out = simplifyObject({ __type: 'Bytes', base64: long }) as { base64: string };
-    expect(out).toEqual({ _type: 'Bytes', base64: `${'A'.repeat(50)}...` });
+    expect(out).toEqual({ __type: 'Bytes', base64: `${'A'.repeat(50)}...` });
     expect(out.base64).not.toContain('TAIL');
     expect(simplifyObject({ __type: 'Bytes', base64: 'aGk=' })).toEqual({
-      _type: 'Bytes',
+      __type: 'Bytes',
       base64: 'aGk=',
     });
   });
@@ -76,7 +79,7 @@ describe('simplifyObject', () => {
         ACL: { u9: { read: true } },
         createdAt: '2024-01-01T00:00:00.000Z',
         avatar: { __type: 'File', name: 'ada.png', url: 'https://f/ada.png' },
-        editor: { __type: 'Pointer', className: 'Author', objectId: 'a2' },
+        editor: 'Author$a2',
       },
       history: [{ note: 'x', ACL: { u1: { read: true } } }],
       settings: { nested: { ACL: { u2: { read: true } }, keep: true } },
@@ -90,8 +93,8 @@ describe('simplifyObject', () => {
         objectId: 'a1',
         name: 'Ada',
         createdAt: '2024-01-01T00:00:00.000Z',
-        avatar: { _type: 'File', name: 'ada.png', url: 'https://f/ada.png' },
-        editor: { _type: 'Pointer', class: 'Author', id: 'a2' },
+        avatar: { __type: 'File', name: 'ada.png', url: 'https://f/ada.png' },
+        editor: 'Author$a2',
       },
       history: [{ note: 'x' }],
       settings: { nested: { keep: true } },
@@ -100,7 +103,7 @@ describe('simplifyObject', () => {
     expect(text).not.toContain('ACL');
     expect(text).not.toContain('role:Admin');
     expect(text).not.toContain('u9');
-    expect(text).not.toContain('__type');
+    expect(text).not.toContain('"__type":"Object"');
   });
 
   it('maps arrays of typed values', () => {
@@ -111,7 +114,7 @@ describe('simplifyObject', () => {
         3,
         null,
       ]),
-    ).toEqual([{ _type: 'Pointer', class: 'Tag', id: 't1' }, '2024-01-01T00:00:00.000Z', 3, null]);
+    ).toEqual(['Tag$t1', '2024-01-01T00:00:00.000Z', 3, null]);
   });
 
   it('keeps redaction markers and unknown __type objects as plain data', () => {

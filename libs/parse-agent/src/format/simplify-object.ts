@@ -7,9 +7,11 @@ const DROPPED_KEYS: ReadonlySet<string> = new Set(['ACL']);
 const BYTES_PREVIEW_CHARS = 50;
 
 /**
- * Turns Parse REST JSON into the compact shape the model reads: typed wrappers (`__type`) become
- * small `_type` objects or plain strings, `ACL` is dropped everywhere, included objects are
- * simplified like top-level rows. Returns a new structure; the input is never mutated.
+ * Turns Parse REST JSON into the shape the model reads: a pointer becomes the string
+ * "Class$objectId", which a `where` on that pointer field accepts unchanged (one shape in prompts,
+ * results and queries); dates become ISO strings; other typed values keep Parse's own wire shape
+ * (File, GeoPoint, Polygon, Relation), Bytes a short preview; `ACL` is dropped everywhere; included
+ * objects are simplified like top-level rows. Returns a new structure; the input is never mutated.
  */
 export function simplifyObject(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(simplifyObject);
@@ -25,30 +27,46 @@ export function simplifyRow(row: Record<string, unknown>): Record<string, unknow
 }
 
 function simplifyPlain(value: Record<string, unknown>): unknown {
+  if (value.__type === 'Object') {
+    // An included (fetched) pointer: keep className/objectId and its fields, lose the wrapper tag.
+    const { __type: _wrapper, ...fields } = value;
+    return simplifyFields(fields);
+  }
+  return typeof value.__type === 'string' ? simplifyTypedValue(value) : simplifyFields(value);
+}
+
+/**
+ * The display form of one Parse typed value (`__type` other than 'Object'). Exported so the read
+ * policy's redaction walk can simplify in the same pass (see `ReadPolicy.redactRows`).
+ */
+export function simplifyTypedValue(value: Record<string, unknown>): unknown {
   switch (value.__type) {
     case 'Date':
       return value.iso ?? null;
     case 'Pointer':
-      return { _type: 'Pointer', class: value.className ?? null, id: value.objectId ?? null };
+      // "Class$objectId": a quarter of the tokens of the wrapper object, and the very string a
+      // where constraint on the pointer field accepts (see normalizeWhere).
+      return typeof value.className === 'string' && typeof value.objectId === 'string'
+        ? `${value.className}$${value.objectId}`
+        : {
+            __type: 'Pointer',
+            className: value.className ?? null,
+            objectId: value.objectId ?? null,
+          };
     case 'File':
-      return { _type: 'File', name: value.name ?? null, url: value.url ?? null };
+      return { __type: 'File', name: value.name ?? null, url: value.url ?? null };
     case 'GeoPoint':
       return {
-        _type: 'GeoPoint',
+        __type: 'GeoPoint',
         latitude: value.latitude ?? null,
         longitude: value.longitude ?? null,
       };
     case 'Polygon':
-      return { _type: 'Polygon', coordinates: simplifyObject(value.coordinates ?? null) };
+      return { __type: 'Polygon', coordinates: simplifyObject(value.coordinates ?? null) };
     case 'Bytes':
-      return { _type: 'Bytes', base64: previewBase64(value.base64) };
+      return { __type: 'Bytes', base64: previewBase64(value.base64) };
     case 'Relation':
-      return { _type: 'Relation', class: value.className ?? null };
-    case 'Object': {
-      // An included (fetched) pointer: keep className/objectId and its fields, lose the wrapper tag.
-      const { __type: _wrapper, ...fields } = value;
-      return simplifyFields(fields);
-    }
+      return { __type: 'Relation', className: value.className ?? null };
     default:
       return simplifyFields(value);
   }

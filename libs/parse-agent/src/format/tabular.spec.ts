@@ -42,8 +42,8 @@ describe('renderTabular', () => {
       expect(cellText(null)).toBe('');
       expect(cellText(undefined)).toBe('');
       expect(cellText('x')).toBe('x');
-      expect(cellText({ _type: 'Pointer', class: 'A', id: '1' })).toBe(
-        '{"_type":"Pointer","class":"A","id":"1"}',
+      expect(cellText({ __type: 'Pointer', className: 'A', objectId: '1' })).toBe(
+        '{"__type":"Pointer","className":"A","objectId":"1"}',
       );
       expect(cellText([1, 'a'])).toBe('[1,"a"]');
       expect(cellText(3.5)).toBe('3.5');

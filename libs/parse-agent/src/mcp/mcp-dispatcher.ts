@@ -32,6 +32,7 @@ import {
   serverCapabilities,
 } from './protocol.constants';
 import { withPreserializedJson } from './preserialized';
+import { serverInstructions } from './server-instructions';
 import { assertAuthorized, toCallToolResult } from './tool-call-result';
 
 export interface McpDispatcherOptions {
@@ -103,7 +104,7 @@ export class McpDispatcher {
     this.maxResponseBytes = maxResponseBytes;
     this.wrapUntrustedData = options.wrapUntrustedData !== false;
     this.handlers = new Map<string, McpMethodHandler>([
-      ['initialize', (params) => this.initialize(params)],
+      ['initialize', (params, call) => this.initialize(params, call)],
       ['ping', () => ({})],
       ['tools/list', (params, call) => this.listTools(params, call)],
       ['tools/call', (params, call) => this.callTool(params, call)],
@@ -215,11 +216,15 @@ export class McpDispatcher {
     }
   }
 
-  protected initialize(params: Record<string, unknown>): Record<string, unknown> {
+  protected initialize(
+    params: Record<string, unknown>,
+    call?: McpCallContext,
+  ): Record<string, unknown> {
     return {
       protocolVersion: negotiateProtocolVersion(params.protocolVersion),
       capabilities: serverCapabilities(),
       serverInfo: { ...this.serverInfo },
+      ...(call ? { instructions: serverInstructions(call.agent) } : {}),
     };
   }
 
@@ -280,6 +285,7 @@ export class McpDispatcher {
     return toCallToolResult(envelope, {
       toolName: name,
       outputSchema: definition.outputSchema,
+      oversize: definition.oversize,
       cancelled,
       cancelledText: cancelled ? cancellationText(signal, agent) : undefined,
       maxBytes: this.maxResponseBytes,

@@ -4,7 +4,7 @@ import { isRecord } from '../format/is-record';
 import { MAX_TOOL_RESPONSE_BYTES } from '../format/response-size-cap';
 import { McpMethodError } from './mcp-method-error';
 import { JSON_RPC_ERROR_CODES } from './protocol.constants';
-import { assertAuthorized, prettyJson } from './tool-call-result';
+import { assertAuthorized, compactJson } from './tool-call-result';
 
 /** `parse://<ClassName>[/schema|count|samples]`; the kind defaults to `schema`. */
 export const RESOURCE_URI_PATTERN =
@@ -146,7 +146,7 @@ export async function readResource(
     throw new AgentValidationError(envelope.error);
   }
 
-  const text = prettyJson(envelope.data);
+  const text = compactJson(envelope.data);
   const maxBytes = options.maxBytes ?? MAX_TOOL_RESPONSE_BYTES;
   const bytes = Buffer.byteLength(text, 'utf8');
   if (bytes > maxBytes) {

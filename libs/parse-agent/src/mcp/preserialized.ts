@@ -9,6 +9,12 @@ export function withPreserializedJson<T extends object>(value: T): T {
   return Object.freeze(value);
 }
 
+/** Like withPreserializedJson, with JSON text the caller already built for `value`. */
+export function withPreserializedText<T extends object>(value: T, json: string): T {
+  Object.defineProperty(value, PRESERIALIZED, { value: json, enumerable: false });
+  return Object.freeze(value);
+}
+
 function preserialized(value: unknown): string | undefined {
   return value !== null && typeof value === 'object'
     ? ((value as Record<symbol, unknown>)[PRESERIALIZED] as string | undefined)

@@ -11,13 +11,13 @@ const rows = (count: number, bodyChars: number) =>
   }));
 
 describe('toCallToolResult', () => {
-  it('sends data as 2-space JSON text', () => {
+  it('sends data as compact JSON text', () => {
     const result = toCallToolResult(success({ count: 3 }), {
       toolName: 'count_objects',
       wrapUntrustedData: false,
     });
     expect(result).toEqual({
-      content: [{ type: 'text', text: '{\n  "count": 3\n}' }],
+      content: [{ type: 'text', text: '{"count":3}' }],
       isError: false,
     });
   });

@@ -397,3 +397,54 @@ function normalizeValue(field: string, value: unknown, type: FieldType): unknown
   }
   return value;
 }
+
+/** Parse types whose where values have one JSON type, and what to call it in an error. */
+const SCALAR_TYPES: Record<string, { jsType: string; noun: string }> = {
+  Number: { jsType: 'number', noun: 'a number' },
+  String: { jsType: 'string', noun: 'a string' },
+  Boolean: { jsType: 'boolean', noun: 'true or false' },
+};
+
+/**
+ * Checks that values compared with Number, String and Boolean fields have that type, so a where
+ * like `{"total":{"$gt":"abc"}}` is refused with the field, the operator and the fix instead of
+ * reaching Parse (which answers with an internal error, or silently matches nothing).
+ */
+export function checkWhereValueTypes(where: Where, fields: Record<string, FieldType>): void {
+  for (const [key, value] of Object.entries(where)) {
+    if (LOGICAL.has(key) && Array.isArray(value)) {
+      for (const clause of value) if (isPlainObject(clause)) checkWhereValueTypes(clause, fields);
+      continue;
+    }
+    const scalar = SCALAR_TYPES[fields[key]?.type ?? ''];
+    if (!scalar) continue;
+    const check = (v: unknown, path: string) => {
+      if (v === null || typeof v === scalar.jsType) return;
+      throw new InvalidQueryError(
+        `${path}: '${key}' is a ${fields[key].type} field, so compare it with ${scalar.noun}; got ${describeValue(v)}.`,
+      );
+    };
+    if (isPlainObject(value) && Object.keys(value).some((k) => k.startsWith('$'))) {
+      for (const [op, operand] of Object.entries(value)) {
+        if (COMPARISON_OPS.includes(op)) check(operand, `where.${key}.${op}`);
+        else if (LIST_OPS.includes(op) && Array.isArray(operand))
+          operand.forEach((v, i) => check(v, `where.${key}.${op}[${i}]`));
+        else if (op === '$exists' && typeof operand !== 'boolean')
+          throw new InvalidQueryError(
+            `where.${key}.$exists takes true or false; got ${describeValue(operand)}.`,
+          );
+      }
+    } else {
+      check(value, `where.${key}`);
+    }
+  }
+}
+
+function describeValue(v: unknown): string {
+  if (typeof v === 'string')
+    return `the string ${JSON.stringify(v.length > 40 ? `${v.slice(0, 40)}...` : v)}`;
+  if (Array.isArray(v)) return 'an array';
+  return v === null
+    ? 'null'
+    : `${typeof v === 'object' ? 'an object' : `the ${typeof v} ${String(v)}`}`;
+}

@@ -2,6 +2,7 @@ import type { ParseSchema, SchemaSource } from '../core/parse-schema';
 import type { MetadataRegistry } from '../metadata/metadata-registry';
 import type { ClassMetadata } from '../metadata/metadata.types';
 import {
+  checkWhereValueTypes,
   collectWhereFields,
   normalizeWhere,
   validateWhere,
@@ -10,7 +11,7 @@ import {
 } from '../query/constraint-translator';
 import { passesListFilter, type NormalizedListFilter } from './class-filter';
 import { isInternalField } from '../query/internal-fields';
-import { redact } from './redactor';
+import { redact, type RedactOptions } from './redactor';
 import { assertNoTenantSpoof, resolveTenantScope, type ResolvedTenant } from './tenant-scope';
 import { composeWhere } from '../query/where-composer';
 import type { AgentIdentity } from '../core/agent-identity';
@@ -22,10 +23,18 @@ import {
   MAX_INCLUDE_FIELDS,
   MAX_KEYS_FIELDS,
 } from '../core/constants';
-import { AccessDeniedError, AgentValidationError, InvalidQueryError } from '../core/errors';
+import {
+  AccessDeniedError,
+  AgentValidationError,
+  InvalidQueryError,
+  UnknownFieldError,
+} from '../core/errors';
 import type { QueryCostLimits } from '../core/constants';
 import { isPlainObject } from '../query/field-names';
 import { closestNames } from './closest-names';
+
+/** Fields every Parse object has, whether or not a schema lists them. */
+const BUILTIN_FIELDS: ReadonlySet<string> = new Set(['objectId', 'createdAt', 'updatedAt']);
 
 /** A class missing from cached schemas refetches them at most this often (ms). */
 const SCHEMA_MISS_REFRESH_MS = 1000;
@@ -36,6 +45,12 @@ export interface PlannedRead {
   include?: string[];
   truncatedIncludeFields?: Record<string, string[]>;
   tenant?: ResolvedTenant;
+  /** Large fields left out of `keys` because the caller did not name them (elideLargeFields). */
+  elidedFields?: string[];
+  /** Top-level fields the caller asked for, by name or by asking for every field (see withheldFields). */
+  askedFields?: string[];
+  /** Dotted keys into joined rows that the target's allowlist removes ("customer.email"). */
+  notAllowlistedKeys?: string[];
 }
 
 export interface ReadRequest {
@@ -46,6 +61,8 @@ export interface ReadRequest {
   applyCanonicalFilter?: boolean;
   /** false: check each fetched row against the tenant instead (reads by id). */
   injectTenant?: boolean;
+  /** Leave `@AgentLargeFields` out unless `keys` names them (list reads). */
+  elideLargeFields?: boolean;
 }
 
 /**
@@ -57,6 +74,8 @@ export class ReadPolicy {
   protected readonly deniedCache = new Map<string, 'hidden_class' | 'class_filter' | null>();
   protected memoVersion = -1;
   protected readonly allowSets = new Map<string, ReadonlySet<string> | null>();
+  /** The schemas the last class check saw: lets the synchronous field checks spot unknown names. */
+  protected schemaSnapshot?: ReadonlyMap<string, ParseSchema>;
 
   constructor(
     readonly identity: AgentIdentity,
@@ -169,6 +188,7 @@ export class ReadPolicy {
       );
     }
     if (this.denialOf(className) === 'class_filter') this.assertNotDenied(className, 'Class');
+    this.schemaSnapshot = schemas;
     if (this.denialOf(className) === undefined && schemas.has(className)) return className;
     throw this.classNotFound(className, [...schemas.keys()]);
   }
@@ -265,7 +285,7 @@ export class ReadPolicy {
       );
     }
     throw new AccessDeniedError(
-      `${where} field '${field}' is outside the agent_fields allowlist of '${className}'. Allowed: ${preview.join(', ')}${more}`,
+      `${where} field '${field}' is not one this agent can use on '${className}' (its agent_fields allowlist; whether such a field exists is not said).${suggestionHint(field.split('.')[0], allowed)} Allowed: ${preview.join(', ')}${more}`,
       { kind: 'field_denied', deniedField: field, allowedFields: preview },
     );
   }
@@ -278,7 +298,24 @@ export class ReadPolicy {
       });
     }
     const allowed = this.allowlist(className);
-    if (allowed && !allowed.includes(field.split('.')[0])) this.denyField(className, field, where);
+    const root = field.split('.')[0];
+    if (allowed && !allowed.includes(root)) this.denyField(className, field, where);
+    // Only without an allowlist: there every field is visible, so "no such field" hides nothing.
+    // A schema with no fields at all says nothing about which names exist.
+    const schema = allowed ? undefined : this.schemaSnapshot?.get(className);
+    const known = schema && Object.keys(schema.fields).length > 0 ? schema.fields : undefined;
+    if (known && !(root in known) && !BUILTIN_FIELDS.has(root)) {
+      const visible = Object.keys(known).filter((f) => f !== 'ACL' && !isInternalField(f));
+      const suggestions = closestNames(root, visible);
+      const hint = suggestions.length
+        ? ` Did you mean ${suggestions.map((n) => `'${n}'`).join(' or ')}?`
+        : '';
+      throw new UnknownFieldError(
+        `${where} field '${field}': class '${className}' has no field '${root}'.${hint} get_schema lists its fields.`,
+        field,
+        suggestions,
+      );
+    }
   }
 
   /**
@@ -319,6 +356,7 @@ export class ReadPolicy {
     if (tenant) assertNoTenantSpoof(caller, tenant, className);
     for (const field of collectWhereFields(caller))
       this.checkField(className, field, options.context);
+    checkWhereValueTypes(caller, await this.fieldTypes(className));
     const scoped = await this.scopeSubqueries(className, caller);
     const meta = this.meta(className);
     const { perClass, defaultFilter } = this.filterLayers(className);
@@ -523,25 +561,106 @@ export class ReadPolicy {
       request.injectTenant !== false,
     );
     const include = await this.checkInclude(className, request.include);
-    const baseKeys = this.effectiveKeys(className, request.keys);
+    let baseKeys = this.effectiveKeys(className, request.keys);
+    const explicit = baseKeys !== undefined && request.keys !== undefined && request.keys !== null;
+    let elidedFields: string[] | undefined;
+    const large = this.meta(className)?.largeFields ?? [];
+    if (request.elideLargeFields && !explicit && large.length > 0) {
+      const all = baseKeys ?? (await this.readableSchemaFields(className));
+      elidedFields = large.filter((f) => all.includes(f));
+      if (elidedFields.length) baseKeys = all.filter((f) => !large.includes(f));
+      else elidedFields = undefined;
+    }
     const projected = await this.projectIncludes(className, baseKeys, include);
+    const askedFields = explicit
+      ? [...new Set(baseKeys!.map((k) => k.split('.')[0]))]
+      : (baseKeys ?? (await this.readableSchemaFields(className)));
     return {
       where,
       keys: projected.keys,
       include,
       truncatedIncludeFields: projected.truncated,
       tenant,
+      elidedFields,
+      askedFields,
+      notAllowlistedKeys: explicit
+        ? await this.keysOutsideJoinAllowlists(className, baseKeys!)
+        : undefined,
     };
+  }
+
+  /** Fields of a class an agent may name: schema fields minus ACL and internal ones. */
+  protected async readableSchemaFields(className: string): Promise<string[]> {
+    const schema = await this.schemas.get(className);
+    return Object.keys(schema?.fields ?? {}).filter((f) => f !== 'ACL' && !isInternalField(f));
+  }
+
+  /** "pointer.field" keys whose field the pointer target's allowlist removes from joined rows. */
+  protected async keysOutsideJoinAllowlists(className: string, keys: string[]): Promise<string[]> {
+    const out: string[] = [];
+    const types = await this.fieldTypes(className);
+    for (const key of keys) {
+      const [head, field] = key.split('.');
+      const target = field === undefined ? undefined : types[head]?.targetClass;
+      const allowed = target ? this.allowSet(target) : undefined;
+      if (
+        allowed &&
+        !allowed.has(field) &&
+        !(ALWAYS_KEEP_FIELDS as readonly string[]).includes(field)
+      )
+        out.push(key);
+    }
+    return out;
+  }
+
+  /**
+   * Fields the agent asked for that came back missing because a policy withheld them, with the
+   * reason: `protected` (the class's protectedFields, applied by Parse to a non-master user, so
+   * only when some row lacks the field) or `not_allowlisted` (a joined class's allowlist). Names
+   * only; a withheld value is never read.
+   */
+  async withheldFields(
+    className: string,
+    plan: PlannedRead,
+    rows: ReadonlyArray<Record<string, unknown>>,
+  ): Promise<Record<string, string> | undefined> {
+    const out: Record<string, string> = {};
+    if (!this.identity.usingMasterKey && rows.length > 0 && plan.askedFields?.length) {
+      const clp = (await this.schemas.get(className))?.classLevelPermissions;
+      const protectedFields = new Set<string>();
+      const lists = isPlainObject(clp?.protectedFields) ? clp.protectedFields : {};
+      for (const list of Object.values(lists)) {
+        if (Array.isArray(list))
+          for (const f of list) if (typeof f === 'string') protectedFields.add(f);
+      }
+      for (const field of plan.askedFields) {
+        if (protectedFields.has(field) && rows.some((row) => !(field in row))) {
+          out[field] = 'protected';
+        }
+      }
+    }
+    for (const key of plan.notAllowlistedKeys ?? []) out[key] = 'not_allowlisted';
+    return Object.keys(out).length ? out : undefined;
   }
 
   /**
    * Scrubs rows for this agent: denied classes redacted, internal fields and ACLs dropped, and every
    * row of a class with an allowlist (top-level or joined) cut down to that allowlist.
    */
-  redactRows<T>(rows: T, className?: string): T {
+  redactRows<T>(
+    rows: T,
+    className?: string,
+    options: Pick<RedactOptions, 'simplifyTyped'> = {},
+  ): T {
     return redact(rows, (c) => this.isDenied(c), {
       allowlistFor: (c) => this.allowSet(c),
       rootClass: className,
+      simplifyTyped: options.simplifyTyped,
     }) as T;
   }
+}
+
+function suggestionHint(name: string, allowed: readonly string[]): string {
+  const close = closestNames(name, allowed);
+  return close.length ? ` Did you mean ${close.map((n) => `'${n}'`).join(' or ')}?` : '';
 }

@@ -8,6 +8,11 @@ export interface RedactOptions {
   allowlistFor?: (className: string) => ReadonlySet<string> | undefined;
   /** Class of the top-level rows, whose allowlist applies to them. */
   rootClass?: string;
+  /**
+   * Display form for typed values (`__type` other than 'Object') and driver Dates, applied in the
+   * same walk so rows are copied once; with it, joined rows also lose their `__type` tag.
+   */
+  simplifyTyped?: (value: Record<string, unknown>) => unknown;
 }
 
 /**
@@ -23,7 +28,13 @@ export function redact(
   isDenied: (className: string) => boolean,
   options: RedactOptions = {},
 ): unknown {
-  return scrub(value, isDenied, options.allowlistFor, options.rootClass);
+  return scrub(value, { isDenied, ...options }, options.rootClass);
+}
+
+interface Walk {
+  isDenied: (className: string) => boolean;
+  allowlistFor?: RedactOptions['allowlistFor'];
+  simplifyTyped?: RedactOptions['simplifyTyped'];
 }
 
 function scrubString(value: string, isDenied: (className: string) => boolean): unknown {
@@ -33,33 +44,36 @@ function scrubString(value: string, isDenied: (className: string) => boolean): u
   return value;
 }
 
-function scrub(
-  value: unknown,
-  isDenied: (className: string) => boolean,
-  allowlistFor: RedactOptions['allowlistFor'],
-  rowClass: string | undefined,
-): unknown {
-  if (Array.isArray(value)) return value.map((v) => scrub(v, isDenied, allowlistFor, rowClass));
-  if (typeof value === 'string') return scrubString(value, isDenied);
+function scrub(value: unknown, walk: Walk, rowClass: string | undefined): unknown {
+  if (Array.isArray(value)) return value.map((v) => scrub(v, walk, rowClass));
+  if (typeof value === 'string') return scrubString(value, walk.isDenied);
+  if (value instanceof Date) {
+    if (!walk.simplifyTyped) return value;
+    return Number.isNaN(value.getTime()) ? null : value.toISOString();
+  }
   // Driver rows (direct MongoDB path) carry Date instances: values, not objects to walk.
-  if (!isPlainObject(value) || value instanceof Date) return value;
-  if (typeof value.className === 'string' && isDenied(value.className)) {
+  if (!isPlainObject(value)) return value;
+  if (typeof value.className === 'string' && walk.isDenied(value.className)) {
     return { className: value.className, __redacted: true };
   }
-  const own =
-    value.__type === 'Object' && typeof value.className === 'string' ? value.className : rowClass;
-  const allowed = own && allowlistFor ? allowlistFor(own) : undefined;
+  const joined = value.__type === 'Object';
+  if (walk.simplifyTyped && typeof value.__type === 'string' && !joined) {
+    return walk.simplifyTyped(value);
+  }
+  const own = joined && typeof value.className === 'string' ? value.className : rowClass;
+  const allowed = own && walk.allowlistFor ? walk.allowlistFor(own) : undefined;
   const out: Record<string, unknown> = {};
   for (const key in value) {
     if (!Object.prototype.hasOwnProperty.call(value, key)) continue;
     if (key === 'ACL' || isInternalField(key)) continue;
+    if (key === '__type' && joined && walk.simplifyTyped) continue;
     if (allowed && !allowed.has(key) && key !== '__type' && key !== 'className') continue;
     const v = value[key];
     out[key] =
       v !== null && typeof v === 'object'
-        ? scrub(v, isDenied, allowlistFor, undefined)
+        ? scrub(v, walk, undefined)
         : typeof v === 'string'
-          ? scrubString(v, isDenied)
+          ? scrubString(v, walk.isDenied)
           : v;
   }
   return out;

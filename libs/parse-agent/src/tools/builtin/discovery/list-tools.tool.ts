@@ -1,6 +1,7 @@
 import { BUILTIN_CATEGORIES } from '../../tool-categories';
 import type { ToolDefinition } from '../../tool-definition';
 import { READ_ONLY_TOOL } from '../tool-annotations';
+import { LIST_TOOLS_OUTPUT } from '../output-schemas';
 
 export const listTools: ToolDefinition<{ category?: string }> = {
   name: 'list_tools',
@@ -10,6 +11,7 @@ export const listTools: ToolDefinition<{ category?: string }> = {
   permission: 'readonly',
   timeout: 5,
   annotations: READ_ONLY_TOOL,
+  outputSchema: LIST_TOOLS_OUTPUT,
   inputSchema: {
     type: 'object',
     properties: {

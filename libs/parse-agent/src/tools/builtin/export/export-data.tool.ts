@@ -1,4 +1,6 @@
 import { AgentValidationError } from '../../../core/errors';
+import { WITHHELD_NOTE } from '../../../format/query-result';
+import { simplifyTypedValue } from '../../../format/simplify-object';
 import { renderTabular, TABULAR_FORMATS, type TabularFormat } from '../../../format/tabular';
 import type { ToolDefinition } from '../../tool-definition';
 import { READ_ONLY_TOOL } from '../tool-annotations';
@@ -126,8 +128,14 @@ export const exportData: ToolDefinition<Args> = {
       available_rows: { type: 'integer' },
       row_cap: { type: 'integer' },
       hint: { type: 'string' },
+      pagination: { type: 'object' },
+      next_call: { type: 'object' },
+      elided_fields: { type: 'array', items: { type: 'string' } },
+      elided_note: { type: 'string' },
+      withheld_fields: { type: 'object' },
+      withheld_note: { type: 'string' },
     },
-    required: ['class_name', 'format', 'headers', 'row_count', 'output'],
+    required: ['class_name', 'format', 'headers', 'row_count', 'output', 'pagination'],
   },
   handler: async (args, context) => {
     const { access, signal } = context;
@@ -146,6 +154,9 @@ export const exportData: ToolDefinition<Args> = {
     const columns = parseColumns(args.columns);
     let rows: Record<string, unknown>[];
     let available: number | undefined;
+    let elidedFields: string[] | undefined;
+    let withheldFields: Record<string, string> | undefined;
+    const display = { simplifyTyped: simplifyTypedValue };
     if (args.pipeline !== undefined) {
       // The export cap replaces the aggregate auto-limit: one row more shows truncation.
       const validated = await validateFor(access, className, args.pipeline, { autoLimit: cap + 1 });
@@ -156,15 +167,21 @@ export const exportData: ToolDefinition<Args> = {
           signal,
           maxTimeMS: maxTimeMsFor(context),
         }),
+        undefined,
+        display,
       );
     } else {
       const order = access.checkOrder(className, args.order);
+      const large = access.meta(className)?.largeFields ?? [];
       const plan = await access.planRead(className, {
         where: args.where,
         keys: args.keys,
         include: args.include,
         applyCanonicalFilter: args.apply_canonical_filter,
+        // Large fields only when a column names them (keys already opt in).
+        elideLargeFields: !columns?.some((c) => large.includes(c.field.split('.')[0])),
       });
+      elidedFields = plan.elidedFields;
       const limit = Math.min(args.limit ?? cap + 1, cap + 1);
       rows = access.redactRows(
         await context.data.find(
@@ -180,7 +197,9 @@ export const exportData: ToolDefinition<Args> = {
           signal,
         ),
         className,
+        display,
       );
+      withheldFields = await access.withheldFields(className, plan, rows);
       if (rows.length > cap) available = await context.data.count(className, plan.where, signal);
     }
     const truncated = rows.length > cap;
@@ -192,20 +211,35 @@ export const exportData: ToolDefinition<Args> = {
       : emitted;
     const rendered = renderTabular(table, format);
     const headers = columns ? columns.map((c) => c.header) : rendered.headers;
-    return {
+    const skip = args.skip ?? 0;
+    // Query mode pages on with skip; a pipeline has no skip to resume from, so it narrows instead.
+    const nextCall =
+      truncated && args.pipeline === undefined
+        ? { tool: 'export_data', arguments: { ...args, skip: skip + cap } }
+        : undefined;
+    const data: Record<string, unknown> = {
       class_name: className,
       format,
       headers,
       row_count: emitted.length,
-      output: rendered.output,
-      ...(truncated
-        ? {
-            truncated: true,
-            ...(available !== undefined ? { available_rows: available } : {}),
-            row_cap: cap,
-            hint: `Only the first ${cap} rows were exported${available !== undefined ? ` of ${available}` : ''}. Narrow the export with where (or a $match in the pipeline), or raise row_cap (at most ${MAX_EXPORT_ROW_CAP}).`,
-          }
-        : {}),
+      pagination: { row_cap: cap, skip, has_more: truncated },
     };
+    if (truncated) {
+      data.truncated = true;
+      if (available !== undefined) data.available_rows = available;
+      data.row_cap = cap;
+      data.hint = `Only the first ${cap} rows were exported${available !== undefined ? ` of ${available}` : ''}. ${nextCall ? 'next_call exports the next rows; or n' : 'N'}arrow the export with where (or a $match in the pipeline), or raise row_cap (at most ${MAX_EXPORT_ROW_CAP}).`;
+    }
+    if (elidedFields?.length) {
+      data.elided_fields = elidedFields;
+      data.elided_note = 'Large fields left out; name them in keys or columns to export them.';
+    }
+    if (withheldFields) {
+      data.withheld_fields = withheldFields;
+      data.withheld_note = WITHHELD_NOTE;
+    }
+    if (nextCall) data.next_call = nextCall;
+    data.output = rendered.output;
+    return data;
   },
 };

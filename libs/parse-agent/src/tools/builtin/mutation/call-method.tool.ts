@@ -17,6 +17,7 @@ import { objectNotFound } from '../query/get-object.tool';
 import { DOMAIN_ACTION_TOOL } from '../tool-annotations';
 import { CLASS_NAME_ARG } from '../tool-schemas';
 import { findAgentMethod, methodDenial } from './agent-method-gate';
+import { CALL_METHOD_OUTPUT } from '../output-schemas';
 
 interface Args {
   class_name: string;
@@ -105,6 +106,7 @@ export const callMethod: ToolDefinition<Args> = {
   // Includes the time a person may take to confirm an admin method.
   timeout: 120,
   annotations: DOMAIN_ACTION_TOOL,
+  outputSchema: CALL_METHOD_OUTPUT,
   inputSchema: {
     type: 'object',
     properties: {

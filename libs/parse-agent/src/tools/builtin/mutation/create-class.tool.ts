@@ -5,6 +5,7 @@ import type { ToolDefinition } from '../../tool-definition';
 import { CREATING_TOOL } from '../tool-annotations';
 import { CLASS_NAME_ARG } from '../tool-schemas';
 import { writeOperation } from './write-path';
+import { CREATE_CLASS_OUTPUT } from '../output-schemas';
 
 interface Args {
   class_name: string;
@@ -37,6 +38,7 @@ export const createClass: ToolDefinition<Args> = {
   // Schema changes need the master key: never available to a session-token (client mode) agent.
   clientSafe: false,
   annotations: CREATING_TOOL,
+  outputSchema: CREATE_CLASS_OUTPUT,
   inputSchema: {
     type: 'object',
     properties: {

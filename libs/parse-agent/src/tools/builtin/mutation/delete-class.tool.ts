@@ -3,6 +3,7 @@ import type { ToolDefinition } from '../../tool-definition';
 import { DESTRUCTIVE_IDEMPOTENT_TOOL } from '../tool-annotations';
 import { CLASS_NAME_ARG } from '../tool-schemas';
 import { writeOperation } from './write-path';
+import { DELETE_CLASS_OUTPUT } from '../output-schemas';
 
 export const deleteClass: ToolDefinition<{ class_name: string }> = {
   name: 'delete_class',
@@ -14,6 +15,7 @@ export const deleteClass: ToolDefinition<{ class_name: string }> = {
   envGate: 'rawSchema',
   clientSafe: false,
   annotations: DESTRUCTIVE_IDEMPOTENT_TOOL,
+  outputSchema: DELETE_CLASS_OUTPUT,
   inputSchema: {
     type: 'object',
     properties: { class_name: CLASS_NAME_ARG },

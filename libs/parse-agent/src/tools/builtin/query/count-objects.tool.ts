@@ -2,6 +2,7 @@ import { formatCountResult } from '../../../format/object-result';
 import type { ToolDefinition } from '../../tool-definition';
 import { READ_ONLY_TOOL } from '../tool-annotations';
 import { APPLY_CANONICAL_FILTER_ARG, CLASS_NAME_ARG, WHERE_ARG } from '../tool-schemas';
+import { COUNT_OBJECTS_OUTPUT } from '../output-schemas';
 
 interface Args {
   class_name: string;
@@ -16,6 +17,7 @@ export const countObjects: ToolDefinition<Args> = {
   permission: 'readonly',
   timeout: 20,
   annotations: READ_ONLY_TOOL,
+  outputSchema: COUNT_OBJECTS_OUTPUT,
   inputSchema: {
     type: 'object',
     properties: {

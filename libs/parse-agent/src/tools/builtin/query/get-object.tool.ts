@@ -11,6 +11,7 @@ import {
   INCLUDE_ARG,
   OBJECT_ID_ARG,
 } from '../tool-schemas';
+import { GET_OBJECT_OUTPUT } from '../output-schemas';
 
 interface Args {
   class_name: string;
@@ -40,6 +41,7 @@ export const getObject: ToolDefinition<Args> = {
   permission: 'readonly',
   timeout: 10,
   annotations: READ_ONLY_TOOL,
+  outputSchema: GET_OBJECT_OUTPUT,
   inputSchema: {
     type: 'object',
     properties: {

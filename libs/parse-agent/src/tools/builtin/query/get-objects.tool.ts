@@ -7,6 +7,7 @@ import type { ToolDefinition } from '../../tool-definition';
 import { READ_ONLY_TOOL } from '../tool-annotations';
 import { tenantMismatch } from './get-object.tool';
 import { APPLY_CANONICAL_FILTER_ARG, CLASS_NAME_ARG, INCLUDE_ARG } from '../tool-schemas';
+import { GET_OBJECTS_OUTPUT } from '../output-schemas';
 
 interface Args {
   class_name: string;
@@ -22,6 +23,7 @@ export const getObjects: ToolDefinition<Args> = {
   permission: 'readonly',
   timeout: 20,
   annotations: READ_ONLY_TOOL,
+  outputSchema: GET_OBJECTS_OUTPUT,
   inputSchema: {
     type: 'object',
     properties: {

@@ -4,6 +4,7 @@ import { formatSampleResult } from '../../../format/object-result';
 import type { ToolDefinition } from '../../tool-definition';
 import { READ_ONLY_TOOL } from '../tool-annotations';
 import { CLASS_NAME_ARG } from '../tool-schemas';
+import { GET_SAMPLE_OBJECTS_OUTPUT } from '../output-schemas';
 
 export const getSampleObjects: ToolDefinition<{ class_name: string; limit?: number }> = {
   name: 'get_sample_objects',
@@ -12,6 +13,7 @@ export const getSampleObjects: ToolDefinition<{ class_name: string; limit?: numb
   permission: 'readonly',
   timeout: 15,
   annotations: READ_ONLY_TOOL,
+  outputSchema: GET_SAMPLE_OBJECTS_OUTPUT,
   inputSchema: {
     type: 'object',
     properties: {

@@ -1,7 +1,12 @@
 import { DEFAULT_LIMIT, MAX_LIMIT } from '../../../core/constants';
 import { AgentValidationError } from '../../../core/errors';
 import { clampLimit } from '../../../format/applied-limits';
-import { buildNextCall, formatQueryResult } from '../../../format/query-result';
+import {
+  buildNextCall,
+  DEFAULT_RESULT_BUDGET_BYTES,
+  formatQueryResult,
+} from '../../../format/query-result';
+import { simplifyTypedValue } from '../../../format/simplify-object';
 import type { ToolDefinition } from '../../tool-definition';
 import { READ_ONLY_TOOL } from '../tool-annotations';
 import {
@@ -11,6 +16,7 @@ import {
   KEYS_ARG,
   WHERE_ARG,
 } from '../tool-schemas';
+import { QUERY_CLASS_OUTPUT } from '../output-schemas';
 
 export interface QueryClassArgs {
   class_name: string;
@@ -29,12 +35,13 @@ type Format = (typeof FORMATS)[number];
 
 export const queryClass: ToolDefinition<QueryClassArgs> = {
   name: 'query_class',
-  description: `Find objects of a class with Parse constraints. Default limit ${DEFAULT_LIMIT}, max ${MAX_LIMIT}; page with skip (next_call gives the next page). Output as json, csv, markdown or table.`,
+  description: `Find objects of a class with Parse constraints. Default limit ${DEFAULT_LIMIT}, max ${MAX_LIMIT}; each result holds about ${DEFAULT_RESULT_BUDGET_BYTES / 1024} KB of rows in any format: when pagination.has_more is true, next_call is the call for the next page. Large fields are left out unless named in keys. Output as json, csv, markdown or table.`,
   category: 'query',
   permission: 'readonly',
   timeout: 30,
   oversize: 'trim-rows',
   annotations: READ_ONLY_TOOL,
+  outputSchema: QUERY_CLASS_OUTPUT,
   inputSchema: {
     type: 'object',
     properties: {
@@ -73,20 +80,25 @@ export const queryClass: ToolDefinition<QueryClassArgs> = {
       keys: args.keys,
       include: args.include,
       applyCanonicalFilter: args.apply_canonical_filter,
+      elideLargeFields: true,
     });
     const rows = await data.find(
       args.class_name,
       { where: plan.where, keys: plan.keys, include: plan.include, order, limit, skip },
       signal,
     );
-    const results = access.redactRows(rows, args.class_name);
+    // Redaction, allowlists and display simplification in one walk over the rows.
+    const results = access.redactRows(rows, args.class_name, { simplifyTyped: simplifyTypedValue });
     const result = formatQueryResult({
       className: args.class_name,
       results,
+      simplified: true,
       limit,
       skip,
       format,
       truncatedIncludeFields: plan.truncatedIncludeFields,
+      elidedFields: plan.elidedFields,
+      withheldFields: await access.withheldFields(args.class_name, plan, results),
       nextCall: buildNextCall({
         className: args.class_name,
         limit,
@@ -95,6 +107,8 @@ export const queryClass: ToolDefinition<QueryClassArgs> = {
         keys: args.keys,
         order: args.order,
         include: args.include,
+        format,
+        applyCanonicalFilter: args.apply_canonical_filter,
       }),
     });
     return applied ? { ...result, applied_limits: applied } : result;

@@ -1,5 +1,6 @@
 import type { ToolDefinition } from '../../tool-definition';
 import { READ_ONLY_TOOL } from '../tool-annotations';
+import { GET_ALL_SCHEMAS_OUTPUT } from '../output-schemas';
 
 interface Args {
   names?: string[];
@@ -16,6 +17,7 @@ export const getAllSchemas: ToolDefinition<Args> = {
   permission: 'readonly',
   timeout: 15,
   annotations: READ_ONLY_TOOL,
+  outputSchema: GET_ALL_SCHEMAS_OUTPUT,
   inputSchema: {
     type: 'object',
     properties: {

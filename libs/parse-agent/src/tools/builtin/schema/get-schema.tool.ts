@@ -3,6 +3,7 @@ import { READ_ONLY_TOOL } from '../tool-annotations';
 import { CLASS_NAME_ARG } from '../tool-schemas';
 import { describeSchema } from './schema-description';
 import { describeAgentMethods } from '../mutation/agent-method-gate';
+import { GET_SCHEMA_OUTPUT } from '../output-schemas';
 
 export const getSchema: ToolDefinition<{ class_name: string }> = {
   name: 'get_schema',
@@ -12,6 +13,7 @@ export const getSchema: ToolDefinition<{ class_name: string }> = {
   permission: 'readonly',
   timeout: 10,
   annotations: READ_ONLY_TOOL,
+  outputSchema: GET_SCHEMA_OUTPUT,
   inputSchema: {
     type: 'object',
     properties: { class_name: CLASS_NAME_ARG },
