@@ -53,9 +53,10 @@ export async function pointerTarget(
   const type = (await access.fieldTypes(className))[field];
   if (type?.type !== 'Pointer' || !type.targetClass) return undefined;
   if (access.isDenied(type.targetClass)) {
+    // The target's name is not said (as for include): it would confirm a hidden class exists.
     throw new AccessDeniedError(
-      `'${field}' points to '${type.targetClass}', which is not accessible to this agent.`,
-      { kind: 'hidden_class' },
+      `'${field}' points to a class this agent cannot read; group by another field.`,
+      { kind: 'class_not_found' },
     );
   }
   return type.targetClass;
