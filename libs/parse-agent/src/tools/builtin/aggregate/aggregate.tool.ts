@@ -3,13 +3,7 @@ import { compactPointers } from '../../../security/pipeline/pointer-compaction';
 import type { ToolDefinition } from '../../tool-definition';
 import { READ_ONLY_TOOL } from '../tool-annotations';
 import { CLASS_NAME_ARG } from '../tool-schemas';
-import {
-  collscanPreflight,
-  leadingMatch,
-  maxTimeMsFor,
-  pipelinePath,
-  validateFor,
-} from './analytics-support';
+import { leadingMatch, runPipeline, validateFor } from './analytics-support';
 
 interface Args {
   class_name: string;
@@ -60,15 +54,17 @@ export const aggregate: ToolDefinition<Args> = {
     required: ['class_name', 'result_count', 'results'],
   },
   handler: async (args, context) => {
-    const { access, signal } = context;
+    const { access } = context;
     const className = args.class_name;
+    await access.requireReadableClass(className);
     const validated = await validateFor(access, className, args.pipeline);
-    const path = pipelinePath(context, 'aggregate');
-    await collscanPreflight(context, path, className, leadingMatch(args.pipeline));
-    const raw = await path.aggregate(className, validated.pipeline, {
-      signal,
-      maxTimeMS: maxTimeMsFor(context),
-    });
+    const raw = await runPipeline(
+      context,
+      'aggregate',
+      className,
+      validated.pipeline,
+      leadingMatch(args.pipeline),
+    );
     let results = access.redactRows(raw);
     let pointerClasses: Record<string, string> = {};
     if (args.compact_pointers !== false) {

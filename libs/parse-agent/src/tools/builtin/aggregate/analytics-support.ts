@@ -1,7 +1,7 @@
 /** What the aggregation tools share: the pipeline policy, path choice, time limits and dry runs. */
 import { AccessDeniedError, SecurityBlockedError } from '../../../core/errors';
 import { DataPathUnavailableError } from '../../../data/data-router';
-import type { DataOperation, DataPath } from '../../../ports/data-path';
+import type { AggregateOptions, DataOperation, DataPath, DataRow } from '../../../ports/data-path';
 import { validatePipeline } from '../../../security/pipeline/pipeline-validator';
 import type { PipelineLimits, ValidatedPipeline } from '../../../security/pipeline/pipeline-policy';
 import { pipelinePolicyFor } from '../../../security/read-pipeline-policy';
@@ -16,14 +16,17 @@ export function maxTimeMsFor(context: Pick<ToolContext, 'timeoutMs'>): number {
   return Math.max(1_000, context.timeoutMs - MAX_TIME_BUFFER_MS);
 }
 
-/** Validates a pipeline against the agent's policy: class gate, fields, scopes, auto-limit. */
+/**
+ * Validates a pipeline against the agent's policy: fields, scopes, auto-limit, and the class gate
+ * for every class it names (the tool has already checked its own class_name, with the schema
+ * refresh a missing class gets).
+ */
 export async function validateFor(
   access: ReadPolicy,
   className: string,
   pipeline: unknown,
   limits: Partial<PipelineLimits> = {},
 ): Promise<ValidatedPipeline> {
-  await access.requireReadableClass(className);
   const policy = await pipelinePolicyFor(access);
   return validatePipeline(className, pipeline, policy, limits);
 }
@@ -42,6 +45,27 @@ export function pipelinePath(
     );
   }
   return path as DataPath & { aggregate: NonNullable<DataPath['aggregate']> };
+}
+
+/** What every analytics call passes to its data path: the tool's signal and the pushed-down limit. */
+export function pathOptions(context: ToolContext): AggregateOptions {
+  return { signal: context.signal, maxTimeMS: maxTimeMsFor(context) };
+}
+
+/**
+ * Runs a validated pipeline on the path the router chooses for the operation, after the COLLSCAN
+ * pre-flight of `preflightWhere` (the caller's own filter).
+ */
+export async function runPipeline(
+  context: ToolContext,
+  operation: DataOperation,
+  className: string,
+  pipeline: Record<string, unknown>[],
+  preflightWhere: Record<string, unknown> | undefined,
+): Promise<DataRow[]> {
+  const path = pipelinePath(context, operation);
+  await collscanPreflight(context, path, className, preflightWhere);
+  return path.aggregate(className, pipeline, pathOptions(context));
 }
 
 /** The class a pointer field points to (schema or @BelongsTo), refusing classes the agent may not see. */

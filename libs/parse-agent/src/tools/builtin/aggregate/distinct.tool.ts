@@ -10,12 +10,11 @@ import { READ_ONLY_TOOL } from '../tool-annotations';
 import { CLASS_NAME_ARG, WHERE_ARG } from '../tool-schemas';
 import { DRY_RUN_PROPERTIES, FIELD_ARG } from './analytics-schemas';
 import {
-  collscanPreflight,
   DRY_RUN_ARG,
   dryRunEnvelope,
-  maxTimeMsFor,
-  pipelinePath,
+  pathOptions,
   pointerTarget,
+  runPipeline,
   validateFor,
 } from './analytics-support';
 
@@ -82,7 +81,7 @@ export const distinct: ToolDefinition<Args> = {
     required: ['class_name'],
   },
   handler: async (args, context) => {
-    const { access, signal } = context;
+    const { access } = context;
     const className = args.class_name;
     await access.requireReadableClass(className);
     const limit = resolveLimit(args.limit, DISTINCT_DEFAULT_LIMIT, DISTINCT_MAX_LIMIT);
@@ -109,7 +108,7 @@ export const distinct: ToolDefinition<Args> = {
       let values = await path.distinct(
         className,
         { field: args.field, where, limit },
-        { signal, maxTimeMS: maxTimeMsFor(context) },
+        pathOptions(context),
       );
       if (args.sort) {
         values = [...values].sort(compareValues);
@@ -117,12 +116,7 @@ export const distinct: ToolDefinition<Args> = {
       }
       rows = values.map((v) => ({ _id: v }));
     } else {
-      const runner = pipelinePath(context, 'distinct');
-      await collscanPreflight(context, runner, className, args.where);
-      rows = await runner.aggregate(className, validated.pipeline, {
-        signal,
-        maxTimeMS: maxTimeMsFor(context),
-      });
+      rows = await runPipeline(context, 'distinct', className, validated.pipeline, args.where);
     }
     return shapeDistinctResult({
       className,

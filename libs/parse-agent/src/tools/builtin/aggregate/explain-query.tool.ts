@@ -2,7 +2,7 @@ import { DataPathUnavailableError } from '../../../data/data-router';
 import type { ToolDefinition } from '../../tool-definition';
 import { READ_ONLY_TOOL } from '../tool-annotations';
 import { CLASS_NAME_ARG, WHERE_ARG } from '../tool-schemas';
-import { CollscanRefusedError, maxTimeMsFor } from './analytics-support';
+import { CollscanRefusedError, pathOptions } from './analytics-support';
 
 interface Args {
   class_name: string;
@@ -39,7 +39,7 @@ export const explainQuery: ToolDefinition<Args> = {
     required: ['class_name', 'collection_scan', 'plan'],
   },
   handler: async (args, context) => {
-    const { access, signal, analytics } = context;
+    const { access, analytics } = context;
     const className = args.class_name;
     await access.requireReadableClass(className);
     const order = access.checkOrder(className, args.order);
@@ -50,11 +50,7 @@ export const explainQuery: ToolDefinition<Args> = {
         `The '${path.kind}' data path cannot explain queries. Configure a direct database path (mongo or postgres in ParseAgentModule.forRoot).`,
       );
     }
-    const summary = await path.explain(
-      className,
-      { where, order },
-      { signal, maxTimeMS: maxTimeMsFor(context) },
-    );
+    const summary = await path.explain(className, { where, order }, pathOptions(context));
     if (
       analytics.refuseCollscan &&
       summary.collectionScan &&

@@ -25,11 +25,10 @@ import {
   VALUE_FIELD_ARG,
 } from './analytics-schemas';
 import {
-  collscanPreflight,
   DRY_RUN_ARG,
   dryRunEnvelope,
-  maxTimeMsFor,
-  pipelinePath,
+  pathOptions,
+  runPipeline,
   validateFor,
 } from './analytics-support';
 import { pathOperation } from './group-by.tool';
@@ -105,7 +104,7 @@ export const groupByDate: ToolDefinition<Args> = {
     required: ['class_name'],
   },
   handler: async (args, context) => {
-    const { access, signal } = context;
+    const { access } = context;
     const className = args.class_name;
     await access.requireReadableClass(className);
     const limit = resolveLimit(args.limit, GROUP_BY_DEFAULT_LIMIT, GROUP_BY_MAX_LIMIT);
@@ -150,18 +149,16 @@ export const groupByDate: ToolDefinition<Args> = {
         interval: args.interval as GroupByDateSpec['interval'],
         timezone,
       };
-      const groups = await path.groupByDate(className, spec, {
-        signal,
-        maxTimeMS: maxTimeMsFor(context),
-      });
+      const groups = await path.groupByDate(className, spec, pathOptions(context));
       rows = groups.map((g) => ({ _id: g.key, value: g.value }));
     } else {
-      const runner = pipelinePath(context, 'group_by_date');
-      await collscanPreflight(context, runner, className, args.where);
-      rows = (await runner.aggregate(className, validated.pipeline, {
-        signal,
-        maxTimeMS: maxTimeMsFor(context),
-      })) as GroupRow[];
+      rows = (await runPipeline(
+        context,
+        'group_by_date',
+        className,
+        validated.pipeline,
+        args.where,
+      )) as GroupRow[];
     }
     return shapeGroupByDateResult({
       className,

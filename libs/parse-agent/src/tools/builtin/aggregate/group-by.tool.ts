@@ -22,12 +22,11 @@ import {
   VALUE_FIELD_ARG,
 } from './analytics-schemas';
 import {
-  collscanPreflight,
   DRY_RUN_ARG,
   dryRunEnvelope,
-  maxTimeMsFor,
-  pipelinePath,
+  pathOptions,
   pointerTarget,
+  runPipeline,
   validateFor,
 } from './analytics-support';
 
@@ -95,7 +94,7 @@ export const groupBy: ToolDefinition<Args> = {
     required: ['class_name'],
   },
   handler: async (args, context) => {
-    const { access, signal } = context;
+    const { access } = context;
     const className = args.class_name;
     await access.requireReadableClass(className);
     const limit = resolveLimit(args.limit, GROUP_BY_DEFAULT_LIMIT, GROUP_BY_MAX_LIMIT);
@@ -139,16 +138,17 @@ export const groupBy: ToolDefinition<Args> = {
           where,
           limit,
         },
-        { signal, maxTimeMS: maxTimeMsFor(context) },
+        pathOptions(context),
       );
       rows = groups.map((g) => ({ _id: g.key, value: g.value }));
     } else {
-      const runner = pipelinePath(context, 'group_by');
-      await collscanPreflight(context, runner, className, args.where);
-      rows = (await runner.aggregate(className, validated.pipeline, {
-        signal,
-        maxTimeMS: maxTimeMsFor(context),
-      })) as GroupRow[];
+      rows = (await runPipeline(
+        context,
+        'group_by',
+        className,
+        validated.pipeline,
+        args.where,
+      )) as GroupRow[];
     }
     if (!Array.isArray(rows)) throw new AgentValidationError('The data path returned no rows.');
     return shapeGroupByResult({

@@ -11,13 +11,7 @@ import {
   KEYS_ARG,
   WHERE_ARG,
 } from '../tool-schemas';
-import {
-  collscanPreflight,
-  leadingMatch,
-  maxTimeMsFor,
-  pipelinePath,
-  validateFor,
-} from '../aggregate/analytics-support';
+import { leadingMatch, runPipeline, validateFor } from '../aggregate/analytics-support';
 import { PIPELINE_ARG } from '../aggregate/aggregate.tool';
 
 export const DEFAULT_EXPORT_ROW_CAP = 1_000;
@@ -160,13 +154,14 @@ export const exportData: ToolDefinition<Args> = {
     if (args.pipeline !== undefined) {
       // The export cap replaces the aggregate auto-limit: one row more shows truncation.
       const validated = await validateFor(access, className, args.pipeline, { autoLimit: cap + 1 });
-      const path = pipelinePath(context, 'aggregate');
-      await collscanPreflight(context, path, className, leadingMatch(args.pipeline));
       rows = access.redactRows(
-        await path.aggregate(className, validated.pipeline, {
-          signal,
-          maxTimeMS: maxTimeMsFor(context),
-        }),
+        await runPipeline(
+          context,
+          'aggregate',
+          className,
+          validated.pipeline,
+          leadingMatch(args.pipeline),
+        ),
         undefined,
         display,
       );
