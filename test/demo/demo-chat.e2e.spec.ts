@@ -2,10 +2,9 @@ import type { INestApplication } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import request from 'supertest';
 import { AppModule } from '../../src/app.module';
-import type { ExternalSettings } from '../../src/config/demo-config';
 import type { LoopbackLlmServer, ScriptedReply } from '../client/loopback-llm-server';
 import { startOpenAiLoopback } from '../client/loopback-openai-server';
-import { seedDemo } from '../harness/demo-data';
+import { demoTestSettings, seedDemo } from '../harness/demo-data';
 import { testParseConfig } from '../harness/parse-rest';
 
 const API_KEY = 'demo-chat-operator-key';
@@ -40,20 +39,7 @@ describe('demo /chat (model: loopback server speaking the OpenAI HTTP API)', () 
 
   async function boot(withLlm: boolean): Promise<INestApplication> {
     const cfg = testParseConfig();
-    const settings: ExternalSettings = {
-      mode: 'external',
-      port: 0,
-      host: '127.0.0.1',
-      serverURL: cfg.serverURL,
-      appId: cfg.appId,
-      masterKey: cfg.masterKey,
-      javascriptKey: cfg.javascriptKey,
-      demoPassword: 'demo-password',
-      dataDir: '/nonexistent-demo-data-dir',
-      rateLimitPerMinute: 60,
-      shutdownGraceMs: 1000,
-      logFormat: 'json',
-    };
+    const settings = demoTestSettings();
     const module = await Test.createTestingModule({
       imports: [
         AppModule.forRoot({

@@ -10,8 +10,7 @@ import { ExpressAdapter } from '@nestjs/platform-express';
 import { Test } from '@nestjs/testing';
 import request from 'supertest';
 import { AppModule } from '../../src/app.module';
-import type { ExternalSettings } from '../../src/config/demo-config';
-import { seedDemo } from '../harness/demo-data';
+import { demoTestSettings, seedDemo } from '../harness/demo-data';
 import { testParseConfig } from '../harness/parse-rest';
 import { unwrapUntrusted } from 'nestjs-parse-agent';
 
@@ -26,21 +25,7 @@ describe('demo app serves MCP (guard + agentFactory)', () => {
   beforeAll(async () => {
     tokens = await seedDemo();
     const cfg = testParseConfig();
-    // The demo pointed at an existing deployment: the test run's Parse Server (which needs its JS key).
-    const settings: ExternalSettings = {
-      mode: 'external',
-      port: 0,
-      host: '127.0.0.1',
-      serverURL: cfg.serverURL,
-      appId: cfg.appId,
-      masterKey: cfg.masterKey,
-      javascriptKey: cfg.javascriptKey,
-      demoPassword: 'demo-password',
-      dataDir: '/nonexistent-demo-data-dir',
-      rateLimitPerMinute: 60,
-      shutdownGraceMs: 1000,
-      logFormat: 'json',
-    };
+    const settings = demoTestSettings();
     const module = await Test.createTestingModule({
       imports: [
         // As main.ts does for the embedded database: the direct PostgreSQL path is configured.

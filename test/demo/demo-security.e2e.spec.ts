@@ -5,8 +5,7 @@ import { Test } from '@nestjs/testing';
 import request from 'supertest';
 import { unwrapUntrusted } from 'nestjs-parse-agent';
 import { AppModule } from '../../src/app.module';
-import type { ExternalSettings } from '../../src/config/demo-config';
-import { seedDemo } from '../harness/demo-data';
+import { demoTestSettings, seedDemo } from '../harness/demo-data';
 import { createObject, logIn } from '../harness/fixtures';
 import { parseRest, testParseConfig } from '../harness/parse-rest';
 
@@ -36,20 +35,7 @@ describe('demo MCP endpoint: subqueries, internal tables, hidden classes, costs'
     // A class on the server that no demo model declares, holding a secret.
     await createObject('UnmodelledSecret', { apiKey: 'sk_live_unmodelled_123' });
     const cfg = testParseConfig();
-    const settings: ExternalSettings = {
-      mode: 'external',
-      port: 0,
-      host: '127.0.0.1',
-      serverURL: cfg.serverURL,
-      appId: cfg.appId,
-      masterKey: cfg.masterKey,
-      javascriptKey: cfg.javascriptKey,
-      demoPassword: 'demo-password',
-      dataDir: '/nonexistent-demo-data-dir',
-      rateLimitPerMinute: 60,
-      shutdownGraceMs: 1000,
-      logFormat: 'json',
-    };
+    const settings = demoTestSettings();
     const module = await Test.createTestingModule({
       imports: [AppModule.forRoot({ settings, parseServerURL: cfg.serverURL, mcpApiKey: API_KEY })],
     }).compile();

@@ -1,3 +1,4 @@
+import type { ExternalSettings } from '../../src/config/demo-config';
 import { ParseAdminClient } from '../../src/demo/seed/parse-admin-client';
 import { seedDemoData } from '../../src/demo/seed/demo-seeder';
 import { resetData } from './fixtures';
@@ -34,5 +35,27 @@ export async function seedDemo(): Promise<{
     bob: await login('bob'),
     carol: await login('carol'),
     admin,
+  };
+}
+
+/**
+ * The demo's settings pointed at the test run's Parse Server (an "existing deployment", which needs
+ * its JavaScript key), for suites that boot AppModule in-process.
+ */
+export function demoTestSettings(): ExternalSettings {
+  const cfg = testParseConfig();
+  return {
+    mode: 'external',
+    port: 0,
+    host: '127.0.0.1',
+    serverURL: cfg.serverURL,
+    appId: cfg.appId,
+    masterKey: cfg.masterKey,
+    javascriptKey: cfg.javascriptKey,
+    demoPassword: 'demo-password',
+    dataDir: '/nonexistent-demo-data-dir',
+    rateLimitPerMinute: 60,
+    shutdownGraceMs: 1000,
+    logFormat: 'json',
   };
 }
