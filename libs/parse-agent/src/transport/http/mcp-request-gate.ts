@@ -89,15 +89,8 @@ export class McpRequestGate {
         this.accept(request, state, res);
         next();
       },
-      (error: unknown) => {
-        // A client that hangs up mid-upload is routine: no answer is possible, no stack is useful.
-        if (error instanceof ClientAbortedError) {
-          this.logger.warn('Client aborted: the request body did not arrive in full');
-          if (!res.writableEnded) res.destroy();
-          return;
-        }
-        next(error);
-      },
+      // An upload the client abandoned resolves (ABORTED), not rejects: it is logged in inspect().
+      (error: unknown) => next(error),
     );
   };
 
@@ -475,14 +468,6 @@ function invalidRequestProblem(value: unknown): string | undefined {
 function validIdOf(value: unknown): string | number | null {
   const id = (value as Record<string, unknown> | null)?.id;
   return typeof id === 'string' || (typeof id === 'number' && Number.isFinite(id)) ? id : null;
-}
-
-/** The client closed the connection before its request body was complete. */
-export class ClientAbortedError extends Error {
-  override name = 'ClientAbortedError';
-  constructor() {
-    super('The client closed the connection before the request body was complete.');
-  }
 }
 
 const ABORTED = Symbol('aborted');
