@@ -1,3 +1,4 @@
+import { getEventListeners } from 'node:events';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import {
@@ -126,6 +127,25 @@ describe('execute(): rate limit, validation, timeout, cancellation, progress', (
     });
     expect(agent.cancelled).toBe(true);
     expect(await agent.execute('list_tools')).toMatchObject({ error_code: 'cancelled' });
+  });
+
+  it('leaves no abort listener on long-lived signals once calls finish', async () => {
+    const shared = new AbortController();
+    const agent = bed.factory.create();
+    const own = agent.signal; // created before the calls: each call listens to it while it runs
+    for (let i = 0; i < 20; i++) {
+      expect((await agent.execute('list_tools', {}, { signal: shared.signal })).success).toBe(true);
+    }
+    expect(getEventListeners(shared.signal, 'abort')).toHaveLength(0);
+    expect(getEventListeners(own, 'abort')).toHaveLength(0);
+    // A failing call cleans up too.
+    const failed = await agent.execute(
+      'query_class',
+      { class_name: 42 },
+      { signal: shared.signal },
+    );
+    expect(failed.success).toBe(false);
+    expect(getEventListeners(shared.signal, 'abort')).toHaveLength(0);
   });
 
   it('forwards progress reported by the tool to the caller', async () => {

@@ -1,5 +1,6 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { Subject, type Observable } from 'rxjs';
+import { linkedAbort, type LinkedAbort } from '../core/linked-abort';
 import type { SchemaSource } from '../core/parse-schema';
 import type { DataRouter } from '../data/data-router';
 import type { MetadataRegistry } from '../metadata/metadata-registry';
@@ -176,6 +177,8 @@ export class ParseAgent implements AgentIdentity, ToolAgent {
   protected readonly rateLimiter: RateLimiter;
   /** Created on first use: many agents (one per MCP request) never need one. */
   protected abortController?: AbortController;
+  /** Calls in flight, so cancel() reaches them without every call creating the agent's signal. */
+  protected running?: Set<LinkedAbort>;
   protected readonly progressSubject = new Subject<ProgressUpdate>();
   protected currentProgress?: (update: ProgressUpdate) => void;
   protected correlation?: string;
@@ -390,7 +393,10 @@ export class ParseAgent implements AgentIdentity, ToolAgent {
 
   /** Cancels in-flight and future calls of this agent. */
   cancel(reason?: string): void {
-    if (!this.controller.signal.aborted) this.controller.abort(new AgentCancelledError(reason));
+    if (this.controller.signal.aborted) return;
+    const error = new AgentCancelledError(reason);
+    this.controller.abort(error);
+    for (const call of this.running ?? []) call.abort(error);
   }
 
   protected get controller(): AbortController {
@@ -720,17 +726,23 @@ export class ParseAgent implements AgentIdentity, ToolAgent {
     const invalid = this.services.tools.validate(toolName, args);
     if (invalid) return failureFromError(new AgentValidationError(invalid), toolName);
 
-    const signals = [this.controller.signal, options.signal].filter((s): s is AbortSignal => !!s);
-    if (signals.some((s) => s.aborted)) return failureFromError(abortError(signals), toolName);
+    // The agent's own signal exists only once something asked for it or cancelled the agent;
+    // cancel() also reaches calls in flight through `running`.
+    const own = this.abortController?.signal;
+    if (own?.aborted || options.signal?.aborted) {
+      return failureFromError(abortError([own, options.signal]), toolName);
+    }
 
     const started = Date.now();
     const seconds = timeoutOf(tool!);
-    const timeout = new AbortController();
+    const call = linkedAbort([own, options.signal]);
+    const running = (this.running ??= new Set());
+    running.add(call);
     const timer = setTimeout(
-      () => timeout.abort(new ToolTimeoutError(toolName, seconds)),
+      () => call.abort(new ToolTimeoutError(toolName, seconds)),
       seconds * 1000,
     );
-    const signal = AbortSignal.any([...signals, timeout.signal]);
+    const signal = call.signal;
     const router = this.services.data;
     let readPath: ToolContext['data'] | undefined;
     let writePath: ToolContext['data'] | undefined;
@@ -762,25 +774,21 @@ export class ParseAgent implements AgentIdentity, ToolAgent {
     let envelope: ToolEnvelope;
     try {
       const data = await raceAbort(Promise.resolve(tool!.handler(args, context)), signal);
-      if (signal.aborted) throw abortError([...signals, timeout.signal]);
+      if (signal.aborted) throw abortError([signal]);
       envelope = success(data);
     } catch (error) {
       // Unauthorized is not a tool failure: it ends the request (HTTP 401) wherever it is raised.
-      if (error instanceof AgentUnauthorizedError) {
-        clearTimeout(timer);
-        this.currentProgress = previousProgress;
-        throw error;
-      }
+      if (error instanceof AgentUnauthorizedError) throw error;
       const cause =
-        signal.aborted && !(error instanceof ParseAgentError)
-          ? abortError([...signals, timeout.signal])
-          : error;
+        signal.aborted && !(error instanceof ParseAgentError) ? abortError([signal]) : error;
       if (!(cause instanceof ParseAgentError)) {
         this.warn(`${toolName} failed: ${(cause as Error)?.stack ?? String(cause)}`);
       }
       envelope = failureFromError(cause, toolName);
     } finally {
       clearTimeout(timer);
+      call.dispose();
+      running.delete(call);
       this.currentProgress = previousProgress;
     }
     this.emitEvent(toolName, args, envelope, Date.now() - started);
@@ -945,8 +953,8 @@ function intersectClassFilters(
   return { only, except };
 }
 
-function abortError(signals: AbortSignal[]): ParseAgentError {
-  const reason: unknown = signals.find((s) => s.aborted)?.reason;
+function abortError(signals: ReadonlyArray<AbortSignal | undefined>): ParseAgentError {
+  const reason: unknown = signals.find((s) => s?.aborted)?.reason;
   if (reason instanceof ParseAgentError) return reason;
   return new AgentCancelledError(typeof reason === 'string' ? reason : undefined);
 }

@@ -62,12 +62,11 @@ export function formatQueryResult(input: QueryResultInput): Record<string, unkno
   const rows = input.simplified ? input.results : input.results.map(simplifyRow);
   const budget = input.budgetBytes ?? DEFAULT_RESULT_BUDGET_BYTES;
   const fetched = rows.length;
-  // json: the rows' text measures the budget and, when they all fit, is reused for the result.
-  let rowsJson = format === 'json' ? JSON.stringify(rows) : undefined;
-  let shown = fetched;
-  if (rowsJson === undefined) shown = tabularRowsWithin(rows, budget);
-  else if (utf8Length(rowsJson) > budget)
-    ({ shown, json: rowsJson } = jsonRowsWithin(rows, budget));
+  // json: each row is serialized once; that text both measures the budget and becomes the result.
+  let rowsJson: string | undefined;
+  let shown: number;
+  if (format === 'json') ({ shown, json: rowsJson } = jsonRowsWithin(rows, budget));
+  else shown = tabularRowsWithin(rows, budget);
   const truncated = shown < fetched;
   // A full page means the server may hold more; rows fetched but not shown are "more" too.
   const hasMore = (limit > 0 && fetched >= limit) || truncated;
@@ -126,15 +125,17 @@ function jsonRowsWithin(
   rows: ReadonlyArray<Record<string, unknown>>,
   budget: number,
 ): { shown: number; json: string } {
-  const texts: string[] = [];
-  let used = 1; // the array's brackets
+  let json = '[';
+  let shown = 0;
+  let used = 1; // the opening bracket; each row adds its separator or the closing bracket
   for (const row of rows) {
     const text = JSON.stringify(row);
     used += utf8Length(text) + 1;
-    if (used > budget && texts.length > 0) break;
-    texts.push(text);
+    if (used > budget && shown > 0) break;
+    json += shown === 0 ? text : `,${text}`;
+    shown++;
   }
-  return { shown: texts.length, json: `[${texts.join(',')}]` };
+  return { shown, json: `${json}]` };
 }
 
 /** Leading rows whose rendered cells fit the budget (separators counted approximately). */

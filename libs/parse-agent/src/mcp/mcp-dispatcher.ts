@@ -1,4 +1,5 @@
 import { Observable } from 'rxjs';
+import { linkedAbort, type LinkedAbort } from '../core/linked-abort';
 import {
   AccessDeniedError,
   AgentCancelledError,
@@ -129,18 +130,15 @@ export class McpDispatcher {
     context: DispatchContext = {},
   ): Observable<DispatchMessage> {
     return new Observable<DispatchMessage>((subscriber) => {
-      const teardown = new AbortController();
-      // Combined lazily: most methods never look at the signal, and AbortSignal.any is not free.
-      let signal: AbortSignal | undefined;
+      // Created lazily: most methods never look at the signal.
+      let teardown: LinkedAbort | undefined;
       let settled = false;
       const call: McpCallContext = {
         agent,
         elicitation: context.elicitation,
         get signal() {
-          signal ??= context.signal
-            ? AbortSignal.any([context.signal, teardown.signal])
-            : teardown.signal;
-          return signal;
+          teardown ??= linkedAbort([context.signal]);
+          return teardown.signal;
         },
         notify: (message) => {
           if (!settled && !subscriber.closed) subscriber.next({ kind: 'notification', message });
@@ -148,6 +146,7 @@ export class McpDispatcher {
       };
       const deliver = (terminal: DispatchTerminal) => {
         settled = true;
+        teardown?.dispose();
         subscriber.next(terminal);
         subscriber.complete();
       };
@@ -155,7 +154,7 @@ export class McpDispatcher {
         deliver(this.errorFor(null, '(unknown)', error, context.logger)),
       );
       return () => {
-        if (!settled) teardown.abort('client_disconnect');
+        if (!settled) teardown?.abort('client_disconnect');
       };
     });
   }

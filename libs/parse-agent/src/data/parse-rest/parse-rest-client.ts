@@ -42,6 +42,13 @@ export class ParseRestClient {
   protected readonly baseURL: string;
   protected readonly agent: http.Agent;
   protected readonly timeoutMs: number;
+  protected readonly target: {
+    transport: typeof http | typeof https;
+    protocol: string;
+    hostname: string;
+    port: string;
+    basePath: string;
+  };
 
   constructor(protected readonly options: ParseConnectionOptions) {
     this.baseURL = options.serverURL.replace(/\/+$/, '');
@@ -52,7 +59,24 @@ export class ParseRestClient {
       );
     }
     this.timeoutMs = timeoutMs;
-    const Agent = this.baseURL.startsWith('https:') ? https.Agent : http.Agent;
+    let url: URL;
+    try {
+      url = new URL(this.baseURL);
+    } catch {
+      throw new ParseAgentConfigError(
+        `parse.serverURL must be an absolute http(s) URL (got ${JSON.stringify(options.serverURL)}).`,
+      );
+    }
+    const secure = url.protocol === 'https:';
+    // Parsed once: every request reuses the pieces instead of parsing a URL per call.
+    this.target = {
+      transport: secure ? https : http,
+      protocol: url.protocol,
+      hostname: url.hostname.replace(/^\[|\]$/g, ''),
+      port: url.port,
+      basePath: url.pathname.replace(/\/+$/, ''),
+    };
+    const Agent = secure ? https.Agent : http.Agent;
     this.agent = new Agent({ keepAlive: true, maxSockets: options.maxSockets ?? 128 });
   }
 
@@ -67,18 +91,28 @@ export class ParseRestClient {
     payload: Record<string, unknown> | undefined,
     signal?: AbortSignal,
   ): Promise<{ status: number; text: string }> {
-    const body = payload === undefined ? undefined : Buffer.from(JSON.stringify(payload));
-    if (body) headers['Content-Length'] = String(body.length);
-    const url = new URL(this.baseURL + path);
-    const transport = url.protocol === 'https:' ? https : http;
+    const body = payload === undefined ? undefined : JSON.stringify(payload);
+    if (body !== undefined) headers['Content-Length'] = String(Buffer.byteLength(body, 'utf8'));
+    const target = this.target;
     return new Promise((resolve, reject) => {
-      const req = transport.request(url, { method, headers, agent: this.agent, signal }, (res) => {
+      const options: http.RequestOptions = {
+        protocol: target.protocol,
+        hostname: target.hostname,
+        port: target.port,
+        path: target.basePath + path,
+        method,
+        headers,
+        agent: this.agent,
+        signal,
+      };
+      const req = target.transport.request(options, (res) => {
         res.on('error', reject);
         const chunks: Buffer[] = [];
         res.on('data', (chunk: Buffer) => chunks.push(chunk));
-        res.on('end', () =>
-          resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }),
-        );
+        res.on('end', () => {
+          const raw = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks);
+          resolve({ status: res.statusCode ?? 0, text: raw.toString('utf8') });
+        });
         res.on('aborted', () => reject(new Error('response aborted')));
       });
       // An upstream that accepts and then goes quiet: destroy the socket (never back to the pool).

@@ -13,6 +13,7 @@ import {
   takeWhile,
   type MonoTypeOperatorFunction,
   type Observable,
+  type Subscription,
 } from 'rxjs';
 import {
   AgentUnauthorizedError,
@@ -511,14 +512,13 @@ export class McpHttpHandler {
     const untrack = this.track(controller);
     let terminal: DispatchTerminal | undefined;
     try {
-      terminal = await this.terminalOf(
+      terminal = await this.jsonTerminal(
         this.dispatchFor(body, agent, extra.modern, {
           signal: controller.signal,
           logger: this.dispatchLogger,
-        }).pipe(
-          abortOnUnsubscribe(controller, 'client_disconnect'),
-          takeUntil(merge(fromEvent(res, 'close'), this.shutdown$)),
-        ),
+        }),
+        res,
+        controller,
       );
     } catch (error) {
       this.dispatchLogger.error(`MCP dispatch failed: ${errorClassName(error)}`, error);
@@ -821,6 +821,47 @@ export class McpHttpHandler {
   }
 
   /** The dispatch's last item (undefined when it ended without one, e.g. the client left). */
+  /**
+   * The response of a call answered as JSON, or undefined when the client leaves or the endpoint
+   * shuts down first (the call is then cancelled with reason client_disconnect). Written out
+   * rather than as an operator chain: this runs once per JSON request.
+   */
+  protected jsonTerminal(
+    dispatch$: Observable<DispatchMessage>,
+    res: ServerResponse,
+    controller: AbortController,
+  ): Promise<DispatchTerminal | undefined> {
+    return new Promise((resolve, reject) => {
+      let terminal: DispatchTerminal | undefined;
+      let settled = false;
+      const running: { call?: Subscription } = {};
+      const finish = (error?: unknown) => {
+        if (settled) return;
+        settled = true;
+        res.off('close', stop);
+        shutdown.unsubscribe();
+        if (error !== undefined) reject(error);
+        else resolve(terminal);
+      };
+      function stop() {
+        if (settled) return;
+        if (!controller.signal.aborted) controller.abort('client_disconnect');
+        running.call?.unsubscribe();
+        finish();
+      }
+      res.once('close', stop);
+      const shutdown = this.shutdown$.subscribe(stop);
+      running.call = dispatch$.subscribe({
+        next: (item) => {
+          if (item.kind !== 'notification') terminal = item;
+        },
+        complete: () => finish(),
+        error: (error: unknown) => finish(error ?? new Error('dispatch failed')),
+      });
+      if (settled) running.call.unsubscribe();
+    });
+  }
+
   protected terminalOf(
     dispatch$: Observable<DispatchMessage>,
   ): Promise<DispatchTerminal | undefined> {
