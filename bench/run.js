@@ -2,7 +2,10 @@
 'use strict';
 // `npm run bench`: starts embedded PostgreSQL and the bench server (bench/server.js) in a child
 // process, then measures from this process, each pair side by side in one run:
-//   1. tools/call query_class (100 rows) over MCP vs the same find sent straight to Parse REST
+//   1. tools/call query_class (100 rows) over MCP vs the same find sent straight to Parse REST, with
+//      bench/minimal-proxy.js (the least an MCP hop must do) as the reference for what the machine
+//      allows; at 16 connections BENCH_ROUNDS (default 5) alternating rounds, each ratio the median
+//      of the rounds' own ratios
 //   2. tools/list vs the official SDK's stateless Streamable HTTP server
 //   3. 1,000 concurrent idle SSE streams: server RSS growth and heartbeat punctuality
 const { spawn } = require('node:child_process');
@@ -15,6 +18,7 @@ const { startEmbeddedPostgres } = require('../dist/src/embedded/embedded-postgre
 
 const SECONDS = Number(process.env.BENCH_SECONDS || 8);
 const STREAMS = Number(process.env.BENCH_STREAMS || 1000);
+const ROUNDS = Number(process.env.BENCH_ROUNDS || 5);
 
 function startProcess(script, env) {
   return new Promise((resolve, reject) => {
@@ -34,48 +38,107 @@ function startProcess(script, env) {
 
 const fmt = (n) => n.toFixed(0).padStart(7);
 
-async function toolCallVsDirect(info) {
-  const mcpBody = JSON.stringify({
+const KEYS =
+  'objectId,createdAt,updatedAt,tenantId,orderNumber,customer,product,quantity,unitPrice,total,status,channel,placedAt';
+const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
+
+async function toolCallVsDirect(info, proxy) {
+  const call = JSON.stringify({
     jsonrpc: '2.0',
     id: 1,
     method: 'tools/call',
     params: { name: 'query_class', arguments: { class_name: 'Order', limit: 100 } },
   });
-  const mcp = {
-    url: `http://127.0.0.1:${info.port}/mcp`,
-    headers: { 'content-type': 'application/json', accept: 'application/json' },
-    body: mcpBody,
-    check: (b) => b.includes('"isError":false'),
-  };
-  // The same find the tool sends: allowlisted keys, the canonical filter, 100 rows, master key.
-  const keys = 'objectId,createdAt,updatedAt,tenantId,orderNumber,customer,product,quantity,unitPrice,total,status,channel,placedAt';
-  const direct = {
-    url: `${info.serverURL}/classes/Order`,
-    headers: {
-      'content-type': 'application/json',
-      'x-parse-application-id': info.appId,
-      'x-parse-master-key': info.masterKey,
+  const mcpHeaders = { 'content-type': 'application/json', accept: 'application/json' };
+  const sides = {
+    // The same find the tool sends: allowlisted keys, the canonical filter, 100 rows, master key.
+    direct: {
+      url: `${info.serverURL}/classes/Order`,
+      headers: {
+        'content-type': 'application/json',
+        'x-parse-application-id': info.appId,
+        'x-parse-master-key': info.masterKey,
+      },
+      body: JSON.stringify({
+        _method: 'GET',
+        where: { isDeleted: { $ne: true } },
+        keys: KEYS,
+        limit: 100,
+      }),
+      check: (b) => b.includes('"results"'),
     },
-    body: JSON.stringify({ _method: 'GET', where: { isDeleted: { $ne: true } }, keys, limit: 100 }),
-    check: (b) => b.includes('"results"'),
+    proxy: {
+      url: `http://127.0.0.1:${proxy.port}/`,
+      headers: mcpHeaders,
+      body: call,
+      check: (b) => b.includes('"structuredContent"'),
+    },
+    mcp: {
+      url: `http://127.0.0.1:${info.port}/mcp`,
+      headers: mcpHeaders,
+      body: call,
+      check: (b) => b.includes('"isError":false'),
+    },
   };
   const rows = [];
   for (const connections of [1, 16]) {
-    // warm-up, then measure each side in turn
-    await runLoad({ ...direct, connections, durationMs: 2000 });
-    await runLoad({ ...mcp, connections, durationMs: 2000 });
-    const d = await runLoad({ ...direct, connections, durationMs: SECONDS * 1000 });
-    const m = await runLoad({ ...mcp, connections, durationMs: SECONDS * 1000 });
-    rows.push({ connections, direct: d, mcp: m, ratio: m.rps / d.rps });
+    for (const side of Object.values(sides))
+      await runLoad({ ...side, connections, durationMs: 2000 });
+    // Rounds alternate the order, and each side reports its median: on a shared machine a single
+    // run says as much about the neighbours as about the code.
+    const rounds = connections === 1 ? 1 : ROUNDS;
+    const runs = { direct: [], proxy: [], mcp: [] };
+    for (let round = 0; round < rounds; round++) {
+      const order = round % 2 ? ['mcp', 'proxy', 'direct'] : ['direct', 'proxy', 'mcp'];
+      for (const name of order) {
+        runs[name].push(await runLoad({ ...sides[name], connections, durationMs: SECONDS * 1000 }));
+      }
+    }
+    const pick = (name) => {
+      const rps = median(runs[name].map((r) => r.rps));
+      const run = runs[name].find((r) => r.rps === rps);
+      return { ...run, errors: runs[name].reduce((n, r) => n + r.errors, 0) };
+    };
+    const direct = pick('direct');
+    const proxied = pick('proxy');
+    const mcp = pick('mcp');
+    // Each ratio compares runs of the same round (seconds apart), then the rounds' median is
+    // taken: dividing medians drawn from different rounds would mix different machine states.
+    const perRound = runs.mcp.map((m, i) => m.rps / runs.direct[i].rps);
+    const proxyPerRound = runs.proxy.map((p, i) => p.rps / runs.direct[i].rps);
+    rows.push({
+      connections,
+      rounds,
+      direct,
+      proxy: proxied,
+      mcp,
+      ratio: median(perRound),
+      proxyRatio: median(proxyPerRound),
+      roundRatios: perRound,
+      proxyRoundRatios: proxyPerRound,
+    });
   }
   return rows;
 }
 
 async function toolsListVsSdk(info) {
   const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} });
-  const headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
-  const ours = { url: `http://127.0.0.1:${info.port}/mcp`, headers, body, check: (b) => b.includes('query_class') };
-  const sdk = { url: `http://127.0.0.1:${info.sdkPort}/mcp`, headers, body, check: (b) => b.includes('query_class') };
+  const headers = {
+    'content-type': 'application/json',
+    accept: 'application/json, text/event-stream',
+  };
+  const ours = {
+    url: `http://127.0.0.1:${info.port}/mcp`,
+    headers,
+    body,
+    check: (b) => b.includes('query_class'),
+  };
+  const sdk = {
+    url: `http://127.0.0.1:${info.sdkPort}/mcp`,
+    headers,
+    body,
+    check: (b) => b.includes('query_class'),
+  };
   await runLoad({ ...ours, connections: 16, durationMs: 2000 });
   await runLoad({ ...sdk, connections: 16, durationMs: 2000 });
   const o = await runLoad({ ...ours, connections: 16, durationMs: SECONDS * 1000 });
@@ -84,7 +147,10 @@ async function toolsListVsSdk(info) {
 }
 
 async function rss(info) {
-  const res = await request(undefined, `http://127.0.0.1:${info.port}/bench/rss`, { method: 'GET', headers: {} });
+  const res = await request(undefined, `http://127.0.0.1:${info.port}/bench/rss`, {
+    method: 'GET',
+    headers: {},
+  });
   return JSON.parse(res.body.toString()).rss;
 }
 
@@ -108,14 +174,19 @@ async function idleStreams(info) {
       {
         method: 'POST',
         agent,
-        headers: { 'content-type': 'application/json', accept: 'text/event-stream', 'content-length': Buffer.byteLength(body) },
+        headers: {
+          'content-type': 'application/json',
+          accept: 'text/event-stream',
+          'content-length': Buffer.byteLength(body),
+        },
       },
       (res) => {
         stream.status = res.statusCode;
         res.setEncoding('utf8');
         res.on('data', (chunk) => {
           for (const line of chunk.split('\n')) {
-            if (line.startsWith('data:') && line.includes('notifications/progress')) stream.beats.push(Date.now());
+            if (line.startsWith('data:') && line.includes('notifications/progress'))
+              stream.beats.push(Date.now());
           }
         });
         res.on('error', () => undefined);
@@ -130,7 +201,8 @@ async function idleStreams(info) {
   const open = streams.filter((s) => s.status === 200).length;
   // Heartbeat punctuality: gaps between consecutive beats, and the first beat after opening.
   const gaps = [];
-  for (const s of streams) for (let i = 1; i < s.beats.length; i++) gaps.push(s.beats[i] - s.beats[i - 1]);
+  for (const s of streams)
+    for (let i = 1; i < s.beats.length; i++) gaps.push(s.beats[i] - s.beats[i - 1]);
   gaps.sort((a, b) => a - b);
   const beatsPerStream = streams.map((s) => s.beats.length);
   for (const s of streams) s.req.destroy();
@@ -157,6 +229,7 @@ async function main() {
   const pg = await startEmbeddedPostgres({ dataDir: path.join(tmp, 'pg'), fast: true });
   let server;
   let parse;
+  let proxy;
   try {
     parse = await startProcess('parse-server.js', { BENCH_DATABASE_URI: pg.uri });
     server = await startProcess('server.js', {
@@ -164,22 +237,47 @@ async function main() {
       BENCH_APP_ID: parse.info.appId,
       BENCH_MASTER_KEY: parse.info.masterKey,
     });
+    proxy = await startProcess('minimal-proxy.js', {
+      BENCH_PARSE_URL: parse.info.serverURL,
+      BENCH_APP_ID: parse.info.appId,
+      BENCH_MASTER_KEY: parse.info.masterKey,
+      BENCH_KEYS: KEYS,
+    });
     const { info } = server;
     const machine = `${os.cpus().length} x ${os.cpus()[0].model.trim()}, ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB, Node ${process.version}`;
     console.log(`Machine: ${machine}`);
-    console.log('Processes: PostgreSQL (embedded), Parse Server, the MCP app (Nest + library), this load generator.');
+    console.log(
+      'Processes: PostgreSQL (embedded), Parse Server, the MCP app (Nest + library), this load generator.',
+    );
     console.log(`Each measurement: ${SECONDS}s closed loop, after a 2s warm-up.\n`);
 
     console.log('1. tools/call query_class (100 rows) over MCP vs the same find on Parse REST');
-    for (const r of await toolCallVsDirect(info)) {
+    console.log(
+      '   (reference: a minimal node:http proxy doing only the work MCP requires, bench/minimal-proxy.js)',
+    );
+    for (const r of await toolCallVsDirect(info, proxy.info)) {
+      const target =
+        r.connections === 16
+          ? r.ratio >= 0.95
+            ? '  [target 0.95x met]'
+            : '  [target 0.95x NOT met]'
+          : '';
       console.log(
-        `   ${String(r.connections).padStart(2)} conn: direct ${fmt(r.direct.rps)} req/s (p50 ${r.direct.p50.toFixed(1)} ms)` +
-          ` | MCP ${fmt(r.mcp.rps)} req/s (p50 ${r.mcp.p50.toFixed(1)} ms) | ratio ${r.ratio.toFixed(2)}x` +
-          `${r.connections === 16 ? (r.ratio >= 0.85 ? '  [target 0.85x met]' : '  [target 0.85x NOT met]') : ''}` +
-          ` errors ${r.direct.errors}/${r.mcp.errors}`,
+        `   ${String(r.connections).padStart(2)} conn${r.rounds > 1 ? ` (${r.rounds} rounds, medians)` : ''}:` +
+          ` direct ${fmt(r.direct.rps)} req/s (p50 ${r.direct.p50.toFixed(1)} ms)` +
+          ` | minimal proxy ${fmt(r.proxy.rps)} req/s = ${r.proxyRatio.toFixed(2)}x` +
+          ` | MCP ${fmt(r.mcp.rps)} req/s (p50 ${r.mcp.p50.toFixed(1)} ms) = ${r.ratio.toFixed(2)}x${target}` +
+          ` errors ${r.direct.errors}/${r.proxy.errors}/${r.mcp.errors}`,
       );
+      if (r.rounds > 1) {
+        const list = (xs) => xs.map((x) => x.toFixed(2)).join(', ');
+        console.log(`      MCP/direct per round: ${list(r.roundRatios)}`);
+        console.log(`      minimal proxy/direct per round: ${list(r.proxyRoundRatios)}`);
+      }
     }
-    console.log('\n2. tools/list vs the official SDK stateless Streamable HTTP server (16 connections)');
+    console.log(
+      '\n2. tools/list vs the official SDK stateless Streamable HTTP server (16 connections)',
+    );
     const tl = await toolsListVsSdk(info);
     console.log(
       `   ours ${fmt(tl.ours.rps)} req/s | SDK ${fmt(tl.sdk.rps)} req/s | ratio ${tl.ratio.toFixed(2)}x` +
@@ -196,6 +294,7 @@ async function main() {
     );
   } finally {
     if (server) server.child.kill('SIGKILL');
+    if (proxy) proxy.child.kill('SIGKILL');
     if (parse) parse.child.kill('SIGKILL');
     await pg.stop();
     fs.rmSync(tmp, { recursive: true, force: true });

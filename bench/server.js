@@ -18,15 +18,23 @@ const MASTER_KEY = process.env.BENCH_MASTER_KEY;
 
 async function sdkServer(toolList) {
   const { Server } = require('@modelcontextprotocol/sdk/server/index.js');
-  const { StreamableHTTPServerTransport } = require('@modelcontextprotocol/sdk/server/streamableHttp.js');
+  const {
+    StreamableHTTPServerTransport,
+  } = require('@modelcontextprotocol/sdk/server/streamableHttp.js');
   const { ListToolsRequestSchema } = require('@modelcontextprotocol/sdk/types.js');
   const app = express();
   app.use(express.json());
   // The SDK's documented stateless pattern: a fresh server and transport per request.
   app.post('/mcp', async (req, res) => {
-    const server = new Server({ name: 'sdk-baseline', version: '1.0.0' }, { capabilities: { tools: {} } });
+    const server = new Server(
+      { name: 'sdk-baseline', version: '1.0.0' },
+      { capabilities: { tools: {} } },
+    );
     server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: toolList }));
-    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+    const transport = new StreamableHTTPServerTransport({
+      sessionIdGenerator: undefined,
+      enableJsonResponse: true,
+    });
     res.on('close', () => {
       transport.close();
       server.close();
@@ -57,7 +65,10 @@ async function main() {
   const redisUrl = process.env.BENCH_REDIS_URL;
   const redis = redisUrl ? { url: redisUrl, keyPrefix: process.env.BENCH_REDIS_PREFIX } : undefined;
   const rateLimiter = redis
-    ? new lib.RedisRateLimiter(lib.RedisConnection.fromOptions(redis), { limit: 10_000_000, window: 60 })
+    ? new lib.RedisRateLimiter(lib.RedisConnection.fromOptions(redis), {
+        limit: 10_000_000,
+        window: 60,
+      })
     : new lib.KeyedSlidingWindowRateLimiter(10_000_000, 60);
   class BenchModule {}
   Module({
@@ -72,7 +83,9 @@ async function main() {
       }),
     ],
   })(BenchModule);
-  const app = await NestFactory.create(BenchModule, new ExpressAdapter(root), { logger: ['error'] });
+  const app = await NestFactory.create(BenchModule, new ExpressAdapter(root), {
+    logger: ['error'],
+  });
   const tools = app.get(lib.ToolRegistry);
   tools.register({
     name: 'bench_wait',
@@ -102,9 +115,27 @@ async function main() {
   const toolList = agent
     .toolDefinitions()
     .filter((t) => t.name !== 'bench_wait')
-    .map((t) => ({ name: t.name, description: t.description, inputSchema: t.inputSchema, _meta: { category: t.category } }));
+    // The same descriptors ours lists (output schemas and annotations included), so both sides
+    // serialize the same amount.
+    .map((t) => ({
+      name: t.name,
+      description: t.description,
+      inputSchema: t.inputSchema,
+      ...(t.outputSchema ? { outputSchema: t.outputSchema } : {}),
+      ...(t.annotations ? { annotations: t.annotations } : {}),
+      _meta: { category: t.category },
+    }));
   const sdkPort = await sdkServer(toolList);
-  process.stdout.write(JSON.stringify({ ready: true, port, sdkPort, serverURL, appId: APP_ID, masterKey: MASTER_KEY }) + '\n');
+  process.stdout.write(
+    JSON.stringify({
+      ready: true,
+      port,
+      sdkPort,
+      serverURL,
+      appId: APP_ID,
+      masterKey: MASTER_KEY,
+    }) + '\n',
+  );
 }
 
 main().catch((e) => {
