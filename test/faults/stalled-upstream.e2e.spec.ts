@@ -63,6 +63,19 @@ describe('stalled or dead upstream (loopback front for the test Parse Server)', 
     client.close();
   });
 
+  it('an answer that arrives slowly but never pauses as long as the timeout is not cut off', async () => {
+    const client = new ParseRestClient({ ...parse, requestTimeoutMs: TIMEOUT_MS });
+    upstream.mode = 'trickle';
+    upstream.trickleBytes = 128;
+    upstream.trickleEveryMs = 100;
+    // The schema list is a few KB: at 128 bytes per 100 ms it takes well over the timeout.
+    const { value, error, ms } = await elapsed(() => client.schemas());
+    expect(error).toBeUndefined();
+    expect(value?.some((s) => s.className === '_User')).toBe(true);
+    expect(ms).toBeGreaterThan(TIMEOUT_MS * 2);
+    client.close();
+  });
+
   it('the schema cache recovers once Parse answers again: a timed-out shared fetch is dropped', async () => {
     const client = new ParseRestClient({ ...parse, requestTimeoutMs: TIMEOUT_MS });
     const cache = new SchemaCache(client, 30_000);

@@ -1,15 +1,18 @@
 import { createConnection, createServer, type Server, type Socket } from 'node:net';
 import type { AddressInfo } from 'node:net';
 
-export type UpstreamMode = 'forward' | 'stall' | 'down';
+export type UpstreamMode = 'forward' | 'stall' | 'down' | 'trickle';
 
 /**
  * A loopback TCP front for a real upstream (the test Parse Server), switchable at run time:
- * `forward` pipes to it, `stall` accepts and never answers, `down` resets every connection.
+ * `forward` pipes to it, `stall` accepts and never answers, `down` resets every connection,
+ * `trickle` forwards the answer `trickleBytes` bytes every `trickleEveryMs` (slow but never silent).
  * Modes apply to new connections; a stalled connection stays stalled until the client drops it.
  */
 export class SwitchableUpstream {
   mode: UpstreamMode = 'forward';
+  trickleBytes = 256;
+  trickleEveryMs = 100;
   /** Connections accepted. */
   accepted = 0;
   protected server?: Server;
@@ -32,8 +35,22 @@ export class SwitchableUpstream {
       }
       const upstream = createConnection(this.target);
       upstream.on('error', () => socket.destroy());
-      socket.pipe(upstream).pipe(socket);
       socket.on('close', () => upstream.destroy());
+      if (this.mode !== 'trickle') {
+        socket.pipe(upstream).pipe(socket);
+        return;
+      }
+      socket.pipe(upstream);
+      let pending = Buffer.alloc(0);
+      upstream.on('data', (chunk: Buffer) => {
+        pending = Buffer.concat([pending, chunk]);
+      });
+      const timer = setInterval(() => {
+        if (!pending.length || socket.destroyed) return;
+        socket.write(pending.subarray(0, this.trickleBytes));
+        pending = pending.subarray(this.trickleBytes);
+      }, this.trickleEveryMs);
+      socket.on('close', () => clearInterval(timer));
     });
     await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', resolve));
     return `127.0.0.1:${(this.server.address() as AddressInfo).port}`;

@@ -13,6 +13,8 @@ export interface ParseConnectionOptions {
   /**
    * How long one request may wait for Parse Server without receiving anything (default 15 000 ms).
    * A request that times out fails with a clear error and its socket is destroyed, never reused.
+   * The check runs every quarter of this time (at most every second), so a request fails within
+   * that much after the limit.
    */
   requestTimeoutMs?: number;
 }
@@ -42,6 +44,9 @@ export class ParseRestClient {
   protected readonly baseURL: string;
   protected readonly agent: http.Agent;
   protected readonly timeoutMs: number;
+  /** Requests waiting for Parse Server, for the idle-timeout sweep. */
+  protected readonly inFlight = new Set<PendingRequest>();
+  protected sweeper?: NodeJS.Timeout;
   protected readonly target: {
     transport: typeof http | typeof https;
     protocol: string;
@@ -95,6 +100,7 @@ export class ParseRestClient {
     if (body !== undefined) headers['Content-Length'] = String(Buffer.byteLength(body, 'utf8'));
     const target = this.target;
     return new Promise((resolve, reject) => {
+      if (signal?.aborted) return reject(new Error('aborted before sending'));
       const options: http.RequestOptions = {
         protocol: target.protocol,
         hostname: target.hostname,
@@ -103,27 +109,85 @@ export class ParseRestClient {
         method,
         headers,
         agent: this.agent,
-        signal,
+      };
+      let settled = false;
+      const settle = (error: Error | undefined, value?: { status: number; text: string }) => {
+        if (settled) return;
+        settled = true;
+        this.inFlight.delete(pending);
+        signal?.removeEventListener('abort', onAbort);
+        if (error) reject(error);
+        else resolve(value!);
       };
       const req = target.transport.request(options, (res) => {
-        res.on('error', reject);
+        res.on('error', (error) => settle(error));
         const chunks: Buffer[] = [];
         res.on('data', (chunk: Buffer) => chunks.push(chunk));
         res.on('end', () => {
           const raw = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks);
-          resolve({ status: res.statusCode ?? 0, text: raw.toString('utf8') });
+          settle(undefined, { status: res.statusCode ?? 0, text: raw.toString('utf8') });
         });
-        res.on('aborted', () => reject(new Error('response aborted')));
+        res.on('aborted', () => settle(new Error('response aborted')));
       });
-      // An upstream that accepts and then goes quiet: destroy the socket (never back to the pool).
-      req.setTimeout(this.timeoutMs, () => req.destroy(new ParseTimeoutError(this.timeoutMs)));
-      req.on('error', reject);
+      const pending: PendingRequest = { req, lastActivity: Date.now(), bytesRead: -1 };
+      req.once('socket', (socket) => {
+        pending.bytesRead = socket.bytesRead;
+        pending.lastActivity = Date.now();
+      });
+      // Aborting destroys the socket (never back to the pool), so the call's I/O really stops.
+      // Wired by hand: the request option `signal` costs a set of stream listeners per call.
+      function onAbort() {
+        req.destroy(new Error('aborted'));
+      }
+      signal?.addEventListener('abort', onAbort, { once: true });
+      this.track(pending);
+      req.on('error', (error) => settle(error));
+      req.on('close', () => settle(new Error('connection closed before the answer')));
       req.end(body);
     });
   }
 
+  /**
+   * An upstream that accepts and then sends nothing for `requestTimeoutMs` loses its socket (never
+   * back to the pool). One sweep for all requests in flight, instead of a socket timer per request
+   * re-armed on every chunk: it runs every quarter of the timeout (at most every second) while
+   * anything is in flight, counts any byte the socket received as activity, and so cuts a silent
+   * request off within that much after the limit. A request still waiting for a free socket
+   * (`maxSockets`) is not timed: Parse Server has not seen it yet.
+   */
+  protected track(pending: PendingRequest): void {
+    this.inFlight.add(pending);
+    if (this.sweeper) return;
+    const every = Math.max(10, Math.min(1_000, Math.floor(this.timeoutMs / 4)));
+    this.sweeper = setInterval(() => {
+      const now = Date.now();
+      for (const entry of this.inFlight) {
+        const socket = entry.req.socket;
+        if (!socket || entry.bytesRead === -1) {
+          entry.lastActivity = now;
+          continue;
+        }
+        if (socket.bytesRead !== entry.bytesRead) {
+          entry.bytesRead = socket.bytesRead;
+          entry.lastActivity = now;
+          continue;
+        }
+        if (now - entry.lastActivity < this.timeoutMs) continue;
+        this.inFlight.delete(entry);
+        entry.req.destroy(new ParseTimeoutError(this.timeoutMs));
+      }
+      if (this.inFlight.size === 0) {
+        clearInterval(this.sweeper);
+        this.sweeper = undefined;
+      }
+    }, every);
+    this.sweeper.unref();
+  }
+
   /** Closes idle keep-alive sockets (on module shutdown). */
   close(): void {
+    if (this.sweeper) clearInterval(this.sweeper);
+    this.sweeper = undefined;
     this.agent.destroy();
   }
 
@@ -424,6 +488,14 @@ export class ParseRestClient {
     );
     return res.status === 'ok';
   }
+}
+
+interface PendingRequest {
+  req: http.ClientRequest;
+  /** When the request got its socket, or when the sweep last saw bytes arrive on it. */
+  lastActivity: number;
+  /** The socket's byte count at that moment (-1 until the request has a socket). */
+  bytesRead: number;
 }
 
 class ParseTimeoutError extends Error {
