@@ -1,3 +1,4 @@
+import { Agent, request } from 'node:http';
 import { startMcpTestApp, openSsePost, delay, type McpTestApp } from './mcp-test-app';
 
 const JSON_HEADERS = { 'Content-Type': 'application/json', Accept: 'application/json' };
@@ -31,7 +32,57 @@ const waitCall = (id: number, ms: number) => ({
   params: { name: 'shutdown_wait', arguments: { ms } },
 });
 
+/** One POST on the given keep-alive agent: the status and body, or the socket error's code. */
+function post(
+  agent: Agent,
+  url: string,
+  body: unknown,
+): Promise<{ status?: number; body?: string; error?: string }> {
+  const payload = JSON.stringify(body);
+  return new Promise((resolve) => {
+    const req = request(
+      url,
+      {
+        method: 'POST',
+        agent,
+        headers: { ...JSON_HEADERS, 'Content-Length': Buffer.byteLength(payload) },
+      },
+      (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (chunk: string) => (text += chunk));
+        res.on('end', () => resolve({ status: res.statusCode, body: text }));
+        res.on('error', (error: NodeJS.ErrnoException) =>
+          resolve({ error: error.code ?? 'error' }),
+        );
+      },
+    );
+    req.on('error', (error: NodeJS.ErrnoException) => resolve({ error: error.code ?? 'error' }));
+    req.end(payload);
+  });
+}
+
 describe('MCP endpoint: graceful shutdown', () => {
+  it('answers a call sent on a kept-alive connection as shutdown begins, instead of closing the connection under it', async () => {
+    const t = await startMcpTestApp({ mcp: { shutdownGracePeriodMs: 3000 } });
+    const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+    const ping = (id: number) => ({ jsonrpc: '2.0', id, method: 'ping' });
+    expect((await post(agent, t.url, ping(1))).status).toBe(200);
+    // Nothing is in flight, so the drain itself has nothing to wait for; the next call goes out
+    // on the same socket while the app is closing.
+    const closed = t.close();
+    const late = await post(agent, t.url, ping(2));
+    await closed;
+    agent.destroy();
+    expect(late.error).toBeUndefined();
+    expect(late.status).toBe(503);
+    expect(JSON.parse(late.body!)).toMatchObject({
+      jsonrpc: '2.0',
+      id: 2,
+      error: { code: expect.any(Number) },
+    });
+  });
+
   it('lets calls that finish within the grace period answer normally', async () => {
     const outcomes: string[] = [];
     const t = await startMcpTestApp({ mcp: { shutdownGracePeriodMs: 3000 } });

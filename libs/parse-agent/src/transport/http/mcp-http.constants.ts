@@ -21,6 +21,15 @@ export const PRIMING_PROTOCOL_VERSION = '2025-11-25';
 /** After the grace period, how long cancelled calls get to answer on their own. */
 export const SHUTDOWN_SETTLE_MS = 1_000;
 
+/**
+ * After the drain, the endpoint keeps answering late calls (503, Connection: close) until none has
+ * arrived for SHUTDOWN_LINGER_QUIET_MS, at most SHUTDOWN_LINGER_MAX_MS: a request a client sent on
+ * a keep-alive connection just as the last call finished gets that answer, not a connection the
+ * server closes under it.
+ */
+export const SHUTDOWN_LINGER_QUIET_MS = 150;
+export const SHUTDOWN_LINGER_MAX_MS = 1_000;
+
 /** Header names, lower-cased as Node exposes them. */
 export const HEADER = Object.freeze({
   sessionId: 'mcp-session-id',

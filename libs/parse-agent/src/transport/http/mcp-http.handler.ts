@@ -35,6 +35,8 @@ import {
   HEADER,
   PRIMING_PROTOCOL_VERSION,
   RESPONSE_HEADER,
+  SHUTDOWN_LINGER_MAX_MS,
+  SHUTDOWN_LINGER_QUIET_MS,
   SHUTDOWN_SETTLE_MS,
   SSE_HEADERS,
 } from './mcp-http.constants';
@@ -138,6 +140,8 @@ export class McpHttpHandler {
   protected readonly inFlight = new Set<AbortController>();
   protected readonly settled$ = new Subject<void>();
   protected draining?: Promise<void>;
+  /** When a call last arrived during the drain (and was refused). */
+  protected lastLateCall = 0;
 
   constructor(protected readonly deps: McpHttpHandlerDependencies) {
     if (typeof deps.agentFactory !== 'function') {
@@ -182,7 +186,9 @@ export class McpHttpHandler {
   /**
    * Graceful stop: refuse new calls, give those in flight the grace period, then cancel the rest
    * through their AbortSignal and answer each with a JSON-RPC error; open streams get a final
-   * message and close. Idempotent.
+   * message and close. Late calls keep getting 503 until the endpoint has been quiet for a moment
+   * (SHUTDOWN_LINGER_QUIET_MS), so none is cut off by the server closing its connections.
+   * Idempotent.
    */
   drain(gracePeriodMs = this.deps.options.shutdownGracePeriodMs): Promise<void> {
     this.draining ??= (async () => {
@@ -203,8 +209,20 @@ export class McpHttpHandler {
       }
       this.shutdown$.next();
       await this.deps.sessions.clear();
+      await this.linger();
     })();
     return this.draining;
+  }
+
+  /** Waits until no late call has been refused for SHUTDOWN_LINGER_QUIET_MS (bounded). */
+  protected async linger(): Promise<void> {
+    const started = Date.now();
+    for (;;) {
+      const now = Date.now();
+      const quietFor = now - Math.max(started, this.lastLateCall);
+      if (quietFor >= SHUTDOWN_LINGER_QUIET_MS || now - started >= SHUTDOWN_LINGER_MAX_MS) return;
+      await new Promise((resolve) => setTimeout(resolve, SHUTDOWN_LINGER_QUIET_MS - quietFor));
+    }
   }
 
   /** Resolves when no call is in flight, or after `ms`. */
@@ -233,6 +251,7 @@ export class McpHttpHandler {
   /** 503 for calls arriving while the endpoint drains; the connection closes after it. */
   protected refuseWhileDraining(res: ServerResponse, id: JsonRpcId = null): boolean {
     if (!this.shuttingDown) return false;
+    this.lastLateCall = Date.now();
     sendJsonRpcError(res, 503, SHUTTING_DOWN_CODE, SHUTTING_DOWN_MESSAGE, {
       id,
       headers: { Connection: 'close', 'Retry-After': '1' },
