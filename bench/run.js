@@ -121,7 +121,7 @@ async function toolCallVsDirect(info, proxy) {
   return rows;
 }
 
-async function toolsListVsSdk(info) {
+async function toolsListVsSdk(info, sdkInfo) {
   const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} });
   const headers = {
     'content-type': 'application/json',
@@ -134,7 +134,7 @@ async function toolsListVsSdk(info) {
     check: (b) => b.includes('query_class'),
   };
   const sdk = {
-    url: `http://127.0.0.1:${info.sdkPort}/mcp`,
+    url: `http://127.0.0.1:${sdkInfo.port}/mcp`,
     headers,
     body,
     check: (b) => b.includes('query_class'),
@@ -230,6 +230,7 @@ async function main() {
   let server;
   let parse;
   let proxy;
+  let sdk;
   try {
     parse = await startProcess('parse-server.js', { BENCH_DATABASE_URI: pg.uri });
     server = await startProcess('server.js', {
@@ -244,6 +245,9 @@ async function main() {
       BENCH_KEYS: KEYS,
     });
     const { info } = server;
+    sdk = await startProcess('sdk-server.js', {
+      BENCH_MCP_URL: `http://127.0.0.1:${info.port}/mcp`,
+    });
     const machine = `${os.cpus().length} x ${os.cpus()[0].model.trim()}, ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB, Node ${process.version}`;
     console.log(`Machine: ${machine}`);
     console.log(
@@ -278,7 +282,7 @@ async function main() {
     console.log(
       '\n2. tools/list vs the official SDK stateless Streamable HTTP server (16 connections)',
     );
-    const tl = await toolsListVsSdk(info);
+    const tl = await toolsListVsSdk(info, sdk.info);
     console.log(
       `   ours ${fmt(tl.ours.rps)} req/s | SDK ${fmt(tl.sdk.rps)} req/s | ratio ${tl.ratio.toFixed(2)}x` +
         `${tl.ratio >= 4 ? '  [target 4x met]' : '  [target 4x NOT met]'} errors ${tl.ours.errors}/${tl.sdk.errors}`,
@@ -294,6 +298,7 @@ async function main() {
     );
   } finally {
     if (server) server.child.kill('SIGKILL');
+    if (sdk) sdk.child.kill('SIGKILL');
     if (proxy) proxy.child.kill('SIGKILL');
     if (parse) parse.child.kill('SIGKILL');
     await pg.stop();

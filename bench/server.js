@@ -1,7 +1,7 @@
 'use strict';
 // The system under test, in its own process: the Nest app with the MCP endpoint (built library) in
-// front of the Parse Server process, and beside it the official SDK's stateless Streamable HTTP
-// server exposing the same tool list. Prints one JSON line with its ports when ready.
+// front of the Parse Server process. Prints one JSON line with its port when ready. (The SDK
+// comparison server runs in its own process, bench/sdk-server.js, so it does not share this heap.)
 require('reflect-metadata');
 const express = require('express');
 const { NestFactory } = require('@nestjs/core');
@@ -15,37 +15,6 @@ const models = require('../dist/src/demo/models');
 
 const APP_ID = process.env.BENCH_APP_ID;
 const MASTER_KEY = process.env.BENCH_MASTER_KEY;
-
-async function sdkServer(toolList) {
-  const { Server } = require('@modelcontextprotocol/sdk/server/index.js');
-  const {
-    StreamableHTTPServerTransport,
-  } = require('@modelcontextprotocol/sdk/server/streamableHttp.js');
-  const { ListToolsRequestSchema } = require('@modelcontextprotocol/sdk/types.js');
-  const app = express();
-  app.use(express.json());
-  // The SDK's documented stateless pattern: a fresh server and transport per request.
-  app.post('/mcp', async (req, res) => {
-    const server = new Server(
-      { name: 'sdk-baseline', version: '1.0.0' },
-      { capabilities: { tools: {} } },
-    );
-    server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: toolList }));
-    const transport = new StreamableHTTPServerTransport({
-      sessionIdGenerator: undefined,
-      enableJsonResponse: true,
-    });
-    res.on('close', () => {
-      transport.close();
-      server.close();
-    });
-    await server.connect(transport);
-    await transport.handleRequest(req, res, req.body);
-  });
-  const port = await findFreePort();
-  await new Promise((r) => app.listen(port, '127.0.0.1', r));
-  return port;
-}
 
 async function main() {
   const port = await findFreePort();
@@ -111,26 +80,10 @@ async function main() {
   const admin = new ParseAdminClient(serverURL, APP_ID, MASTER_KEY);
   if (!process.env.BENCH_SKIP_SEED) await seedDemoData(admin, 'bench-password');
 
-  const agent = app.get(lib.ParseAgentFactory).create();
-  const toolList = agent
-    .toolDefinitions()
-    .filter((t) => t.name !== 'bench_wait')
-    // The same descriptors ours lists (output schemas and annotations included), so both sides
-    // serialize the same amount.
-    .map((t) => ({
-      name: t.name,
-      description: t.description,
-      inputSchema: t.inputSchema,
-      ...(t.outputSchema ? { outputSchema: t.outputSchema } : {}),
-      ...(t.annotations ? { annotations: t.annotations } : {}),
-      _meta: { category: t.category },
-    }));
-  const sdkPort = await sdkServer(toolList);
   process.stdout.write(
     JSON.stringify({
       ready: true,
       port,
-      sdkPort,
       serverURL,
       appId: APP_ID,
       masterKey: MASTER_KEY,
