@@ -839,7 +839,6 @@ export class McpHttpHandler {
     );
   }
 
-  /** The dispatch's last item (undefined when it ended without one, e.g. the client left). */
   /**
    * The response of a call answered as JSON, or undefined when the client leaves or the endpoint
    * shuts down first (the call is then cancelled with reason client_disconnect). Written out
@@ -881,6 +880,7 @@ export class McpHttpHandler {
     });
   }
 
+  /** The dispatch's last item (undefined when it ended without one, e.g. the client left). */
   protected terminalOf(
     dispatch$: Observable<DispatchMessage>,
   ): Promise<DispatchTerminal | undefined> {
