@@ -10,8 +10,7 @@
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
-const { spawn } = require('node:child_process');
-const { runLoad } = require('./lib/load');
+const { runLoad, median } = require('./lib/load');
 const { startProcess } = require('./lib/processes');
 const { startEmbeddedPostgres } = require('../dist/src/embedded/embedded-postgres');
 
@@ -28,23 +27,7 @@ function cpuMs(pid) {
   return (Number(fields[11]) + Number(fields[12])) * (1000 / 100);
 }
 
-function startServer(dir, env) {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [path.join(dir, 'bench', 'server.js')], {
-      env: { ...process.env, ...env },
-      stdio: ['ignore', 'pipe', 'inherit'],
-    });
-    let buffer = '';
-    child.stdout.on('data', (chunk) => {
-      buffer += chunk;
-      const line = buffer.split('\n').find((l) => l.startsWith('{"ready"'));
-      if (line) resolve({ child, info: JSON.parse(line) });
-    });
-    child.on('exit', (code) => reject(new Error(`${dir}/bench/server.js exited with ${code}`)));
-  });
-}
 
-const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
 async function main() {
   if (!BEFORE_DIR) {
@@ -64,9 +47,9 @@ async function main() {
       BENCH_APP_ID: parse.info.appId,
       BENCH_MASTER_KEY: parse.info.masterKey,
     };
-    const before = await startServer(BEFORE_DIR, env);
+    const before = await startProcess(path.relative(__dirname, path.join(BEFORE_DIR, 'bench', 'server.js')), env);
     children.push(before.child);
-    const after = await startServer(path.join(__dirname, '..'), { ...env, BENCH_SKIP_SEED: '1' });
+    const after = await startProcess('server.js', { ...env, BENCH_SKIP_SEED: '1' });
     children.push(after.child);
     const sides = { before, after };
     const load = ({ info }) => ({

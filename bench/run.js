@@ -8,39 +8,23 @@
 //      of the rounds' own ratios
 //   2. tools/list vs the official SDK's stateless Streamable HTTP server
 //   3. 1,000 concurrent idle SSE streams: server RSS growth and heartbeat punctuality
-const { spawn } = require('node:child_process');
 const http = require('node:http');
 const os = require('node:os');
 const path = require('node:path');
 const fs = require('node:fs');
-const { runLoad, request } = require('./lib/load');
+const { runLoad, request, median } = require('./lib/load');
+const { startProcess } = require('./lib/processes');
 const { startEmbeddedPostgres } = require('../dist/src/embedded/embedded-postgres');
 
 const SECONDS = Number(process.env.BENCH_SECONDS || 8);
 const STREAMS = Number(process.env.BENCH_STREAMS || 1000);
 const ROUNDS = Number(process.env.BENCH_ROUNDS || 5);
 
-function startProcess(script, env) {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [path.join(__dirname, script)], {
-      env: { ...process.env, ...env },
-      stdio: ['ignore', 'pipe', 'inherit'],
-    });
-    let buffer = '';
-    child.stdout.on('data', (chunk) => {
-      buffer += chunk;
-      const line = buffer.split('\n').find((l) => l.startsWith('{"ready"'));
-      if (line) resolve({ child, info: JSON.parse(line) });
-    });
-    child.on('exit', (code) => reject(new Error(`${script} exited with ${code}`)));
-  });
-}
 
 const fmt = (n) => n.toFixed(0).padStart(7);
 
 const KEYS =
   'objectId,createdAt,updatedAt,tenantId,orderNumber,customer,product,quantity,unitPrice,total,status,channel,placedAt';
-const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 
 async function toolCallVsDirect(info, proxy) {
   const call = JSON.stringify({

@@ -44,4 +44,9 @@ async function runLoad({ url, method = 'POST', headers = {}, body, connections, 
   };
 }
 
-module.exports = { runLoad, request };
+/** The middle value (the upper middle for an even count). */
+function median(values) {
+  return [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
+}
+
+module.exports = { runLoad, request, median };
