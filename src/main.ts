@@ -43,11 +43,18 @@ async function main(): Promise<void> {
     settings.host === '0.0.0.0' || settings.host === '::' ? '127.0.0.1' : settings.host;
   let parseServerURL: string;
 
-  const cleanup = async () => {
-    await parse?.shutdown().catch((e: unknown) => logger.error(`Parse Server stop: ${String(e)}`));
-    await postgres?.stop().catch((e: unknown) => logger.error(`PostgreSQL stop: ${String(e)}`));
-    await lock.release();
-  };
+  // Once only: a signal during start-up runs it from stop(), and the start-up work that then fails
+  // would run it again from the catch below (Parse Server's pool cannot be ended twice).
+  let cleaning: Promise<void> | undefined;
+  const cleanup = () =>
+    (cleaning ??= (async () => {
+      await parse
+        ?.shutdown()
+        .catch((e: unknown) => logger.error(`Parse Server stop: ${String(e)}`));
+      await postgres?.stop().catch((e: unknown) => logger.error(`PostgreSQL stop: ${String(e)}`));
+      await lock.release();
+    })());
+  let stopping = false;
 
   try {
     if (settings.mode === 'embedded') {
@@ -98,7 +105,6 @@ async function main(): Promise<void> {
     );
     const readiness = app.get(ReadinessService);
 
-    let stopping = false;
     const stop = async (signal: string) => {
       if (stopping) return;
       stopping = true;
@@ -161,6 +167,8 @@ async function main(): Promise<void> {
     process.stdout.write(lines.join('\n') + '\n');
   } catch (error) {
     await cleanup();
+    // Stopped by a signal during start-up: stop() reports and exits; this is not a failure.
+    if (stopping) return;
     throw error;
   }
 }

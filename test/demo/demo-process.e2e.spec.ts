@@ -169,4 +169,32 @@ describe('demo process (embedded PostgreSQL + Parse Server, child process)', () 
     await expect(stat(join(dir, 'demo.lock'))).rejects.toThrow();
     expect(demo.output()).toContain('Stopped');
   }, 30_000);
+
+  it('a signal during start-up (while the demo data is seeded) stops it cleanly, exit 0', async () => {
+    const early = await mkdtemp(join(tmpdir(), 'demo-early-stop-'));
+    await chmod(early, 0o755);
+    const earlyPort = await findFreePort();
+    const starting = startDemo({ DATA_DIR: early, PORT: String(earlyPort) });
+    try {
+      // The HTTP server listens before the demo data is seeded: signal as soon as it answers.
+      await until(
+        () => starting.output().includes('Nest application successfully started'),
+        120_000,
+        'the listener',
+      );
+      starting.child.kill('SIGTERM');
+      const { code } = await starting.exited;
+      const output = starting.output();
+      expect(output).not.toContain('demo is up'); // the signal did arrive during start-up
+      expect(code).toBe(0);
+      expect(output).toContain('Stopped');
+      expect(output).not.toContain('uncaught exception');
+      expect(output).not.toContain('Called end on pool more than once');
+      expect(output).not.toContain('Failed to start');
+      await expect(stat(join(early, 'demo.lock'))).rejects.toThrow();
+    } finally {
+      if (starting.child.exitCode === null) starting.child.kill('SIGKILL');
+      await rm(early, { recursive: true, force: true });
+    }
+  }, 150_000);
 });
