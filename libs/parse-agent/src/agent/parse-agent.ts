@@ -454,13 +454,19 @@ export class ParseAgent implements AgentIdentity, ToolAgent {
    * allowMutations. No step widens what the previous one allowed.
    */
   allowedTools(): string[] {
-    const level = PERMISSION_HIERARCHY[this.permissions];
     return this.services.tools
       .list()
-      .filter((t) => PERMISSION_HIERARCHY[t.permission] <= level)
-      .filter((t) => passesListFilter(this.toolFilter, [t.name]))
-      .filter((t) => !this.clientCeilingRefusal(t))
+      .filter((t) => this.permitsTool(t))
       .map((t) => t.name);
+  }
+
+  /** One tool through the gates of allowedTools() (a call checks only the tool it runs). */
+  protected permitsTool(tool: ToolDefinition): boolean {
+    return (
+      PERMISSION_HIERARCHY[tool.permission] <= PERMISSION_HIERARCHY[this.permissions] &&
+      passesListFilter(this.toolFilter, [tool.name]) &&
+      !this.clientCeilingRefusal(tool)
+    );
   }
 
   /** Why a tool is beyond this agent's client-mode ceiling, or undefined. */
@@ -509,7 +515,7 @@ export class ParseAgent implements AgentIdentity, ToolAgent {
     options: { className?: string | ModelClass; methodName?: string } = {},
   ): PermitDecision {
     const tool = this.services.tools.get(toolName);
-    if (!tool || !this.allowedTools().includes(toolName)) {
+    if (!tool || !this.permitsTool(tool)) {
       const refusal = this.refusal(toolName, tool);
       if (refusal instanceof ToolFilteredError)
         return { allowed: false, reason: 'tool_filtered', denied_at: 'allowed_tools' };
@@ -811,7 +817,7 @@ export class ParseAgent implements AgentIdentity, ToolAgent {
     toolName: string,
     tool: ToolDefinition | undefined,
   ): ParseAgentError | undefined {
-    if (tool && this.allowedTools().includes(toolName)) return undefined;
+    if (tool && this.permitsTool(tool)) return undefined;
     const tierPermits = tool
       ? PERMISSION_HIERARCHY[tool.permission] <= PERMISSION_HIERARCHY[this.permissions]
       : false;

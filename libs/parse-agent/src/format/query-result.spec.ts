@@ -1,5 +1,5 @@
 import { buildNextCall, DEFAULT_RESULT_BUDGET_BYTES, formatQueryResult } from './query-result';
-import { jsonTextOf } from './serialized-json';
+import { jsonTextOf, serializedJsonOf } from './serialized-json';
 
 function rows(count: number): Array<Record<string, unknown>> {
   return Array.from({ length: count }, (_, i) => ({
@@ -77,6 +77,29 @@ describe('formatQueryResult (json)', () => {
     );
     expect(JSON.stringify(shown)).not.toContain(`"id${shown.length}"`);
     expect(jsonTextOf(data)).toBe(JSON.stringify(data));
+    expect(serializedJsonOf(data)?.bytes).toBe(Buffer.byteLength(JSON.stringify(data), 'utf8'));
+  });
+
+  it('knows the UTF-8 size of its JSON text, multi-byte characters and empty pages included', () => {
+    const accented = rows(30).map((r, i) => ({ ...r, text: `café ✓ 日本 ${'é'.repeat(i * 7)}` }));
+    for (const [results, budgetBytes] of [
+      [accented, 700],
+      [accented, 32 * 1024],
+      [[], 32 * 1024],
+      [accented.slice(0, 1), 10],
+    ] as const) {
+      const data = formatQueryResult({
+        className: 'Pöst',
+        results: [...results],
+        limit: 30,
+        skip: 0,
+        budgetBytes,
+        nextCall: buildNextCall({ className: 'Pöst', limit: 30, skip: 0 }),
+      });
+      const text = JSON.stringify(data);
+      expect(jsonTextOf(data)).toBe(text);
+      expect(serializedJsonOf(data)?.bytes).toBe(Buffer.byteLength(text, 'utf8'));
+    }
   });
 
   it('pages tabular formats the same way as json', () => {
@@ -111,6 +134,7 @@ describe('formatQueryResult (json)', () => {
         withheldFields: { email: 'protected' },
       });
       expect(jsonTextOf(data)).toBe(JSON.stringify(data));
+      expect(serializedJsonOf(data)?.bytes).toBe(Buffer.byteLength(JSON.stringify(data), 'utf8'));
       // A copy with another key has no text of its own: it is serialized afresh.
       expect(jsonTextOf({ ...data, applied_limits: {} })).toBeUndefined();
     }

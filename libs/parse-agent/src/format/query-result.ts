@@ -64,8 +64,10 @@ export function formatQueryResult(input: QueryResultInput): Record<string, unkno
   const fetched = rows.length;
   // json: each row is serialized once; that text both measures the budget and becomes the result.
   let rowsJson: string | undefined;
+  let rowsBytes = 0;
   let shown: number;
-  if (format === 'json') ({ shown, json: rowsJson } = jsonRowsWithin(rows, budget));
+  if (format === 'json')
+    ({ shown, json: rowsJson, bytes: rowsBytes } = jsonRowsWithin(rows, budget));
   else shown = tabularRowsWithin(rows, budget);
   const truncated = shown < fetched;
   // A full page means the server may hold more; rows fetched but not shown are "more" too.
@@ -112,9 +114,10 @@ export function formatQueryResult(input: QueryResultInput): Record<string, unkno
   if (rowsJson === undefined) return data;
   // The envelope is small; the rows' text is spliced in rather than serialized a second time.
   const { results: _rows, ...envelope } = data;
-  const head = JSON.stringify(envelope);
-  const json = `${head.slice(0, -1)}${head.length > 2 ? ',' : ''}"results":${rowsJson}}`;
-  return withJsonText(data, json);
+  const envelopeJson = JSON.stringify(envelope);
+  const head = `${envelopeJson.slice(0, -1)}${envelopeJson.length > 2 ? ',' : ''}"results":`;
+  // The rows were measured while they were serialized; only the small envelope is measured here.
+  return withJsonText(data, `${head}${rowsJson}}`, utf8Length(head) + rowsBytes + 1);
 }
 
 /**
@@ -124,18 +127,20 @@ export function formatQueryResult(input: QueryResultInput): Record<string, unkno
 function jsonRowsWithin(
   rows: ReadonlyArray<Record<string, unknown>>,
   budget: number,
-): { shown: number; json: string } {
+): { shown: number; json: string; bytes: number } {
   let json = '[';
   let shown = 0;
   let used = 1; // the opening bracket; each row adds its separator or the closing bracket
   for (const row of rows) {
     const text = JSON.stringify(row);
-    used += utf8Length(text) + 1;
-    if (used > budget && shown > 0) break;
+    const next = used + utf8Length(text) + 1;
+    if (next > budget && shown > 0) break;
+    used = next;
     json += shown === 0 ? text : `,${text}`;
     shown++;
   }
-  return { shown, json: `${json}]` };
+  // No row: the brackets alone.
+  return { shown, json: `${json}]`, bytes: shown === 0 ? 2 : used };
 }
 
 /** Leading rows whose rendered cells fit the budget (separators counted approximately). */

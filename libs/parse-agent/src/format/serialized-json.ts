@@ -6,13 +6,25 @@
  */
 const JSON_TEXT = Symbol('parse-agent.json-text');
 
-export function withJsonText<T extends object>(value: T, json: string): T {
-  Object.defineProperty(value, JSON_TEXT, { value: json, enumerable: false });
+/** A value's compact JSON text and its length in UTF-8 bytes. */
+export interface SerializedJson {
+  json: string;
+  bytes: number;
+}
+
+/** `bytes` is the UTF-8 length of `json`, which the formatter counted while building it. */
+export function withJsonText<T extends object>(value: T, json: string, bytes: number): T {
+  const serialized: SerializedJson = { json, bytes };
+  Object.defineProperty(value, JSON_TEXT, { value: serialized, enumerable: false });
   return Object.freeze(value);
 }
 
-export function jsonTextOf(value: unknown): string | undefined {
+export function serializedJsonOf(value: unknown): SerializedJson | undefined {
   return value !== null && typeof value === 'object'
-    ? ((value as Record<symbol, unknown>)[JSON_TEXT] as string | undefined)
+    ? ((value as Record<symbol, unknown>)[JSON_TEXT] as SerializedJson | undefined)
     : undefined;
+}
+
+export function jsonTextOf(value: unknown): string | undefined {
+  return serializedJsonOf(value)?.json;
 }

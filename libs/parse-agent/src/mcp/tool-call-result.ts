@@ -2,7 +2,7 @@ import type { ToolEnvelope } from '../core/envelope';
 import { randomHex } from '../core/random-hex';
 import { AgentUnauthorizedError } from '../core/errors';
 import { isRecord } from '../format/is-record';
-import { jsonTextOf } from '../format/serialized-json';
+import { serializedJsonOf } from '../format/serialized-json';
 import {
   capQueryResult,
   MAX_TOOL_RESPONSE_BYTES,
@@ -97,9 +97,11 @@ export function toCallToolResult(
   // The wrapper counts against the cap like the data does.
   const budget = wrap ? maxBytes - WRAPPER_BYTES : maxBytes;
   const data = envelope.data;
-  let json = jsonTextOf(data) ?? compactJson(data);
+  // Data the formatter serialized arrives with its text and size; anything else is measured here.
+  const serialized = serializedJsonOf(data);
+  let json = serialized?.json ?? compactJson(data);
   let sent: unknown = data;
-  if (Buffer.byteLength(json, 'utf8') > budget) {
+  if ((serialized?.bytes ?? Buffer.byteLength(json, 'utf8')) > budget) {
     const recovered =
       oversizeOf(options) === 'trim-rows' && isRecord(data) ? capQueryResult(data, budget) : null;
     if (!recovered) {
