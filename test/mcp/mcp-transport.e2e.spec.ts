@@ -79,6 +79,38 @@ describe('MCP endpoint: transport checks before authentication (Nest e2e)', () =
     expect(factoryCalls).toBe(1);
   });
 
+  it('refuses a body that is not valid UTF-8 as a parse error, and the next body still parses', async () => {
+    // 0xff never occurs in UTF-8; a lenient decoder would turn it into U+FFFD and run the call.
+    const invalid = Buffer.concat([
+      Buffer.from('{"jsonrpc":"2.0","id":1,"method":"ping","params":{"x":"'),
+      Buffer.from([0xff, 0xfe]),
+      Buffer.from('"}}'),
+    ]);
+    // Sent as raw bytes (supertest would serialize a Buffer as JSON).
+    const raw = (body: Buffer) =>
+      post()
+        .set(JSON_HEADERS)
+        .serialize((b: Buffer) => b as unknown as string)
+        .send(body);
+    const bad = await raw(invalid);
+    expect(bad.status).toBe(400);
+    expect(bad.body).toEqual(err(-32700, 'Parse error: invalid JSON'));
+    // A truncated multi-byte sequence at the very end is refused too, and leaves nothing behind.
+    const truncated = await raw(
+      Buffer.concat([
+        Buffer.from('{"jsonrpc":"2.0","id":1,"method":"ping"}'),
+        Buffer.from([0xe2, 0x82]),
+      ]),
+    );
+    expect(truncated.status).toBe(400);
+    const accented = await raw(
+      Buffer.from(JSON.stringify({ ...ping, params: { note: 'café ✓' } })),
+    );
+    expect(accented.status).toBe(200);
+    expect(accented.body).toEqual({ jsonrpc: '2.0', id: 1, result: {} });
+    expect(factoryCalls).toBe(1);
+  });
+
   it('refuses origins outside the allowlist with 403; no Origin passes', async () => {
     const bad = await post().set(JSON_HEADERS).set('Origin', 'https://evil.example').send(ping);
     expect(bad.status).toBe(403);

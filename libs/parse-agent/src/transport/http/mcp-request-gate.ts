@@ -50,6 +50,9 @@ type Next = (error?: unknown) => void;
 
 const SUPPORTED_VERSIONS_TEXT = SUPPORTED_PROTOCOL_VERSIONS.join(', ');
 
+/** Refuses invalid UTF-8; shared, since a decode without `stream` keeps no state between calls. */
+const STRICT_UTF8 = new TextDecoder('utf-8', { fatal: true });
+
 /**
  * The endpoint's transport checks, in the spec's order and before any authentication: it is
  * installed on the HTTP adapter ahead of Nest's body parsers and of every guard, reads the body
@@ -59,6 +62,8 @@ const SUPPORTED_VERSIONS_TEXT = SUPPORTED_PROTOCOL_VERSIONS.join(', ');
 export class McpRequestGate {
   protected endpointPaths?: { endpoint: string; tools: string };
   protected loopbackServer?: boolean;
+  /** The HTTP methods the endpoint answers (the options are fixed once resolved). */
+  protected allowed?: readonly string[];
 
   constructor(
     protected readonly options: ResolvedMcpEndpointOptions,
@@ -153,7 +158,7 @@ export class McpRequestGate {
     }
 
     const method = req.method ?? '';
-    const allowed = this.allowedMethods();
+    const allowed = this.methods;
     if (!allowed.includes(method)) {
       sendJsonRpcError(res, 405, -32700, 'method_not_allowed', {
         headers: { Allow: allowed.join(', ') },
@@ -196,11 +201,15 @@ export class McpRequestGate {
 
   /** POST always; GET for the server stream when streaming; DELETE to end sessions. */
   allowedMethods(): string[] {
-    return [
+    return [...this.methods];
+  }
+
+  protected get methods(): readonly string[] {
+    return (this.allowed ??= [
       'POST',
       ...(this.options.streaming ? ['GET'] : []),
       ...(this.options.sessions ? ['DELETE'] : []),
-    ];
+    ]);
   }
 
   /** Host (DNS rebinding), Origin and the required custom header: who may call at all. */
@@ -302,7 +311,7 @@ export class McpRequestGate {
   ): { body: Record<string, unknown>; kind: McpBodyKind } | undefined {
     let text: string;
     try {
-      text = new TextDecoder('utf-8', { fatal: true }).decode(raw);
+      text = STRICT_UTF8.decode(raw);
     } catch {
       return void this.invalidJson(res);
     }

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import type { AgentIdentity } from '../../core/agent-identity';
 
 /**
@@ -7,7 +7,10 @@ import type { AgentIdentity } from '../../core/agent-identity';
  */
 export function principalKey(agent: AgentIdentity): string {
   const identity = agent.sessionToken ?? agent.aclUser ?? agent.aclRole ?? '';
-  return createHash('sha256')
-    .update(`${agent.authType}\u0000${identity}\u0000${agent.tenantId ?? ''}`)
-    .digest('base64url');
+  // One-shot hash: about half the cost of a Hash object, and this runs on every request.
+  return hash(
+    'sha256',
+    `${agent.authType}\u0000${identity}\u0000${agent.tenantId ?? ''}`,
+    'base64url',
+  );
 }
