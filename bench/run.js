@@ -73,7 +73,9 @@ async function toolCallVsDirect(info, proxy) {
     const rounds = connections === 1 ? 1 : ROUNDS;
     const runs = { direct: [], proxy: [], mcp: [] };
     for (let round = 0; round < rounds; round++) {
-      const order = round % 2 ? ['mcp', 'proxy', 'direct'] : ['direct', 'proxy', 'mcp'];
+      // MCP runs next to the direct run it is compared with, before it in one round and after it
+      // in the next, so a slow stretch of the machine lands on both sides of the ratio alike.
+      const order = round % 2 ? ['proxy', 'mcp', 'direct'] : ['direct', 'mcp', 'proxy'];
       for (const name of order) {
         runs[name].push(await runLoad({ ...sides[name], connections, durationMs: SECONDS * 1000 }));
       }
