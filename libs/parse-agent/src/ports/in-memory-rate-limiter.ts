@@ -2,9 +2,16 @@ import { DEFAULT_RATE_LIMIT, DEFAULT_RATE_WINDOW_SECONDS } from '../core/constan
 import { RateLimitExceededError } from '../core/errors';
 import type { RateLimiter } from './rate-limiter';
 
-/** In-process sliding window: at most `limit` calls in any `window` seconds. */
+/**
+ * In-process sliding window: at most `limit` calls in any `window` seconds. The call times are
+ * kept in arrival order and expire from the front by moving a start index, so a call costs the
+ * same with ten calls in the window as with a hundred thousand (an `Array.shift` per call would
+ * move the whole window each time).
+ */
 export class SlidingWindowRateLimiter implements RateLimiter {
   protected readonly stamps: number[] = [];
+  /** Index of the oldest call still in the window; entries before it have expired. */
+  protected start = 0;
 
   constructor(
     readonly limit = DEFAULT_RATE_LIMIT,
@@ -20,10 +27,10 @@ export class SlidingWindowRateLimiter implements RateLimiter {
 
   check(): void {
     const now = this.now();
-    const horizon = now - this.window * 1000;
-    while (this.stamps.length && this.stamps[0] <= horizon) this.stamps.shift();
-    if (this.stamps.length >= this.limit) {
-      const retryAfter = Math.max(0.1, (this.stamps[0] + this.window * 1000 - now) / 1000);
+    this.expire(now);
+    if (this.stamps.length - this.start >= this.limit) {
+      const oldest = this.stamps[this.start];
+      const retryAfter = Math.max(0.1, (oldest + this.window * 1000 - now) / 1000);
       throw new RateLimitExceededError(Math.round(retryAfter * 100) / 100, this.limit, this.window);
     }
     this.stamps.push(now);
@@ -31,8 +38,21 @@ export class SlidingWindowRateLimiter implements RateLimiter {
 
   /** Calls left in the current window. */
   remaining(): number {
-    const horizon = this.now() - this.window * 1000;
-    return Math.max(0, this.limit - this.stamps.filter((t) => t > horizon).length);
+    this.expire(this.now());
+    return Math.max(0, this.limit - (this.stamps.length - this.start));
+  }
+
+  protected expire(now: number): void {
+    const horizon = now - this.window * 1000;
+    const stamps = this.stamps;
+    let start = this.start;
+    while (start < stamps.length && stamps[start] <= horizon) start++;
+    // Drop the expired prefix once it is at least half the array: amortized O(1) per call.
+    if (start > 0 && start * 2 >= stamps.length) {
+      stamps.splice(0, start);
+      start = 0;
+    }
+    this.start = start;
   }
 }
 

@@ -93,6 +93,59 @@ describe('SlidingWindowRateLimiter', () => {
     expect(limiter.remaining()).toBe(3);
   });
 
+  it('decides every call exactly as a naive sliding window does, over a long random run', () => {
+    // Reference: keep every call time, count those inside the window.
+    let seed = 7;
+    const random = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
+    const clock = manualClock();
+    const limit = 50;
+    const limiter = new SlidingWindowRateLimiter(limit, 2, clock.now);
+    const accepted: number[] = [];
+    let refused = 0;
+    for (let i = 0; i < 20_000; i++) {
+      clock.advance(Math.floor(random() * 90));
+      const now = clock.now();
+      const inWindow = accepted.filter((t) => t > now - 2000);
+      let error: RateLimitExceededError | undefined;
+      try {
+        limiter.check();
+      } catch (thrown) {
+        error = thrown as RateLimitExceededError;
+      }
+      if (inWindow.length >= limit) {
+        expect(error).toBeInstanceOf(RateLimitExceededError);
+        const expected = Math.max(0.1, (inWindow[0] + 2000 - now) / 1000);
+        expect(error!.retryAfter).toBe(Math.round(expected * 100) / 100);
+        refused++;
+      } else {
+        expect(error).toBeUndefined();
+        accepted.push(now);
+      }
+      if (i % 997 === 0)
+        expect(limiter.remaining()).toBe(Math.max(0, limit - inWindow.length - (error ? 0 : 1)));
+    }
+    // The run exercised both outcomes.
+    expect(refused).toBeGreaterThan(100);
+    expect(accepted.length).toBeGreaterThan(10_000);
+  });
+
+  it('keeps only about the calls of one window in memory', () => {
+    class Inspectable extends SlidingWindowRateLimiter {
+      get stored() {
+        return this.stamps.length;
+      }
+    }
+    const clock = manualClock();
+    const limiter = new Inspectable(1_000_000, 1, clock.now);
+    for (let i = 0; i < 100_000; i++) {
+      limiter.check();
+      clock.advance(1); // 1,000 calls per one-second window
+    }
+    // At t = 100,000 the window holds the calls made after t = 99,000: 999 of them.
+    expect(limiter.remaining()).toBe(1_000_000 - 999);
+    expect(limiter.stored).toBeLessThanOrEqual(2 * 1000 + 1);
+  });
+
   it.each([[0], [-1], [1.5], [Number.NaN]])('refuses the limit %p', (limit) => {
     expect(() => new SlidingWindowRateLimiter(limit, 60)).toThrow(RangeError);
   });
