@@ -8,11 +8,9 @@
 // compare. BENCH_TOOL / BENCH_ARGS pick the call (default query_class on 100 orders),
 // BENCH_ROUNDS (default 4), BENCH_SECONDS (default 5) and BENCH_CONNECTIONS (default 16) the load.
 const fs = require('node:fs');
-const os = require('node:os');
 const path = require('node:path');
 const { runLoad, median } = require('./lib/load');
-const { startProcess } = require('./lib/processes');
-const { startEmbeddedPostgres } = require('../dist/src/embedded/embedded-postgres');
+const { withParseStack } = require('./lib/processes');
 
 const BEFORE_DIR = process.env.BENCH_BEFORE_DIR;
 const TOOL = process.env.BENCH_TOOL || 'query_class';
@@ -27,30 +25,15 @@ function cpuMs(pid) {
   return (Number(fields[11]) + Number(fields[12])) * (1000 / 100);
 }
 
-
-
 async function main() {
   if (!BEFORE_DIR) {
     throw new Error(
       'Set BENCH_BEFORE_DIR to a built checkout of the commit to compare with (see bench/README.md).',
     );
   }
-  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'parse-agent-ab-'));
-  fs.chmodSync(tmp, 0o755);
-  const pg = await startEmbeddedPostgres({ dataDir: path.join(tmp, 'pg'), fast: true });
-  const children = [];
-  try {
-    const parse = await startProcess('parse-server.js', { BENCH_DATABASE_URI: pg.uri });
-    children.push(parse.child);
-    const env = {
-      BENCH_PARSE_URL: parse.info.serverURL,
-      BENCH_APP_ID: parse.info.appId,
-      BENCH_MASTER_KEY: parse.info.masterKey,
-    };
-    const before = await startProcess(path.relative(__dirname, path.join(BEFORE_DIR, 'bench', 'server.js')), env);
-    children.push(before.child);
-    const after = await startProcess('server.js', { ...env, BENCH_SKIP_SEED: '1' });
-    children.push(after.child);
+  await withParseStack('ab', async ({ env, start }) => {
+    const before = await start(path.relative(__dirname, path.join(BEFORE_DIR, 'bench', 'server.js')), env);
+    const after = await start('server.js', { ...env, BENCH_SKIP_SEED: '1' });
     const sides = { before, after };
     const load = ({ info }) => ({
       url: `http://127.0.0.1:${info.port}/mcp`,
@@ -99,11 +82,7 @@ async function main() {
       `after:  ${a.rps.toFixed(0)} req/s, ${a.perCall.toFixed(3)} ms CPU/call (medians), errors ${a.errors}`,
     );
     console.log(`CPU per call: ${((a.perCall / b.perCall - 1) * 100).toFixed(1)}%`);
-  } finally {
-    for (const child of children) child.kill('SIGKILL');
-    await pg.stop();
-    fs.rmSync(tmp, { recursive: true, force: true });
-  }
+  });
 }
 
 main().catch((error) => {

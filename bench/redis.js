@@ -4,33 +4,14 @@
 // stores vs nodes sharing Redis (rate limiter + sessions on Redis, every call carrying the
 // Mcp-Session-Id issued by the first node). Needs Redis (BENCH_REDIS_URL, default the local
 // service). Runs: embedded PostgreSQL, Parse Server, three MCP app processes, this load generator.
-const { spawn } = require('node:child_process');
 const os = require('node:os');
-const path = require('node:path');
-const fs = require('node:fs');
 const crypto = require('node:crypto');
 const http = require('node:http');
 const { runLoad } = require('./lib/load');
-const { startEmbeddedPostgres } = require('../dist/src/embedded/embedded-postgres');
+const { withParseStack } = require('./lib/processes');
 
 const SECONDS = Number(process.env.BENCH_SECONDS || 8);
 const REDIS_URL = process.env.BENCH_REDIS_URL || 'redis://127.0.0.1:6379';
-
-function startProcess(script, env) {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [path.join(__dirname, script)], {
-      env: { ...process.env, ...env },
-      stdio: ['ignore', 'pipe', 'inherit'],
-    });
-    let buffer = '';
-    child.stdout.on('data', (chunk) => {
-      buffer += chunk;
-      const line = buffer.split('\n').find((l) => l.startsWith('{"ready"'));
-      if (line) resolve({ child, info: JSON.parse(line) });
-    });
-    child.on('exit', (code) => reject(new Error(`${script} exited with ${code}`)));
-  });
-}
 
 async function sessionOf(port) {
   const body = JSON.stringify({
@@ -90,31 +71,17 @@ async function together(targets, connectionsEach, durationMs) {
 }
 
 async function main() {
-  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'parse-agent-bench-'));
-  fs.chmodSync(tmp, 0o755);
-  const pg = await startEmbeddedPostgres({ dataDir: path.join(tmp, 'pg'), fast: true });
-  const children = [];
   const prefix = `parse-agent-bench:${crypto.randomBytes(4).toString('hex')}:`;
-  try {
-    const parse = await startProcess('parse-server.js', { BENCH_DATABASE_URI: pg.uri });
-    children.push(parse.child);
-    const env = {
-      BENCH_PARSE_URL: parse.info.serverURL,
-      BENCH_APP_ID: parse.info.appId,
-      BENCH_MASTER_KEY: parse.info.masterKey,
-    };
-    const memory = await startProcess('server.js', env);
-    children.push(memory.child);
+  await withParseStack('bench', async ({ env, start }) => {
+    const memory = await start('server.js', env);
     const redisEnv = {
       ...env,
       BENCH_REDIS_URL: REDIS_URL,
       BENCH_REDIS_PREFIX: prefix,
       BENCH_SKIP_SEED: '1',
     };
-    const nodeA = await startProcess('server.js', redisEnv);
-    children.push(nodeA.child);
-    const nodeB = await startProcess('server.js', redisEnv);
-    children.push(nodeB.child);
+    const nodeA = await start('server.js', redisEnv);
+    const nodeB = await start('server.js', redisEnv);
 
     const memorySession = await sessionOf(memory.info.port);
     const sharedSession = await sessionOf(nodeA.info.port); // valid on B through Redis
@@ -145,11 +112,7 @@ async function main() {
         `   two nodes on Redis (8+8)   : ${two.rps.toFixed(0).padStart(6)} req/s total, ${perNode.toFixed(0)} per node = ${(perNode / one.rps).toFixed(2)}x per node, ${(two.rps / one.rps).toFixed(2)}x total errors ${two.errors}`,
       );
     }
-  } finally {
-    for (const child of children) child.kill('SIGKILL');
-    await pg.stop();
-    fs.rmSync(tmp, { recursive: true, force: true });
-  }
+  });
 }
 
 main().catch((e) => {

@@ -10,11 +10,8 @@
 //   3. 1,000 concurrent idle SSE streams: server RSS growth and heartbeat punctuality
 const http = require('node:http');
 const os = require('node:os');
-const path = require('node:path');
-const fs = require('node:fs');
 const { runLoad, request, median } = require('./lib/load');
-const { startProcess } = require('./lib/processes');
-const { startEmbeddedPostgres } = require('../dist/src/embedded/embedded-postgres');
+const { withParseStack } = require('./lib/processes');
 
 const SECONDS = Number(process.env.BENCH_SECONDS || 8);
 const STREAMS = Number(process.env.BENCH_STREAMS || 1000);
@@ -210,28 +207,11 @@ async function idleStreams(info) {
 }
 
 async function main() {
-  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'parse-agent-bench-'));
-  fs.chmodSync(tmp, 0o755);
-  const pg = await startEmbeddedPostgres({ dataDir: path.join(tmp, 'pg'), fast: true });
-  let server;
-  let parse;
-  let proxy;
-  let sdk;
-  try {
-    parse = await startProcess('parse-server.js', { BENCH_DATABASE_URI: pg.uri });
-    server = await startProcess('server.js', {
-      BENCH_PARSE_URL: parse.info.serverURL,
-      BENCH_APP_ID: parse.info.appId,
-      BENCH_MASTER_KEY: parse.info.masterKey,
-    });
-    proxy = await startProcess('minimal-proxy.js', {
-      BENCH_PARSE_URL: parse.info.serverURL,
-      BENCH_APP_ID: parse.info.appId,
-      BENCH_MASTER_KEY: parse.info.masterKey,
-      BENCH_KEYS: KEYS,
-    });
+  await withParseStack('bench', async ({ env, start }) => {
+    const server = await start('server.js', env);
+    const proxy = await start('minimal-proxy.js', { ...env, BENCH_KEYS: KEYS });
     const { info } = server;
-    sdk = await startProcess('sdk-server.js', {
+    const sdk = await start('sdk-server.js', {
       BENCH_MCP_URL: `http://127.0.0.1:${info.port}/mcp`,
     });
     const machine = `${os.cpus().length} x ${os.cpus()[0].model.trim()}, ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB, Node ${process.version}`;
@@ -282,14 +262,7 @@ async function main() {
     console.log(
       `   heartbeat gaps: p50 ${s.gapP50} ms, p99 ${s.gapP99} ms, max ${s.gapMax} ms; fewest beats on one stream ${s.minBeats} in 9 s`,
     );
-  } finally {
-    if (server) server.child.kill('SIGKILL');
-    if (sdk) sdk.child.kill('SIGKILL');
-    if (proxy) proxy.child.kill('SIGKILL');
-    if (parse) parse.child.kill('SIGKILL');
-    await pg.stop();
-    fs.rmSync(tmp, { recursive: true, force: true });
-  }
+  });
 }
 
 main().catch((e) => {

@@ -5,11 +5,8 @@
 // connections. Memory (RSS, heap used after a forced GC) is sampled every 10 s; the slope is fitted
 // over the samples after the warm-up, and latency is reported per minute.
 const os = require('node:os');
-const path = require('node:path');
-const fs = require('node:fs');
 const { request } = require('./lib/load');
-const { startProcess } = require('./lib/processes');
-const { startEmbeddedPostgres } = require('../dist/src/embedded/embedded-postgres');
+const { withParseStack } = require('./lib/processes');
 
 const MINUTES = Number(process.env.SOAK_MINUTES || 10);
 const CONNECTIONS = Number(process.env.SOAK_CONNECTIONS || 32);
@@ -78,22 +75,8 @@ async function minuteOfLoad(info) {
 }
 
 async function main() {
-  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'parse-agent-soak-'));
-  fs.chmodSync(tmp, 0o755);
-  const pg = await startEmbeddedPostgres({ dataDir: path.join(tmp, 'pg'), fast: true });
-  let server;
-  let parse;
-  try {
-    parse = await startProcess('parse-server.js', { BENCH_DATABASE_URI: pg.uri });
-    server = await startProcess(
-      'server.js',
-      {
-        BENCH_PARSE_URL: parse.info.serverURL,
-        BENCH_APP_ID: parse.info.appId,
-        BENCH_MASTER_KEY: parse.info.masterKey,
-      },
-      ['--expose-gc'],
-    );
+  await withParseStack('soak', async ({ env, start }) => {
+    const server = await start('server.js', env, ['--expose-gc']);
     const { info } = server;
     console.log(
       `Machine: ${os.cpus().length} x ${os.cpus()[0].model.trim()}, Node ${process.version}; ` +
@@ -133,12 +116,7 @@ async function main() {
         `${total} requests, ${errors} non-2xx/errors`,
     );
     console.log(JSON.stringify({ rssSlope, heapSlope, p99s, total, errors, samples }));
-  } finally {
-    if (server) server.child.kill('SIGKILL');
-    if (parse) parse.child.kill('SIGKILL');
-    await pg.stop();
-    fs.rmSync(tmp, { recursive: true, force: true });
-  }
+  });
 }
 
 main().catch((e) => {

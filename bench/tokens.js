@@ -6,13 +6,11 @@
 // (o200k_base); a paging task follows next_call until has_more is false. The run fails unless
 // every task gives the same information both ways (bench/lib/information.js).
 const assert = require('node:assert/strict');
-const os = require('node:os');
 const path = require('node:path');
 const fs = require('node:fs');
 const { encode } = require('gpt-tokenizer');
-const { startProcess } = require('./lib/processes');
+const { startProcess, withParseStack } = require('./lib/processes');
 const { information } = require('./lib/information');
-const { startEmbeddedPostgres } = require('../dist/src/embedded/embedded-postgres');
 
 const BEFORE_DIR = process.env.BENCH_BEFORE_DIR;
 
@@ -87,23 +85,14 @@ async function main() {
   if (!BEFORE_DIR || !fs.existsSync(path.join(BEFORE_DIR, 'bench', 'server.js'))) {
     throw new Error('Set BENCH_BEFORE_DIR to a built checkout of the commit to compare with (npm run build there).');
   }
-  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'parse-agent-tokens-'));
-  fs.chmodSync(tmp, 0o777);
-  const pg = await startEmbeddedPostgres({ dataDir: path.join(tmp, 'pg'), fast: true });
-  const children = [];
-  try {
-    const parse = await startProcess('parse-server.js', { BENCH_DATABASE_URI: pg.uri });
-    children.push(parse.child);
-    const env = { BENCH_PARSE_URL: parse.info.serverURL, BENCH_APP_ID: parse.info.appId, BENCH_MASTER_KEY: parse.info.masterKey };
+  await withParseStack('tokens', async ({ parse, env, start }) => {
     // Seed once with a throwaway server, then start both on the finished dataset so neither
     // caches schemas from before the seed.
     const seeder = await startProcess('server.js', env);
     seeder.child.kill('SIGINT');
     const skip = { ...env, BENCH_SKIP_SEED: '1' };
-    const before = await startProcess(path.relative(__dirname, path.join(BEFORE_DIR, 'bench', 'server.js')), skip);
-    children.push(before.child);
-    const after = await startProcess('server.js', skip);
-    children.push(after.child);
+    const before = await start(path.relative(__dirname, path.join(BEFORE_DIR, 'bench', 'server.js')), skip);
+    const after = await start('server.js', skip);
 
     const ids = {
       customer: (await parseIds(parse.info, 'Customer', 1, { isDeleted: { $ne: true } }))[0],
@@ -131,10 +120,7 @@ async function main() {
     const tb2 = total('before', noElision);
     const ta2 = total('after', noElision);
     console.log(`Without the tasks where large fields were elided: ${tb2} -> ${ta2}, ${pct(ta2, tb2)} fewer.`);
-  } finally {
-    for (const child of children) child.kill('SIGINT');
-    await pg.stop();
-  }
+  });
 }
 
 main().then(
