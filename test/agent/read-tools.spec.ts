@@ -1,23 +1,10 @@
-import type { ParseAgent, ToolCallEvent, ToolEnvelope } from 'nestjs-parse-agent';
+import type { ParseAgent, ToolCallEvent } from 'nestjs-parse-agent';
 import { CORE_MODELS, SupportTicket } from '../../src/demo/models';
 import { createAgentTestBed, type AgentTestBed } from '../harness/agent-module';
+import { ok, refused, type Data } from '../harness/envelopes';
 import { seedDemo } from '../harness/demo-data';
 import { createObject, pointer } from '../harness/fixtures';
 import { findRows } from '../harness/parse-rest';
-
-type Data = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
-
-function ok(envelope: ToolEnvelope): Data {
-  if (!envelope.success)
-    throw new Error(`expected success, got ${envelope.error_code}: ${envelope.error}`);
-  return envelope.data as Data;
-}
-
-function refused(envelope: ToolEnvelope) {
-  if (envelope.success)
-    throw new Error(`expected a refusal, got data ${JSON.stringify(envelope.data).slice(0, 200)}`);
-  return envelope;
-}
 
 /** Every key anywhere in a value, for "must never appear" checks. */
 function allKeys(value: unknown, out = new Set<string>()): Set<string> {

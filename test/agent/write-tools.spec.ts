@@ -1,22 +1,9 @@
-import type { MutationEvent, ParseAgent, ToolEnvelope } from 'nestjs-parse-agent';
+import type { MutationEvent, ParseAgent } from 'nestjs-parse-agent';
 import { CORE_MODELS, SupportTicket } from '../../src/demo/models';
 import { createAgentTestBed, type AgentTestBed } from '../harness/agent-module';
+import { ok, refused, type Data } from '../harness/envelopes';
 import { seedDemo } from '../harness/demo-data';
 import { findRows, parseRest } from '../harness/parse-rest';
-
-type Data = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
-
-function ok(envelope: ToolEnvelope): Data {
-  if (!envelope.success)
-    throw new Error(`expected success, got ${envelope.error_code}: ${envelope.error}`);
-  return envelope.data as Data;
-}
-
-function refused(envelope: ToolEnvelope) {
-  if (envelope.success)
-    throw new Error(`expected a refusal, got data ${JSON.stringify(envelope.data).slice(0, 200)}`);
-  return envelope;
-}
 
 const GATES = [
   'PARSE_AGENT_ALLOW_WRITE_TOOLS',
