@@ -57,9 +57,15 @@ describe('MCP endpoint with the @modelcontextprotocol/client (v2) package', () =
     );
   });
 
-  it('scopes query_class and count_objects to the caller’s session token', async () => {
-    const alice = (await connect(seed.alice.sessionToken)).client;
-    const bob = (await connect(seed.bob.sessionToken)).client;
+  /**
+   * Alice's query_class sees her private note and the public one; Bob's sees only the public one,
+   * and nothing in his result names Alice's row. Returns Bob's client for further checks.
+   */
+  async function expectQueryScopedToSession(
+    open: (sessionToken: string) => Promise<{ client: Client }>,
+  ): Promise<Client> {
+    const alice = (await open(seed.alice.sessionToken)).client;
+    const bob = (await open(seed.bob.sessionToken)).client;
     const query = { name: 'query_class', arguments: { class_name: seed.className, order: 'rank' } };
     const asAlice = resultData(await alice.callTool(query));
     expect((asAlice.results as Array<{ title: string }>).map((r) => r.title)).toEqual([
@@ -73,6 +79,11 @@ describe('MCP endpoint with the @modelcontextprotocol/client (v2) package', () =
       'public note',
     ]);
     expect(JSON.stringify(asBobResult)).not.toContain(seed.aliceRowId);
+    return bob;
+  }
+
+  it('scopes query_class and count_objects to the caller’s session token', async () => {
+    const bob = await expectQueryScopedToSession((token) => connect(token));
 
     const count = resultData(
       await bob.callTool({ name: 'count_objects', arguments: { class_name: seed.className } }),
@@ -185,23 +196,7 @@ describe('MCP endpoint with the @modelcontextprotocol/client (v2) package', () =
     });
 
     it('scopes tools/call to the caller’s session token', async () => {
-      const alice = (await connectModern(seed.alice.sessionToken)).client;
-      const bob = (await connectModern(seed.bob.sessionToken)).client;
-      const query = {
-        name: 'query_class',
-        arguments: { class_name: seed.className, order: 'rank' },
-      };
-      const asAlice = resultData(await alice.callTool(query));
-      expect((asAlice.results as Array<{ title: string }>).map((r) => r.title)).toEqual([
-        'alice secret',
-        'public note',
-      ]);
-      const asBobResult = await bob.callTool(query);
-      expect(asBobResult.isError).toBe(false);
-      expect(
-        (resultData(asBobResult).results as Array<{ title: string }>).map((r) => r.title),
-      ).toEqual(['public note']);
-      expect(JSON.stringify(asBobResult)).not.toContain(seed.aliceRowId);
+      await expectQueryScopedToSession(connectModern);
     });
 
     it('hears tools/list_changed on subscriptions/listen only for what it asked', async () => {
