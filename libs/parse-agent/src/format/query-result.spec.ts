@@ -1,5 +1,5 @@
 import { buildNextCall, DEFAULT_RESULT_BUDGET_BYTES, formatQueryResult } from './query-result';
-import { jsonTextOf, serializedJsonOf } from './serialized-json';
+import { serializedJsonOf } from './serialized-json';
 
 function rows(count: number): Array<Record<string, unknown>> {
   return Array.from({ length: count }, (_, i) => ({
@@ -76,7 +76,7 @@ describe('formatQueryResult (json)', () => {
       20 + shown.length,
     );
     expect(JSON.stringify(shown)).not.toContain(`"id${shown.length}"`);
-    expect(jsonTextOf(data)).toBe(JSON.stringify(data));
+    expect(serializedJsonOf(data)?.json).toBe(JSON.stringify(data));
     expect(serializedJsonOf(data)?.bytes).toBe(Buffer.byteLength(JSON.stringify(data), 'utf8'));
   });
 
@@ -97,7 +97,7 @@ describe('formatQueryResult (json)', () => {
         nextCall: buildNextCall({ className: 'Pöst', limit: 30, skip: 0 }),
       });
       const text = JSON.stringify(data);
-      expect(jsonTextOf(data)).toBe(text);
+      expect(serializedJsonOf(data)?.json).toBe(text);
       expect(serializedJsonOf(data)?.bytes).toBe(Buffer.byteLength(text, 'utf8'));
     }
   });
@@ -133,10 +133,10 @@ describe('formatQueryResult (json)', () => {
         nextCall,
         withheldFields: { email: 'protected' },
       });
-      expect(jsonTextOf(data)).toBe(JSON.stringify(data));
+      expect(serializedJsonOf(data)?.json).toBe(JSON.stringify(data));
       expect(serializedJsonOf(data)?.bytes).toBe(Buffer.byteLength(JSON.stringify(data), 'utf8'));
       // A copy with another key has no text of its own: it is serialized afresh.
-      expect(jsonTextOf({ ...data, applied_limits: {} })).toBeUndefined();
+      expect(serializedJsonOf({ ...data, applied_limits: {} })?.json).toBeUndefined();
     }
   });
 

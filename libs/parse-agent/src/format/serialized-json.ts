@@ -24,7 +24,3 @@ export function serializedJsonOf(value: unknown): SerializedJson | undefined {
     ? ((value as Record<symbol, unknown>)[JSON_TEXT] as SerializedJson | undefined)
     : undefined;
 }
-
-export function jsonTextOf(value: unknown): string | undefined {
-  return serializedJsonOf(value)?.json;
-}

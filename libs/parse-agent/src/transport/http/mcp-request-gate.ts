@@ -62,7 +62,7 @@ const STRICT_UTF8 = new TextDecoder('utf-8', { fatal: true });
 export class McpRequestGate {
   protected endpointPaths?: { endpoint: string; tools: string };
   protected loopbackServer?: boolean;
-  /** The HTTP methods the endpoint answers (the options are fixed once resolved). */
+  /** The HTTP methods the endpoint answers (see allowedMethods). */
   protected allowed?: readonly string[];
 
   constructor(
@@ -158,7 +158,7 @@ export class McpRequestGate {
     }
 
     const method = req.method ?? '';
-    const allowed = this.methods;
+    const allowed = this.allowedMethods();
     if (!allowed.includes(method)) {
       sendJsonRpcError(res, 405, -32700, 'method_not_allowed', {
         headers: { Allow: allowed.join(', ') },
@@ -200,11 +200,8 @@ export class McpRequestGate {
   }
 
   /** POST always; GET for the server stream when streaming; DELETE to end sessions. */
-  allowedMethods(): string[] {
-    return [...this.methods];
-  }
-
-  protected get methods(): readonly string[] {
+  allowedMethods(): readonly string[] {
+    // The options are fixed once resolved: computed on the first request.
     return (this.allowed ??= [
       'POST',
       ...(this.options.streaming ? ['GET'] : []),
