@@ -6,10 +6,18 @@
 // Transpile only (type checking is `npm run build` / lint's job), so the suite starts fast.
 const tsJest = ['ts-jest', { tsconfig: '<rootDir>/tsconfig.json', diagnostics: false }];
 
+// Nest 12 publishes ES modules; Jest 29 cannot require them, so they are compiled to CommonJS.
+const esmPackages = ['@nestjs'];
+const esmToCjs = '<rootDir>/test/harness/esm-to-cjs.transform.cjs';
+
 const shared = {
   rootDir: __dirname,
   testEnvironment: 'node',
-  transform: { '^.+\\.ts$': tsJest },
+  transform: {
+    '^.+\\.ts$': tsJest,
+    [`/node_modules/(?:${esmPackages.join('|')})/.+\\.js$`]: esmToCjs,
+  },
+  transformIgnorePatterns: [`/node_modules/(?!(?:${esmPackages.join('|')})/)`],
   moduleFileExtensions: ['ts', 'js', 'json'],
   moduleNameMapper: {
     '^nestjs-parse-agent$': '<rootDir>/libs/parse-agent/src/index.ts',

@@ -11,13 +11,16 @@ const fs = require('node:fs');
 const path = require('node:path');
 const { runLoad, median } = require('./lib/load');
 const { withParseStack } = require('./lib/processes');
+const { SMOKE, setting, check } = require('./lib/smoke');
 
-const BEFORE_DIR = process.env.BENCH_BEFORE_DIR;
+// Smoke mode without a checkout to compare with: this tree against itself.
+const BEFORE_DIR = process.env.BENCH_BEFORE_DIR || (SMOKE ? path.join(__dirname, '..') : undefined);
 const TOOL = process.env.BENCH_TOOL || 'query_class';
 const ARGS = JSON.parse(process.env.BENCH_ARGS || '{"class_name":"Order","limit":100}');
-const ROUNDS = Number(process.env.BENCH_ROUNDS || 4);
-const SECONDS = Number(process.env.BENCH_SECONDS || 5);
-const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS || 16);
+const ROUNDS = setting('BENCH_ROUNDS', 4, 1);
+const SECONDS = setting('BENCH_SECONDS', 5, 0.5);
+const CONNECTIONS = setting('BENCH_CONNECTIONS', 16, 4);
+const WARMUP_MS = SMOKE ? 200 : 2000;
 
 /** CPU time (user + system, all threads) of a process so far, in ms (Linux). */
 function cpuMs(pid) {
@@ -47,10 +50,11 @@ async function main() {
       check: (b) => b.includes('"isError":false'),
     });
     console.log(
-      `${TOOL} ${JSON.stringify(ARGS)}, ${CONNECTIONS} connections, ${ROUNDS} rounds of ${SECONDS} s per side`,
+      `${TOOL} ${JSON.stringify(ARGS)}, ${CONNECTIONS} connections, ${ROUNDS} rounds of ${SECONDS} s per side` +
+        (SMOKE ? ' (SMOKE RUN: the figures mean nothing)' : ''),
     );
     for (const side of Object.values(sides))
-      await runLoad({ ...load(side), connections: CONNECTIONS, durationMs: 2000 });
+      await runLoad({ ...load(side), connections: CONNECTIONS, durationMs: WARMUP_MS });
     const results = { before: [], after: [] };
     for (let round = 0; round < ROUNDS; round++) {
       for (const name of round % 2 ? ['after', 'before'] : ['before', 'after']) {
@@ -82,6 +86,8 @@ async function main() {
       `after:  ${a.rps.toFixed(0)} req/s, ${a.perCall.toFixed(3)} ms CPU/call (medians), errors ${a.errors}`,
     );
     console.log(`CPU per call: ${((a.perCall / b.perCall - 1) * 100).toFixed(1)}%`);
+    check(a.errors === 0 && b.errors === 0, `failed or wrong responses: before ${b.errors}, after ${a.errors}`);
+    check(a.perCall > 0 && b.perCall > 0, 'no CPU per call measured (did any call complete?)');
   });
 }
 

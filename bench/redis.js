@@ -9,8 +9,10 @@ const crypto = require('node:crypto');
 const http = require('node:http');
 const { runLoad } = require('./lib/load');
 const { withParseStack } = require('./lib/processes');
+const { SMOKE, setting, check } = require('./lib/smoke');
 
-const SECONDS = Number(process.env.BENCH_SECONDS || 8);
+const SECONDS = setting('BENCH_SECONDS', 8, 0.5);
+const WARMUP_MS = SMOKE ? 200 : 2000;
 const REDIS_URL = process.env.BENCH_REDIS_URL || 'redis://127.0.0.1:6379';
 
 async function sessionOf(port) {
@@ -85,18 +87,20 @@ async function main() {
 
     const memorySession = await sessionOf(memory.info.port);
     const sharedSession = await sessionOf(nodeA.info.port); // valid on B through Redis
+    check(memorySession && sharedSession, 'initialize returned no Mcp-Session-Id');
     console.log(
       `Machine: ${os.cpus().length} x ${os.cpus()[0].model.trim()}, Node ${process.version}; Redis ${REDIS_URL}`,
     );
     console.log(
-      `Each measurement: ${SECONDS}s closed loop at 16 connections, after a 2s warm-up.\n`,
+      `Each measurement: ${SECONDS}s closed loop at 16 connections, after a ${WARMUP_MS / 1000}s warm-up.` +
+        `${SMOKE ? ' SMOKE RUN: the figures mean nothing.' : ''}\n`,
     );
     for (const tool of ['bench_echo', 'query_class']) {
       const mem = callTarget(memory.info.port, memorySession, tool);
       const a = callTarget(nodeA.info.port, sharedSession, tool);
       const b = callTarget(nodeB.info.port, sharedSession, tool);
-      await runLoad({ ...mem, connections: 16, durationMs: 2000 });
-      await together([a, b], 8, 2000);
+      await runLoad({ ...mem, connections: 16, durationMs: WARMUP_MS });
+      await together([a, b], 8, WARMUP_MS);
       const one = await runLoad({ ...mem, connections: 16, durationMs: SECONDS * 1000 });
       const single = await runLoad({ ...a, connections: 16, durationMs: SECONDS * 1000 });
       const two = await together([a, b], 8, SECONDS * 1000);
@@ -111,6 +115,10 @@ async function main() {
       console.log(
         `   two nodes on Redis (8+8)   : ${two.rps.toFixed(0).padStart(6)} req/s total, ${perNode.toFixed(0)} per node = ${(perNode / one.rps).toFixed(2)}x per node, ${(two.rps / one.rps).toFixed(2)}x total errors ${two.errors}`,
       );
+      // Node B answering with A's session proves the sessions (and limits) are shared.
+      const failed = one.errors + single.errors + two.errors;
+      check(failed === 0, `${tool}: ${failed} failed or wrong responses`);
+      check(one.rps > 0 && single.rps > 0 && two.rps > 0, `${tool}: a load run completed no call`);
     }
   });
 }

@@ -12,10 +12,14 @@ const http = require('node:http');
 const os = require('node:os');
 const { runLoad, request, median } = require('./lib/load');
 const { withParseStack } = require('./lib/processes');
+const { SMOKE, setting, check } = require('./lib/smoke');
 
-const SECONDS = Number(process.env.BENCH_SECONDS || 8);
-const STREAMS = Number(process.env.BENCH_STREAMS || 1000);
-const ROUNDS = Number(process.env.BENCH_ROUNDS || 5);
+const SECONDS = setting('BENCH_SECONDS', 8, 0.5);
+const STREAMS = setting('BENCH_STREAMS', 1000, 20);
+const ROUNDS = setting('BENCH_ROUNDS', 5, 1);
+const WARMUP_MS = SMOKE ? 200 : 2000;
+// Idle streams are held long enough for a few heartbeats (one in smoke mode).
+const HOLD_MS = SMOKE ? 3000 : 9000;
 
 
 const fmt = (n) => n.toFixed(0).padStart(7);
@@ -64,7 +68,7 @@ async function toolCallVsDirect(info, proxy) {
   const rows = [];
   for (const connections of [1, 16]) {
     for (const side of Object.values(sides))
-      await runLoad({ ...side, connections, durationMs: 2000 });
+      await runLoad({ ...side, connections, durationMs: WARMUP_MS });
     // Rounds alternate the order, and each side reports its median: on a shared machine a single
     // run says as much about the neighbours as about the code.
     const rounds = connections === 1 ? 1 : ROUNDS;
@@ -122,8 +126,8 @@ async function toolsListVsSdk(info, sdkInfo) {
     body,
     check: (b) => b.includes('query_class'),
   };
-  await runLoad({ ...ours, connections: 16, durationMs: 2000 });
-  await runLoad({ ...sdk, connections: 16, durationMs: 2000 });
+  await runLoad({ ...ours, connections: 16, durationMs: WARMUP_MS });
+  await runLoad({ ...sdk, connections: 16, durationMs: WARMUP_MS });
   const o = await runLoad({ ...ours, connections: 16, durationMs: SECONDS * 1000 });
   const s = await runLoad({ ...sdk, connections: 16, durationMs: SECONDS * 1000 });
   return { ours: o, sdk: s, ratio: o.rps / s.rps };
@@ -141,7 +145,7 @@ async function idleStreams(info) {
   const agent = new http.Agent({ keepAlive: false, maxSockets: Infinity });
   const before = await rss(info);
   const heartbeatMs = 2000;
-  const holdMs = 9000;
+  const holdMs = HOLD_MS;
   const streams = [];
   const opened = Date.now();
   for (let i = 0; i < STREAMS; i++) {
@@ -219,13 +223,17 @@ async function main() {
     console.log(
       'Processes: PostgreSQL (embedded), Parse Server, the MCP app (Nest + library), this load generator.',
     );
-    console.log(`Each measurement: ${SECONDS}s closed loop, after a 2s warm-up.\n`);
+    console.log(
+      `Each measurement: ${SECONDS}s closed loop, after a ${WARMUP_MS / 1000}s warm-up.${SMOKE ? ' SMOKE RUN: the figures mean nothing.' : ''}\n`,
+    );
 
     console.log('1. tools/call query_class (100 rows) over MCP vs the same find on Parse REST');
     console.log(
       '   (reference: a minimal node:http proxy doing only the work MCP requires, bench/minimal-proxy.js)',
     );
+    const errors = [];
     for (const r of await toolCallVsDirect(info, proxy.info)) {
+      errors.push(r.direct.errors, r.proxy.errors, r.mcp.errors);
       const target =
         r.connections === 16
           ? r.ratio >= 0.95
@@ -249,6 +257,7 @@ async function main() {
       '\n2. tools/list vs the official SDK stateless Streamable HTTP server (16 connections)',
     );
     const tl = await toolsListVsSdk(info, sdk.info);
+    errors.push(tl.ours.errors, tl.sdk.errors);
     console.log(
       `   ours ${fmt(tl.ours.rps)} req/s | SDK ${fmt(tl.sdk.rps)} req/s | ratio ${tl.ratio.toFixed(2)}x` +
         `${tl.ratio >= 4 ? '  [target 4x met]' : '  [target 4x NOT met]'} errors ${tl.ours.errors}/${tl.sdk.errors}`,
@@ -260,8 +269,13 @@ async function main() {
         `${s.growthMb <= 150 ? ', target <= 150 MB met' : ', target <= 150 MB NOT met'}) | after close ${s.rssAfterCloseMb.toFixed(0)} MB`,
     );
     console.log(
-      `   heartbeat gaps: p50 ${s.gapP50} ms, p99 ${s.gapP99} ms, max ${s.gapMax} ms; fewest beats on one stream ${s.minBeats} in 9 s`,
+      `   heartbeat gaps: p50 ${s.gapP50} ms, p99 ${s.gapP99} ms, max ${s.gapMax} ms; fewest beats on one stream ${s.minBeats} in ${HOLD_MS / 1000} s`,
     );
+    // A run with errors, closed streams or missing heartbeats measured something else.
+    const total = errors.reduce((n, e) => n + e, 0);
+    check(total === 0, `${total} failed or wrong responses in the load runs`);
+    check(s.open === s.streams, `only ${s.open} of ${s.streams} SSE streams opened`);
+    check(s.minBeats >= 1, 'a stream received no heartbeat');
   });
 }
 

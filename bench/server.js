@@ -8,6 +8,7 @@ const { NestFactory } = require('@nestjs/core');
 const { ExpressAdapter } = require('@nestjs/platform-express');
 const { Module } = require('@nestjs/common');
 const lib = require('nestjs-parse-agent');
+const { RedisConnection, RedisRateLimiter } = require('nestjs-parse-agent/redis');
 const { findFreePort } = require('../dist/src/embedded/free-port');
 const { ParseAdminClient } = require('../dist/src/demo/seed/parse-admin-client');
 const { seedDemoData } = require('../dist/src/demo/seed/demo-seeder');
@@ -34,7 +35,7 @@ async function main() {
   const redisUrl = process.env.BENCH_REDIS_URL;
   const redis = redisUrl ? { url: redisUrl, keyPrefix: process.env.BENCH_REDIS_PREFIX } : undefined;
   const rateLimiter = redis
-    ? new lib.RedisRateLimiter(lib.RedisConnection.fromOptions(redis), {
+    ? new RedisRateLimiter(RedisConnection.fromOptions(redis), {
         limit: 10_000_000,
         window: 60,
       })
@@ -48,7 +49,12 @@ async function main() {
         rateLimiter,
         redis,
         agentFactory: () => ({ permissions: 'readonly' }),
-        mcp: { path: '/mcp', heartbeatIntervalMs: 2000 },
+        mcp: {
+          path: '/mcp',
+          heartbeatIntervalMs: 2000,
+          // BENCH_RESUMABLE=1: streaming calls keep their events (in Redis with BENCH_REDIS_URL).
+          resumable: process.env.BENCH_RESUMABLE === '1',
+        },
       }),
     ],
   })(BenchModule);

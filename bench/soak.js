@@ -7,11 +7,14 @@
 const os = require('node:os');
 const { request } = require('./lib/load');
 const { withParseStack } = require('./lib/processes');
+const { SMOKE, setting, check } = require('./lib/smoke');
 
-const MINUTES = Number(process.env.SOAK_MINUTES || 10);
-const CONNECTIONS = Number(process.env.SOAK_CONNECTIONS || 32);
-const WARMUP_MINUTES = Number(process.env.SOAK_WARMUP_MINUTES || 2);
-const SAMPLE_MS = 10_000;
+const MINUTES = setting('SOAK_MINUTES', 10, 3);
+const CONNECTIONS = setting('SOAK_CONNECTIONS', 32, 8);
+const WARMUP_MINUTES = setting('SOAK_WARMUP_MINUTES', 2, 1);
+// Smoke mode: each "minute" of load lasts one second, sampled every 250 ms.
+const MINUTE_S = SMOKE ? 1 : 60;
+const SAMPLE_MS = SMOKE ? 250 : 10_000;
 
 const call = (id, method, params) => JSON.stringify({ jsonrpc: '2.0', id, method, params });
 const tool = (id, name, args) => call(id, 'tools/call', { name, arguments: args });
@@ -57,7 +60,7 @@ async function minuteOfLoad(info) {
   const result = await autocannon({
     url: `http://127.0.0.1:${info.port}/mcp`,
     connections: CONNECTIONS,
-    duration: 60,
+    duration: MINUTE_S,
     requests: MIX.map((body) => ({
       method: 'POST',
       headers: { 'content-type': 'application/json', accept: 'application/json' },
@@ -66,7 +69,7 @@ async function minuteOfLoad(info) {
   });
   return {
     requests: result.requests.total,
-    rps: result.requests.total / 60,
+    rps: result.requests.total / MINUTE_S,
     errors: result.errors + result.timeouts + result.non2xx,
     p50: result.latency.p50,
     p99: result.latency.p99,
@@ -80,13 +83,14 @@ async function main() {
     const { info } = server;
     console.log(
       `Machine: ${os.cpus().length} x ${os.cpus()[0].model.trim()}, Node ${process.version}; ` +
-        `${MINUTES} min at ${CONNECTIONS} connections, ${MIX.length}-call mix, warm-up ${WARMUP_MINUTES} min`,
+        `${MINUTES} min at ${CONNECTIONS} connections, ${MIX.length}-call mix, warm-up ${WARMUP_MINUTES} min` +
+        (SMOKE ? ' (SMOKE RUN: each minute lasts 1 s; the figures mean nothing)' : ''),
     );
     const samples = [];
     const started = Date.now();
     const sampler = setInterval(() => {
       memory(info).then(
-        (m) => samples.push({ t: (Date.now() - started) / 60_000, ...m }),
+        (m) => samples.push({ t: (Date.now() - started) / (MINUTE_S * 1000), ...m }),
         () => undefined,
       );
     }, SAMPLE_MS);
@@ -116,6 +120,9 @@ async function main() {
         `${total} requests, ${errors} non-2xx/errors`,
     );
     console.log(JSON.stringify({ rssSlope, heapSlope, p99s, total, errors, samples }));
+    check(errors === 0, `${errors} failed or non-2xx responses`);
+    check(total > 0, 'the load completed no request');
+    check(settled.length >= 2 && Number.isFinite(heapSlope), 'too few memory samples for a slope');
   });
 }
 

@@ -11,8 +11,11 @@ const fs = require('node:fs');
 const { encode } = require('gpt-tokenizer');
 const { startProcess, withParseStack } = require('./lib/processes');
 const { information } = require('./lib/information');
+const { SMOKE, check } = require('./lib/smoke');
 
-const BEFORE_DIR = process.env.BENCH_BEFORE_DIR;
+// Smoke mode without a checkout to compare with: this tree against itself (the same path end to
+// end, and the information check must hold trivially).
+const BEFORE_DIR = process.env.BENCH_BEFORE_DIR || (SMOKE ? path.join(__dirname, '..') : undefined);
 
 function unwrap(text) {
   const m = /^[^\n]*\n<(untrusted-data-[0-9a-f]+)>\n([\s\S]*)\n<\/\1>$/.exec(text);
@@ -120,6 +123,11 @@ async function main() {
     const tb2 = total('before', noElision);
     const ta2 = total('after', noElision);
     console.log(`Without the tasks where large fields were elided: ${tb2} -> ${ta2}, ${pct(ta2, tb2)} fewer.`);
+    check(rows.length === 20 && rows.every((r) => r.after.tokens > 0 && r.before.tokens > 0), 'a task gave no tokens');
+    if (SMOKE && !process.env.BENCH_BEFORE_DIR) {
+      // The same build on both sides: token counts may differ only by the wrapper's random tag.
+      check(Math.abs(ta - tb) <= rows.length * 4, `the same build gave ${tb} and ${ta} tokens`);
+    }
   });
 }
 

@@ -1,15 +1,15 @@
-import { Module, type DynamicModule } from '@nestjs/common';
+import { Logger, Module, type DynamicModule } from '@nestjs/common';
 import {
+  AgentUnauthorizedError,
   isLlmConfigured,
   KeyedSlidingWindowRateLimiter,
+  ParseAgentAuthGuard,
   ParseAgentModule,
   ParseRestClient,
   type LlmProvider,
   type LlmProviderOptions,
 } from 'nestjs-parse-agent';
-import { DEMO_API_KEY, DemoAuthGuard } from './auth/demo-auth.guard';
-import { agentOptionsFor, type DemoRequest } from './auth/demo-principal';
-import { SessionVerifier } from './auth/session-verifier';
+import { agentOptionsFor, DEMO_TENANT_SOURCE } from './auth/demo-principal';
 import { ChatController } from './chat/chat.controller';
 import type { DemoSettings } from './config/demo-config';
 import { CORE_MODELS } from './demo/models';
@@ -47,8 +47,7 @@ export class AppModule {
       javascriptKey: settings.mode === 'external' ? settings.javascriptKey : undefined,
     };
     const parseClient = new ParseRestClient(parse);
-    const sessions = new SessionVerifier(parseClient);
-    const guard = new DemoAuthGuard(sessions, runtime.mcpApiKey);
+    const refusals = new Logger('DemoAuth');
     // /chat exists only when a language model is configured.
     const chat = Boolean(runtime.llm) || isLlmConfigured();
     return {
@@ -67,11 +66,22 @@ export class AppModule {
           // Per caller (user or operator): MCP_RATE_LIMIT tool calls per minute, default 60.
           rateLimiter: new KeyedSlidingWindowRateLimiter(settings.rateLimitPerMinute, 60),
           llm: runtime.llm,
-          // The demo guard has identified the caller; map them to an agent.
-          agentFactory: (request) => agentOptionsFor(request as unknown as DemoRequest),
+          // What ParseAgentAuthGuard checks: a bearer Parse session (the tenant from the user's
+          // `<slug>-staff` role), else the operator key in X-MCP-API-Key.
+          auth: { apiKey: runtime.mcpApiKey, tenant: DEMO_TENANT_SOURCE },
+          // The guard has identified the caller; map them to an agent. The library answers a
+          // refusal with the fixed 401 and logs no reason, so the demo logs why here.
+          agentFactory: (request) => {
+            try {
+              return agentOptionsFor(request);
+            } catch (error) {
+              if (error instanceof AgentUnauthorizedError) refusals.warn(error.message);
+              throw error;
+            }
+          },
           mcp: {
             path: '/mcp',
-            guards: [guard],
+            guards: [ParseAgentAuthGuard],
             maxConcurrentStreams: 200,
             // Before authentication: at most 600 requests a minute per client IP, so unauthenticated
             // floods (bodies to parse, tokens to verify with Parse) stay bounded.
@@ -88,8 +98,6 @@ export class AppModule {
         { provide: DEMO_PARSE_CLIENT, useValue: parseClient },
         ReadinessService,
         ToolCallAuditService,
-        { provide: SessionVerifier, useValue: sessions },
-        { provide: DEMO_API_KEY, useValue: runtime.mcpApiKey },
       ],
     };
   }

@@ -2,12 +2,12 @@ import 'reflect-metadata';
 import { ConsoleLogger, Logger } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { ExpressAdapter, type NestExpressApplication } from '@nestjs/platform-express';
-import express from 'express';
+import express, { type NextFunction, type Response } from 'express';
 import { join } from 'node:path';
-import { ParseRestClient } from 'nestjs-parse-agent';
+import { ParseAgentStartupCheck, ParseRestClient } from 'nestjs-parse-agent';
 import { AppModule } from './app.module';
 import { requestContextMiddleware } from './audit/request-context';
-import { assertPostgresNotRunning, lockDataDir, type DataDirLock } from './config/data-dir-lock';
+import { lockDataDir, stopStalePostgres, type DataDirLock } from './config/data-dir-lock';
 import {
   DemoConfigError,
   loadDemoSettings,
@@ -15,6 +15,7 @@ import {
   type DemoSettings,
 } from './config/demo-config';
 import { startEmbeddedPostgres, type RunningPostgres } from './embedded/embedded-postgres';
+import { registerTenantGuard } from './demo/cloud/tenant-guard';
 import { startParseServer, type ParseServerHost } from './embedded/parse-server-host';
 import { checkParse, DEMO_PARSE_CLIENT, ReadinessService } from './health/readiness.service';
 import { ParseAdminClient } from './demo/seed/parse-admin-client';
@@ -23,6 +24,13 @@ import { seedDemoData } from './demo/seed/demo-seeder';
 const logger = new Logger('Demo');
 /** Added to the MCP grace period: time for Parse Server and PostgreSQL to stop. */
 const SHUTDOWN_MARGIN_MS = 5_000;
+/** How long a start-up step interrupted by a signal may take to finish before the process exits. */
+const STARTUP_STOP_LIMIT_MS = 30_000;
+
+/** Start-up stopped at a step boundary because a signal asked for it: not a failure. */
+class StartupInterrupted extends Error {
+  override name = 'StartupInterrupted';
+}
 
 function consoleLogger(settings: DemoSettings): ConsoleLogger {
   // JSON lines for log collectors; colours for a person at a terminal.
@@ -32,6 +40,27 @@ function consoleLogger(settings: DemoSettings): ConsoleLogger {
 }
 
 async function main(): Promise<void> {
+  // Signals are ours from the first line: during start-up one stops it at the next step boundary
+  // (a step half done, such as initdb or the seed, is never torn down under itself); once the demo
+  // is up, stop() drains and shuts down.
+  let startupSignal: string | undefined;
+  let stop: ((signal: string) => Promise<void>) | undefined;
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (stop) return void stop(signal);
+    if (startupSignal) return;
+    startupSignal = signal;
+    logger.log(`${signal} received during start-up; stopping once the current step is done`);
+    setTimeout(() => {
+      logger.error(`Start-up did not stop within ${STARTUP_STOP_LIMIT_MS} ms; exiting anyway`);
+      process.exit(1);
+    }, STARTUP_STOP_LIMIT_MS).unref();
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  const checkpoint = () => {
+    if (startupSignal) throw new StartupInterrupted();
+  };
+
   const settings = await loadDemoSettings();
   Logger.overrideLogger(consoleLogger(settings));
   const lock: DataDirLock = await lockDataDir(settings.dataDir);
@@ -43,8 +72,8 @@ async function main(): Promise<void> {
     settings.host === '0.0.0.0' || settings.host === '::' ? '127.0.0.1' : settings.host;
   let parseServerURL: string;
 
-  // Once only: a signal during start-up runs it from stop(), and the start-up work that then fails
-  // would run it again from the catch below (Parse Server's pool cannot be ended twice).
+  // Once only: stop() and the start-up catch below can both reach it (Parse Server's pool cannot be
+  // ended twice).
   let cleaning: Promise<void> | undefined;
   const cleanup = () =>
     (cleaning ??= (async () => {
@@ -55,17 +84,24 @@ async function main(): Promise<void> {
       await lock.release();
     })());
   let stopping = false;
+  let app: NestExpressApplication | undefined;
 
   try {
     if (settings.mode === 'embedded') {
       const clusterDir = join(settings.dataDir, 'postgres');
-      await assertPostgresNotRunning(clusterDir);
+      const stale = await stopStalePostgres(clusterDir);
+      if (stale !== undefined) {
+        logger.log(`Stopped PostgreSQL (PID ${stale}) left running by a demo that did not stop`);
+      }
+      checkpoint();
+      logger.log(`Starting embedded PostgreSQL in ${clusterDir}`);
       postgres = await startEmbeddedPostgres({
         dataDir: clusterDir,
         log: () => undefined,
         // main.ts stops it after the HTTP drain (see stop below).
         handleSignals: false,
       });
+      checkpoint();
       parseServerURL = `http://${publicHost}:${settings.port}/parse`;
       parse = await startParseServer({
         databaseURI: postgres.uri,
@@ -73,9 +109,18 @@ async function main(): Promise<void> {
         masterKey: settings.masterKey,
         // No client key: like most Parse apps, clients identify with the application id alone.
         serverURL: parseServerURL,
+        // Tenancy enforced by Parse itself, for clients that may write through /parse.
+        cloud: registerTenantGuard,
       });
+      checkpoint();
       // Mounted before Nest registers its body parsers: Parse Server parses its own requests.
       server.use('/parse', parse.app);
+      // Parse Server has answered 500 already and passes the error on only to have it logged: one
+      // plain line, and none while stopping (its pool is closed under requests still running).
+      server.use('/parse', (error: unknown, _req: unknown, res: Response, _next: NextFunction) => {
+        if (!res.headersSent) res.status(500).json({ code: 1, error: 'Internal server error.' });
+        if (!stopping && !startupSignal) logger.error(`Parse Server: ${describeError(error)}`);
+      });
     } else {
       parseServerURL = settings.serverURL;
       // A wrong URL or master key is one clear error now, not a failure on every call later.
@@ -90,8 +135,9 @@ async function main(): Promise<void> {
       if (problems.length) throw new DemoConfigError(problems.join('; '));
     }
 
+    checkpoint();
     const mcpApiKey = settings.mcpApiKey ?? (await loadOrCreateOperatorKey(settings.dataDir));
-    const app = await NestFactory.create<NestExpressApplication>(
+    app = await NestFactory.create<NestExpressApplication>(
       AppModule.forRoot({
         settings,
         parseServerURL,
@@ -103,9 +149,10 @@ async function main(): Promise<void> {
       // Keep-alive sockets must not hold the process after the drain answered every call.
       { logger: consoleLogger(settings), forceCloseConnections: true },
     );
+    const nest = app;
     const readiness = app.get(ReadinessService);
 
-    const stop = async (signal: string) => {
+    const shutdown = async (signal: string) => {
       if (stopping) return;
       stopping = true;
       const deadline = settings.shutdownGraceMs + SHUTDOWN_MARGIN_MS;
@@ -117,15 +164,15 @@ async function main(): Promise<void> {
       readiness.markShuttingDown();
       // Drains the MCP endpoint (refuse new calls, finish or cancel those in flight), then closes
       // the HTTP server; Parse Server and PostgreSQL stop after it.
-      await app.close().catch((e: unknown) => logger.error(`HTTP stop: ${String(e)}`));
+      await nest.close().catch((e: unknown) => logger.error(`HTTP stop: ${String(e)}`));
       await cleanup();
       logger.log('Stopped');
       process.exit(0);
     };
-    process.once('SIGINT', () => void stop('SIGINT'));
-    process.once('SIGTERM', () => void stop('SIGTERM'));
 
+    checkpoint();
     await app.listen(settings.port, settings.host);
+    checkpoint();
     const address = app.getHttpServer().address();
     const port = typeof address === 'object' && address ? address.port : settings.port;
     const base = `http://${publicHost}:${port}`;
@@ -133,6 +180,7 @@ async function main(): Promise<void> {
     if (settings.mode === 'embedded') {
       const admin = new ParseAdminClient(parseServerURL, settings.appId, settings.masterKey);
       const report = await seedDemoData(admin, settings.demoPassword);
+      checkpoint();
       logger.log(
         `${report.seeded ? 'Seeded' : 'Kept'} demo data: ${Object.entries(report.counts)
           .map(([k, v]) => `${k}=${v}`)
@@ -141,8 +189,12 @@ async function main(): Promise<void> {
       // Ready means a user can log in: prove it with one demo login.
       await admin.request('POST', '/login', { username: 'alice', password: settings.demoPassword });
     }
+    checkpoint();
+    // The library's own start-up check (master key, direct PostgreSQL path) has seen Parse answer.
+    await app.get(ParseAgentStartupCheck).ready();
     const problems = await checkParse(app.get<ParseRestClient>(DEMO_PARSE_CLIENT));
     if (problems.length) throw new DemoConfigError(problems.join('; '));
+    checkpoint();
     readiness.markSeeded();
 
     const lines = [
@@ -155,8 +207,10 @@ async function main(): Promise<void> {
       `  MCP auth:    Authorization: Bearer <Parse session token>   or   X-MCP-API-Key: ${mcpApiKey}${settings.mcpApiKey ? ' (from MCP_API_KEY)' : ` (kept in ${join(settings.dataDir, 'mcp-api-key')}; set MCP_API_KEY to choose one)`}`,
       `  Rate limit:  ${settings.rateLimitPerMinute} tool calls per minute per caller (MCP_RATE_LIMIT)`,
     ];
-    if (settings.mode === 'embedded') {
+    if (settings.mode === 'embedded' && postgres) {
       lines.push(
+        `  PostgreSQL:  ${postgres.uri}`,
+        `               (the demo's local dev database, credentials included: another app's direct path can use it)`,
         `  Data dir:    ${settings.dataDir}`,
         `  Demo users:  alice (tenant acme), bob (tenant globex), carol (admin); password "${settings.demoPassword}"`,
         `  Log in:      curl -s -X POST ${parseServerURL}/login -H 'X-Parse-Application-Id: ${settings.appId}' \\`,
@@ -165,11 +219,31 @@ async function main(): Promise<void> {
     }
     lines.push('');
     process.stdout.write(lines.join('\n') + '\n');
+    stop = shutdown;
+    if (startupSignal) await shutdown(startupSignal);
   } catch (error) {
+    if (!startupSignal) {
+      await app?.close().catch(() => undefined);
+      await cleanup();
+      throw error;
+    }
+    // Stopped by a signal during start-up: not a failure, whatever the interrupted step said.
+    if (!(error instanceof StartupInterrupted)) {
+      logger.log(`The interrupted start-up step ended with: ${describeError(error)}`);
+    }
+    readinessStopping(app);
+    await app?.close().catch((e: unknown) => logger.error(`HTTP stop: ${String(e)}`));
     await cleanup();
-    // Stopped by a signal during start-up: stop() reports and exits; this is not a failure.
-    if (stopping) return;
-    throw error;
+    logger.log('Stopped');
+    process.exit(0);
+  }
+}
+
+function readinessStopping(app: NestExpressApplication | undefined): void {
+  try {
+    app?.get(ReadinessService).markShuttingDown();
+  } catch {
+    // not created yet
   }
 }
 

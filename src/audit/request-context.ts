@@ -1,12 +1,11 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { DemoRequest } from '../auth/demo-principal';
 
 /** What the demo's log lines say about the request they belong to. */
 export interface RequestContext {
   requestId: string;
-  request: IncomingMessage & DemoRequest;
+  request: IncomingMessage;
 }
 
 const storage = new AsyncLocalStorage<RequestContext>();
@@ -26,7 +25,7 @@ export function requestContextMiddleware(
   const given = req.headers['x-request-id'];
   const requestId = typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
   res.setHeader('X-Request-Id', requestId);
-  storage.run({ requestId, request: req as IncomingMessage & DemoRequest }, next);
+  storage.run({ requestId, request: req }, next);
 }
 
 export function currentRequestContext(): RequestContext | undefined {

@@ -1,5 +1,5 @@
 import { Injectable, Logger, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
-import { AgentEvents, type ToolCallEvent } from 'nestjs-parse-agent';
+import { AgentEvents, principalOf, type ToolCallEvent } from 'nestjs-parse-agent';
 import type { Subscription } from 'rxjs';
 import { currentRequestContext } from './request-context';
 
@@ -64,7 +64,7 @@ export function auditRecord(
   event: ToolCallEvent,
   context = currentRequestContext(),
 ): ToolCallAuditRecord {
-  const principal = context?.request.demoPrincipal;
+  const principal = principalOf(context?.request);
   const sessionHeader = context?.request.headers['mcp-session-id'];
   const record: ToolCallAuditRecord = {
     msg: 'tool_call',

@@ -1,13 +1,18 @@
 import {
-  AgentUnauthorizedError,
+  agentOptionsForPrincipal,
   ENV_GATES,
   isTruthyEnv,
+  principalOf,
   type AgentOptions,
   type PermissionLevel,
+  type TenantSource,
 } from 'nestjs-parse-agent';
 
 /** Demo users trusted to change data through agent methods (carol holds the admin role). */
 const DEMO_WRITERS = new Set(['carol']);
+
+/** The demo's tenants: direct members of `<slug>-staff` act for tenant `<slug>`. */
+export const DEMO_TENANT_SOURCE: TenantSource = { fromRole: '{tenant}-staff' };
 
 /**
  * The tier a writer gets follows the operator's switches: write methods need
@@ -18,30 +23,14 @@ function writerTier(env: NodeJS.ProcessEnv = process.env): PermissionLevel {
   return isTruthyEnv(env[ENV_GATES.schemaOps]) ? 'admin' : 'write';
 }
 
-/** Who a request acts for, as established by the demo guard. */
-export type DemoPrincipal =
-  | { kind: 'user'; sessionToken: string; userId: string; username: string; tenantId?: string }
-  | { kind: 'operator' };
-
-export interface DemoRequest {
-  demoPrincipal?: DemoPrincipal;
-}
-
 /**
- * The demo's agentFactory: a signed-in user gets an agent scoped by their session (Parse enforces
- * their ACLs) and bound to their tenant, readonly except for the demo writers when the operator
- * switched writes on; the operator's API key gets a readonly master-key
- * agent. Anything else is refused.
+ * The demo's agentFactory over the library's binding (ParseAgentAuthGuard put the caller on the
+ * request): a signed-in user gets their session and the tenant of their tenant role, readonly
+ * except for the demo writers when the operator switched writes on; the operator key gets a
+ * readonly master-key agent. A user without exactly one tenant role is refused.
  */
-export function agentOptionsFor(request: DemoRequest): AgentOptions {
-  const principal = request.demoPrincipal;
-  if (principal?.kind === 'user') {
-    return {
-      permissions: DEMO_WRITERS.has(principal.username) ? writerTier() : 'readonly',
-      sessionToken: principal.sessionToken,
-      tenantId: principal.tenantId,
-    };
-  }
-  if (principal?.kind === 'operator') return { permissions: 'readonly' };
-  throw new AgentUnauthorizedError('Unauthorized', { reason: 'no principal' });
+export function agentOptionsFor(request: unknown): AgentOptions {
+  return agentOptionsForPrincipal(principalOf(request), {
+    userPermissions: (user) => (DEMO_WRITERS.has(user.username) ? writerTier() : 'readonly'),
+  });
 }

@@ -9,10 +9,16 @@ import {
   type OnModuleDestroy,
 } from '@nestjs/common';
 import type { Request, Response } from 'express';
-import { ParseAgentFactory, type ConversationEvent } from 'nestjs-parse-agent';
+import {
+  AgentUnauthorizedError,
+  ParseAgentAuthGuard,
+  ParseAgentFactory,
+  principalOf,
+  type AgentOptions,
+  type ConversationEvent,
+} from 'nestjs-parse-agent';
 import type { Subscription } from 'rxjs';
-import { DemoAuthGuard } from '../auth/demo-auth.guard';
-import { agentOptionsFor, type DemoRequest } from '../auth/demo-principal';
+import { agentOptionsFor } from '../auth/demo-principal';
 
 const MAX_MESSAGE_LENGTH = 4000;
 
@@ -23,7 +29,7 @@ const MAX_MESSAGE_LENGTH = 4000;
  * LLM provider is configured. Closing the connection cancels the question.
  */
 @Controller()
-@UseGuards(DemoAuthGuard)
+@UseGuards(ParseAgentAuthGuard)
 export class ChatController implements OnModuleDestroy {
   protected readonly logger = new Logger('DemoChat');
   protected readonly open = new Set<Subscription>();
@@ -31,7 +37,7 @@ export class ChatController implements OnModuleDestroy {
   constructor(protected readonly agents: ParseAgentFactory) {}
 
   @Post('chat')
-  chat(@Req() req: Request & DemoRequest, @Res() res: Response, @Body() body: unknown): void {
+  chat(@Req() req: Request, @Res() res: Response, @Body() body: unknown): void {
     const message = (body as { message?: unknown } | undefined)?.message;
     if (typeof message !== 'string' || !message.trim() || message.length > MAX_MESSAGE_LENGTH) {
       res.status(400).json({
@@ -39,7 +45,23 @@ export class ChatController implements OnModuleDestroy {
       });
       return;
     }
-    const conversation = this.agents.conversation(agentOptionsFor(req));
+    let options: AgentOptions;
+    try {
+      options = agentOptionsFor(req);
+    } catch (error) {
+      if (!(error instanceof AgentUnauthorizedError)) throw error;
+      // Signed in but bound to no tenant: the reason names the fix (a tenant role membership).
+      res.status(403).json({ error: error.message });
+      return;
+    }
+    // The user the guard verified is named in the default system prompt (never the token).
+    const principal = principalOf(req);
+    const conversation = this.agents.conversation(
+      options,
+      principal?.kind === 'user'
+        ? { user: { objectId: principal.userId, username: principal.username } }
+        : {},
+    );
     res.writeHead(200, {
       'Content-Type': 'text/event-stream',
       'Cache-Control': 'no-cache',

@@ -64,15 +64,55 @@ export async function lockDataDir(dataDir: string): Promise<DataDirLock> {
   );
 }
 
-/**
- * PostgreSQL's own lock: a cluster left running by a process that did not take our lock (or an
- * older demo). Names the postmaster's PID instead of letting PostgreSQL fail without a message.
- */
-export async function assertPostgresNotRunning(clusterDir: string): Promise<void> {
-  const pid = await pidIn(join(clusterDir, 'postmaster.pid'));
-  if (pid !== undefined && alive(pid)) {
-    throw new DemoConfigError(
-      `PostgreSQL is already running on ${clusterDir} (postmaster PID ${pid}). Stop it, or set DATA_DIR to another folder.`,
-    );
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** The command line of a running process (Linux /proc); undefined where it cannot be read. */
+async function commandLine(pid: number): Promise<string[] | undefined> {
+  const raw = await readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => undefined);
+  return raw ? raw.split('\0').filter(Boolean) : undefined;
+}
+
+async function waitForExit(pid: number, ms: number): Promise<boolean> {
+  for (const until = Date.now() + ms; Date.now() < until; await sleep(100)) {
+    if (!alive(pid)) return true;
   }
+  return !alive(pid);
+}
+
+/**
+ * PostgreSQL's own lock. Called once this process holds the demo lock, so no live demo uses the
+ * cluster: a postmaster still running on it was left behind by a demo that crashed (killed before
+ * it could stop PostgreSQL). That one is stopped (fast shutdown, then immediate) and start-up goes
+ * on. One that is not the demo's own (another command line) is a clear error naming its PID.
+ * Resolves to the PID that was stopped, if any.
+ */
+export async function stopStalePostgres(clusterDir: string): Promise<number | undefined> {
+  const pid = await pidIn(join(clusterDir, 'postmaster.pid'));
+  if (pid === undefined || !alive(pid)) return undefined;
+  const running = () =>
+    new DemoConfigError(
+      `PostgreSQL is already running on ${clusterDir} (postmaster PID ${pid}) and it is not one a demo left behind. Stop it, or set DATA_DIR to another folder.`,
+    );
+  const argv = await commandLine(pid);
+  // Where /proc is missing (macOS) the lock we hold is the evidence; on Linux, check it is the
+  // embedded server on this very folder.
+  const dataDirAt = argv?.indexOf('-D') ?? -1;
+  if (
+    argv &&
+    !(dataDirAt >= 0 && argv[dataDirAt + 1] === clusterDir && /postgres$/.test(argv[0]))
+  ) {
+    throw running();
+  }
+  for (const signal of ['SIGINT', 'SIGQUIT'] as const) {
+    try {
+      process.kill(pid, signal);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ESRCH') return pid;
+      throw running(); // EPERM: another user's server
+    }
+    if (await waitForExit(pid, signal === 'SIGINT' ? 15_000 : 5_000)) return pid;
+  }
+  throw new DemoConfigError(
+    `PostgreSQL left running on ${clusterDir} by a crashed demo (postmaster PID ${pid}) did not stop. Stop it (kill ${pid}), then start the demo again.`,
+  );
 }

@@ -7,6 +7,8 @@ export interface ParseServerHostOptions {
   javascriptKey?: string;
   /** Public URL Parse Server uses to reach itself (cloud code, files). Includes the mount path. */
   serverURL: string;
+  /** Cloud code: called with the Parse SDK of the server once it starts (triggers, functions). */
+  cloud?: (parse: never) => void | Promise<void>;
   /** Extra Parse Server options merged over ours. */
   extra?: Record<string, unknown>;
 }
@@ -72,6 +74,7 @@ export async function startParseServer(options: ParseServerHostOptions): Promise
     masterKey: options.masterKey,
     javascriptKey: options.javascriptKey,
     serverURL: options.serverURL,
+    ...(options.cloud ? { cloud: options.cloud } : {}),
     masterKeyIps: ['127.0.0.1', '::1', '::ffff:127.0.0.1'],
     allowClientClassCreation: false,
     enforcePrivateUsers: true,

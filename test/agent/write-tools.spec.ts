@@ -315,7 +315,7 @@ describe('writes on a real Parse Server (demo dataset)', () => {
           action: 'call_method',
           method: 'Order.refund',
           object_id: acmeOrder.objectId,
-          changed_keys: ['reason'],
+          changed_keys: ['status'],
         }),
       ]);
       expect(JSON.stringify(mutations)).not.toContain('arrived broken');
@@ -327,6 +327,64 @@ describe('writes on a real Parse Server (demo dataset)', () => {
           masterKey: true,
         },
       );
+    });
+
+    it('says a write the row ACL refuses may lack write access, right after a dry run passed', async () => {
+      // An acme order alice may read but not write (its ACL grants her read only).
+      const me = await parseRest<Data>('GET', '/users/me', undefined, {
+        sessionToken: tokens.alice,
+      });
+      const copy: Data = { ...acmeOrder, orderNumber: `${acmeOrder.orderNumber}-RO` };
+      for (const key of ['objectId', 'createdAt', 'updatedAt', 'ACL']) delete copy[key];
+      const created = await parseRest<Data>(
+        'POST',
+        '/classes/Order',
+        { ...copy, ACL: { [me.objectId]: { read: true } } },
+        { masterKey: true },
+      );
+      const objectId = created.objectId as string;
+      try {
+        const call = (extra: Data = {}) =>
+          alice().execute('call_method', {
+            class_name: 'Order',
+            method_name: 'refund',
+            object_id: objectId,
+            arguments: { reason: 'arrived broken', ...extra },
+          });
+        const preview = ok(await call({ dry_run: true }));
+        expect(preview).toMatchObject({ dry_run: true, result: { to: 'refunded' } });
+        expect(preview.dry_run_note).toMatch(/does not check write permission/);
+
+        for (const result of [
+          refused(await call()),
+          refused(
+            await alice().execute('update_object', {
+              class_name: 'Order',
+              object_id: objectId,
+              values: { status: 'shipped' },
+            }),
+          ),
+        ]) {
+          expect(result.error_code).toBe('parse_error');
+          expect(result.error).toContain(`Object not found: Order#${objectId}`);
+          expect(result.error).toMatch(/may lack write access/);
+          expect(result.error).toMatch(/dry run checks only what the user can read/i);
+        }
+        expect((await row('Order', objectId)).status).toBe(acmeOrder.status);
+        expect(mutations).toEqual([]);
+
+        // A row that really is missing keeps the plain answer.
+        const missing = refused(
+          await alice().execute('update_object', {
+            class_name: 'Order',
+            object_id: 'zzzzzzzzzz',
+            values: { status: 'shipped' },
+          }),
+        );
+        expect(missing.error).toBe('Parse error: Object not found: Order#zzzzzzzzzz');
+      } finally {
+        await parseRest('DELETE', `/classes/Order/${objectId}`, undefined, { masterKey: true });
+      }
     });
 
     it('gives the universal preview for a method without its own dry run', async () => {

@@ -7,21 +7,28 @@ import { dirname, join, relative, resolve } from 'node:path';
  */
 export const LAYERS: ReadonlyArray<readonly string[]> = [
   ['core'],
-  ['ports', 'query'],
+  ['ports', 'query', 'validation'],
   ['metadata'],
   ['security', 'data', 'format'],
   ['tools'],
   ['agent'],
   ['mcp'],
-  ['transport', 'client', 'redis'],
+  ['transport', 'client', 'redis', 'auth'],
+  ['composition'],
   ['cli'],
   ['nest'],
 ];
 
-/** Files at the root of src (index.ts, version.ts) sit outside the layers. */
+/** Files at the root of src (version.ts and the entry points) sit outside the layers. */
 const ROOT_FILES: Record<string, number> = {
   'version.ts': 0,
   'index.ts': Number.POSITIVE_INFINITY,
+  // The subpath entry points (`nestjs-parse-agent/redis`, ...): see the package's "exports".
+  'redis.ts': Number.POSITIVE_INFINITY,
+  'openai.ts': Number.POSITIVE_INFINITY,
+  'anthropic.ts': Number.POSITIVE_INFINITY,
+  // The `parse-agent` executable: joins the CLI (below Nest) with the Nest standalone server.
+  'cli.main.ts': Number.POSITIVE_INFINITY,
 };
 
 export interface ImportEdge {
@@ -53,13 +60,19 @@ function resolveImport(fromFile: string, spec: string): string | undefined {
   return undefined;
 }
 
-/** Every relative import (type-only ones too) between the library's source files. */
+/**
+ * Every relative import between the library's files: static and type-only ones, side-effect
+ * `import './x'`, lazy `import()`, `require()` (also `import x = require()`) and `require.resolve()`.
+ */
 export function importEdges(srcRoot: string): ImportEdge[] {
   const edges: ImportEdge[] = [];
   const pattern = /(?:^|\n)\s*(?:import|export)\s[^'"]*?from\s*['"](\.[^'"]+)['"]/g;
+  const sideEffect = /(?:^|\n)\s*import\s*['"](\.[^'"]+)['"]/g;
+  const lazy = /\b(?:import|require|require\.resolve)\(\s*['"`](\.[^'"`]+)['"`]\s*\)/g;
   for (const file of walk(srcRoot)) {
     const text = readFileSync(file, 'utf8');
-    for (const match of text.matchAll(pattern)) {
+    const matches = [pattern, sideEffect, lazy].flatMap((re) => [...text.matchAll(re)]);
+    for (const match of matches) {
       const target = resolveImport(file, match[1]);
       if (target) edges.push({ from: relative(srcRoot, file), to: relative(srcRoot, target) });
     }

@@ -1,3 +1,4 @@
+import { unwrapUntrusted } from 'nestjs-parse-agent/core/untrusted-data';
 import { execFileSync, spawnSync } from 'node:child_process';
 import { chmodSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -36,7 +37,7 @@ function model(body: Record<string, unknown>): ScriptedReply {
       usage: { input: 100, output: 10 },
     };
   }
-  const envelope = JSON.parse(String(tool.content)) as { data: { count: number } };
+  const envelope = JSON.parse(unwrapUntrusted(String(tool.content))) as { data: { count: number } };
   return {
     text: `There are ${envelope.data.count} ${cls} rows.`,
     usage: { input: 200, output: 20 },

@@ -7,7 +7,7 @@ import { testParseConfig } from '../harness/parse-rest';
 const ROOT = resolve(__dirname, '../..');
 
 /** The `parse-agent` bin entry, run from the TypeScript sources (no build step needed). */
-export const CLI_ENTRY = join(ROOT, 'libs/parse-agent/src/nest/parse-agent-cli.main.ts');
+export const CLI_ENTRY = join(ROOT, 'libs/parse-agent/src/cli.main.ts');
 export const TS_REGISTER = join(ROOT, 'test/harness/register-ts.cjs');
 /** The demo's decorated models, loaded with --models (tenant scopes, hidden classes). */
 export const DEMO_MODELS = join(ROOT, 'src/demo/models/index.ts');
@@ -52,4 +52,35 @@ export function runCliProcess(
       done({ code, stdout: String(stdout), stderr: String(stderr) });
     });
   });
+}
+
+/** Runs one CLI command with `input` piped to its stdin (then closed). */
+export function runCliWithInput(
+  args: string[],
+  env: Record<string, string>,
+  input: string,
+): Promise<CliRun> {
+  const { command, args: argv } = cliCommand(args);
+  return new Promise((done) => {
+    const child = execFile(
+      command,
+      argv,
+      { env, cwd: CLI_CWD, timeout: 60_000 },
+      (error, stdout, stderr) => {
+        const code = error ? (typeof error.code === 'number' ? error.code : -1) : 0;
+        done({ code, stdout: String(stdout), stderr: String(stderr) });
+      },
+    );
+    child.stdin?.end(input);
+  });
+}
+
+/** A loopback port nothing listens on (bound, then released). */
+export async function closedPort(): Promise<number> {
+  const { createServer } = await import('node:net');
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
 }

@@ -1,3 +1,4 @@
+import { unwrapUntrusted } from 'nestjs-parse-agent/core/untrusted-data';
 import {
   createAgentServices,
   ParseAgent,
@@ -24,7 +25,9 @@ function countModel(body: Record<string, unknown>): ScriptedReply {
       toolCalls: [{ id: `c_${cls}`, name: 'count_objects', arguments: { class_name: cls } }],
     };
   }
-  const envelope = JSON.parse(String(tool.content)) as { data?: { count: number } };
+  const envelope = JSON.parse(unwrapUntrusted(String(tool.content))) as {
+    data?: { count: number };
+  };
   return { text: `${cls}=${envelope.data?.count ?? 'refused'}` };
 }
 

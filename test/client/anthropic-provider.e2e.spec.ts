@@ -1,3 +1,4 @@
+import { unwrapUntrusted } from 'nestjs-parse-agent/core/untrusted-data';
 import { firstValueFrom, toArray } from 'rxjs';
 import { AgentCancelledError } from 'nestjs-parse-agent/core/errors';
 import { ParseAgentConversation } from 'nestjs-parse-agent/client/parse-agent-conversation';
@@ -83,9 +84,11 @@ describe('Anthropic provider through the official SDK, against a loopback server
       {
         type: 'tool_result',
         tool_use_id: 'toolu_1',
-        content: '{"success":true,"data":{"count":17}}',
+        content: expect.stringMatching(/^Tool data inside <untrusted-data-[0-9a-f]+>/),
       },
     ]);
+    const fed = (messages[2].content as Array<{ content: string }>)[0].content;
+    expect(unwrapUntrusted(fed)).toBe('{"success":true,"data":{"count":17}}');
     // claude-haiku-4-5: $1 in, $5 out per million tokens.
     expect(result.usage.costUsd).toBeCloseTo((1900 * 1 + 48 * 5) / 1e6, 12);
   });

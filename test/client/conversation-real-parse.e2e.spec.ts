@@ -1,3 +1,4 @@
+import { unwrapUntrusted } from 'nestjs-parse-agent/core/untrusted-data';
 import type { ParseAgent } from 'nestjs-parse-agent';
 import { ParseAgentConversation } from 'nestjs-parse-agent/client/parse-agent-conversation';
 import { createLlmProvider } from 'nestjs-parse-agent/client/provider-from-env';
@@ -18,7 +19,7 @@ function countThenAnswer(body: Record<string, unknown>): ScriptedReply {
       toolCalls: [{ id: 'call_count', name: 'count_objects', arguments: { class_name: 'Order' } }],
     };
   }
-  const envelope = JSON.parse(String(tool.content)) as {
+  const envelope = JSON.parse(unwrapUntrusted(String(tool.content))) as {
     success: boolean;
     data?: { count: number };
   };

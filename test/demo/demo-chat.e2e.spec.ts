@@ -1,10 +1,12 @@
 import type { INestApplication } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import request from 'supertest';
+import { unwrapUntrusted } from 'nestjs-parse-agent';
 import { AppModule } from '../../src/app.module';
 import type { LoopbackLlmServer, ScriptedReply } from '../client/loopback-llm-server';
 import { startOpenAiLoopback } from '../client/loopback-openai-server';
 import { demoTestSettings, seedDemo } from '../harness/demo-data';
+import { createUser } from '../harness/fixtures';
 import { testParseConfig } from '../harness/parse-rest';
 
 const API_KEY = 'demo-chat-operator-key';
@@ -16,7 +18,8 @@ function countOrders(body: Record<string, unknown>): ScriptedReply {
   if (!tool) {
     return { toolCalls: [{ id: 'c1', name: 'count_objects', arguments: { class_name: 'Order' } }] };
   }
-  return { text: `Orders: ${JSON.parse(String(tool.content)).data.count}` };
+  // Tool results reach the model wrapped as untrusted data.
+  return { text: `Orders: ${JSON.parse(unwrapUntrusted(String(tool.content))).data.count}` };
 }
 
 function sseEvents(text: string): Array<{ event: string; data: Record<string, unknown> }> {
@@ -91,6 +94,12 @@ describe('demo /chat (model: loopback server speaking the OpenAI HTTP API)', () 
     expect(done.text).toBe('Orders: 1470');
     expect(done.tool_calls).toEqual(['count_objects']);
     expect(done.usage).toEqual(expect.objectContaining({ calls: 2 }));
+    // The model was told whom it answers: the verified user and tenant, never the token.
+    const system = (llm.requests[llm.requests.length - 1].body.messages as Msg[])[0];
+    expect(system.role).toBe('system');
+    expect(system.content).toMatch(/You act for the Parse user "alice" \(objectId "\w+"\)/);
+    expect(system.content).toContain('Tenant: "acme".');
+    expect(system.content).not.toContain(tokens.alice);
 
     const operator = await request(app.getHttpServer())
       .post('/chat')
@@ -117,6 +126,19 @@ describe('demo /chat (model: loopback server speaking the OpenAI HTTP API)', () 
       .send({ question: 'hi' })
       .expect(400);
     expect(bad.body.error).toMatch(/"message"/);
+    expect(llm.requests.length).toBe(before);
+  });
+
+  it('refuses a signed-in user who is in no tenant role, whatever their sign-up claimed', async () => {
+    const app = await boot(true);
+    const before = llm.requests.length;
+    const stranger = await createUser('chat-stranger', 'pw', { tenantId: 'globex' });
+    const res = await request(app.getHttpServer())
+      .post('/chat')
+      .set('Authorization', `Bearer ${stranger.sessionToken}`)
+      .send({ message: 'How many orders?' })
+      .expect(403);
+    expect(res.body.error).toMatch(/No tenant for user chat-stranger: .*no tenant role/);
     expect(llm.requests.length).toBe(before);
   });
 

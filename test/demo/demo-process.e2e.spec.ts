@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { chmod, mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { Client } from 'pg';
 import { findFreePort } from '../../src/embedded/free-port';
 
 const ROOT = resolve(__dirname, '..', '..');
@@ -39,6 +40,16 @@ async function until(check: () => boolean, timeoutMs: number, what: string): Pro
     await new Promise((r) => setTimeout(r, 100));
   }
 }
+
+/** The JSON log lines of a demo's output (the banner and plain lines are skipped). */
+const logLines = (output: string) =>
+  output
+    .split('\n')
+    .filter((l) => l.startsWith('{'))
+    .map((l) => JSON.parse(l) as { level: string; message: string });
+
+/** A stack frame anywhere in the output, plain or inside a JSON string. */
+const STACK_FRAME = /\s+at \S.*:\d+:\d+\)?/;
 
 const alive = (pid: number) => {
   try {
@@ -85,6 +96,27 @@ describe('demo process (embedded PostgreSQL + Parse Server, child process)', () 
       .split('\n')
       .find((l) => l.includes('Seeded') || l.includes('Kept'));
     expect(() => JSON.parse(line!)).not.toThrow();
+  });
+
+  it('a healthy start logs no warning or error line', () => {
+    const upTo = demo.output().slice(0, demo.output().indexOf('demo is up'));
+    const alarms = logLines(upTo).filter((l) => l.level !== 'log');
+    expect(alarms).toEqual([]);
+    expect(upTo).not.toContain('unreachable');
+  });
+
+  it('prints the PostgreSQL URI in the banner, and another client can use it', async () => {
+    const uri = /PostgreSQL: +(postgres:\/\/\S+)/.exec(demo.output())?.[1];
+    expect(uri).toMatch(/^postgres:\/\/postgres:[^@]+@127\.0\.0\.1:\d+\/parse$/);
+    expect(demo.output()).toContain("the demo's local dev database");
+    const client = new Client({ connectionString: uri });
+    await client.connect();
+    try {
+      const orders = await client.query('SELECT count(*)::int AS n FROM "Order"');
+      expect(orders.rows[0].n).toBeGreaterThan(0);
+    } finally {
+      await client.end();
+    }
   });
 
   it('keeps the generated operator key in DATA_DIR', async () => {
@@ -170,6 +202,60 @@ describe('demo process (embedded PostgreSQL + Parse Server, child process)', () 
     expect(demo.output()).toContain('Stopped');
   }, 30_000);
 
+  it('after a crash, the next start stops the PostgreSQL the dead demo left running and comes up', async () => {
+    const first = startDemo({ DATA_DIR: dir, PORT: String(await findFreePort()) });
+    await until(() => first.output().includes('demo is up'), 120_000, 'the first banner');
+    const orphan = Number(
+      (await readFile(join(dir, 'postgres', 'postmaster.pid'), 'utf8')).split('\n')[0],
+    );
+    first.child.kill('SIGKILL'); // a crash: nothing of the demo's shutdown runs
+    await first.exited;
+    expect(alive(orphan)).toBe(true);
+    expect((await readFile(join(dir, 'demo.lock'), 'utf8')).trim()).toBe(String(first.child.pid));
+
+    const next = startDemo({ DATA_DIR: dir, PORT: String(await findFreePort()) });
+    try {
+      await until(
+        () => next.output().includes('demo is up') || next.child.exitCode !== null,
+        120_000,
+        'the second banner',
+      );
+      expect(next.output()).toContain(
+        `Stopped PostgreSQL (PID ${orphan}) left running by a demo that did not stop`,
+      );
+      expect(next.output()).toContain('demo is up');
+      expect(alive(orphan)).toBe(false);
+      next.child.kill('SIGTERM');
+      expect((await next.exited).code).toBe(0);
+    } finally {
+      if (next.child.exitCode === null) next.child.kill('SIGKILL');
+    }
+  }, 150_000);
+
+  it('SIGTERM while PostgreSQL starts: one plain line, no stack trace, PostgreSQL stopped, exit 0', async () => {
+    const starting = startDemo({ DATA_DIR: dir, PORT: String(await findFreePort()) });
+    try {
+      await until(
+        () => starting.output().includes('Starting embedded PostgreSQL'),
+        120_000,
+        'PostgreSQL starting',
+      );
+      starting.child.kill('SIGTERM');
+      const { code } = await starting.exited;
+      const output = starting.output();
+      expect(code).toBe(0);
+      expect(output).toContain('SIGTERM received during start-up');
+      expect(output).toContain('Stopped');
+      expect(output).not.toContain('demo is up');
+      expect(output).not.toMatch(STACK_FRAME);
+      expect(logLines(output).filter((l) => l.level !== 'log')).toEqual([]);
+      await expect(stat(join(dir, 'demo.lock'))).rejects.toThrow();
+      await expect(stat(join(dir, 'postgres', 'postmaster.pid'))).rejects.toThrow();
+    } finally {
+      if (starting.child.exitCode === null) starting.child.kill('SIGKILL');
+    }
+  }, 150_000);
+
   it('a signal during start-up (while the demo data is seeded) stops it cleanly, exit 0', async () => {
     const early = await mkdtemp(join(tmpdir(), 'demo-early-stop-'));
     await chmod(early, 0o755);
@@ -186,11 +272,13 @@ describe('demo process (embedded PostgreSQL + Parse Server, child process)', () 
       const { code } = await starting.exited;
       const output = starting.output();
       expect(output).not.toContain('demo is up'); // the signal did arrive during start-up
-      expect(code).toBe(0);
+      expect({ code, output }).toEqual({ code: 0, output: expect.any(String) as string });
       expect(output).toContain('Stopped');
       expect(output).not.toContain('uncaught exception');
       expect(output).not.toContain('Called end on pool more than once');
       expect(output).not.toContain('Failed to start');
+      expect(output).not.toMatch(STACK_FRAME);
+      expect(logLines(output).filter((l) => l.level === 'error')).toEqual([]);
       await expect(stat(join(early, 'demo.lock'))).rejects.toThrow();
     } finally {
       if (starting.child.exitCode === null) starting.child.kill('SIGKILL');

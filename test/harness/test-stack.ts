@@ -4,6 +4,7 @@ import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startEmbeddedPostgres, type RunningPostgres } from '../../src/embedded/embedded-postgres';
+import { registerTenantGuard } from '../../src/demo/cloud/tenant-guard';
 import { startParseServer, type ParseServerHost } from '../../src/embedded/parse-server-host';
 import { findFreePort } from '../../src/embedded/free-port';
 
@@ -48,7 +49,15 @@ export async function startTestStack(): Promise<TestStack> {
   let parse: ParseServerHost | undefined;
   let http: Server | undefined;
   try {
-    parse = await startParseServer({ databaseURI, appId, masterKey, javascriptKey, serverURL });
+    // The demo's cloud code too: the demo suites run the demo against this server.
+    parse = await startParseServer({
+      databaseURI,
+      appId,
+      masterKey,
+      javascriptKey,
+      serverURL,
+      cloud: registerTenantGuard,
+    });
     const app = express();
     app.use('/parse', parse.app);
     http = await new Promise<Server>((resolve, reject) => {

@@ -70,21 +70,35 @@ describe('aggregation routing over MCP (Parse on PostgreSQL, no direct path)', (
     (JSON.parse(text(result)) as { data?: Record<string, unknown> }).data ??
     (JSON.parse(text(result)) as Record<string, unknown>);
 
-  it('lists the aggregation tools with output schemas', async () => {
+  it('lists to the master key only the analytics tools this deployment can run for it', async () => {
     const client = await connect('master');
     const { tools } = await client.listTools();
-    for (const name of [
-      'aggregate',
-      'group_by',
-      'group_by_date',
-      'distinct',
-      'explain_query',
-      'export_data',
-    ]) {
-      const tool = tools.find((t) => t.name === name);
-      expect(tool).toBeDefined();
-      expect(tool?.outputSchema).toBeDefined();
+    const names = tools.map((t) => t.name);
+    // Parse REST answers distinct for the master key; export_data's query mode reads rows.
+    for (const name of ['distinct', 'export_data']) {
+      expect(tools.find((t) => t.name === name)?.outputSchema).toBeDefined();
     }
+    // Pipelines need a direct path (or Parse declared MongoDB); nothing here can explain.
+    for (const name of ['aggregate', 'group_by', 'group_by_date', 'explain_query'])
+      expect(names).not.toContain(name);
+  });
+
+  it('offers a session agent no aggregate-family tool or explain, on tools/list, list_tools and GET /tools', async () => {
+    const hidden = ['aggregate', 'group_by', 'group_by_date', 'distinct', 'explain_query'];
+    const client = await connect(alice.sessionToken);
+    const { tools } = await client.listTools();
+    const names = tools.map((t) => t.name);
+    expect(names).toEqual(expect.arrayContaining(['query_class', 'count_objects', 'export_data']));
+    for (const name of hidden) expect(names).not.toContain(name);
+
+    const listed = data(await client.callTool({ name: 'list_tools', arguments: {} }));
+    expect((listed.tools as Array<{ name: string }>).map((t) => t.name)).toEqual(names);
+
+    const res = await fetch(`${app.url}/tools`, {
+      headers: { Authorization: `Bearer ${alice.sessionToken}` },
+    });
+    expect(res.status).toBe(200);
+    expect(((await res.json()) as Array<{ name: string }>).map((t) => t.name)).toEqual(names);
   });
 
   it('master-key distinct goes to Parse REST and answers every value, sorted', async () => {
@@ -140,7 +154,7 @@ describe('aggregation routing over MCP (Parse on PostgreSQL, no direct path)', (
     expect(text(result)).toMatch(/Configure a direct database path/);
   });
 
-  it("a session agent's aggregate, group_by and distinct are refused with the configure-a-direct-path message", async () => {
+  it("a session agent's aggregate, group_by and distinct, called anyway, are refused with the configure-a-direct-path message", async () => {
     const client = await connect(alice.sessionToken);
     for (const [name, args] of [
       [
@@ -154,6 +168,9 @@ describe('aggregation routing over MCP (Parse on PostgreSQL, no direct path)', (
       expect(result.isError).toBe(true);
       expect(text(result)).toMatch(/Configure a direct database path/);
       expect(text(result)).toMatch(/only to master-key agents/);
+      // The same failure shape as every tool: the code in structuredContent and in _meta.
+      expect(result.structuredContent).toMatchObject({ error_code: 'invalid_configuration' });
+      expect(result._meta).toMatchObject({ 'parse.error_code': 'invalid_configuration' });
       // Never answered unscoped: no rows, no status values leak into the refusal.
       expect(text(result)).not.toMatch(/alice-only|"results"|"values"/);
     }

@@ -428,8 +428,26 @@ describe('McpDispatcher', () => {
       expect(message).toEqual({
         jsonrpc: '2.0',
         id: 1,
-        error: { code: -32602, message: 'Unknown tool: no_such_tool' },
+        error: {
+          code: -32602,
+          message:
+            "Unknown tool 'no_such_tool': no tool of that name is available to this agent. list_tools (tools/list over MCP) names the tools it may call.",
+        },
       });
+    });
+
+    it('suggests close names for an unknown tool, only among the tools the agent may call', async () => {
+      const typo = await respond(callTool('count_object', {}));
+      const text = (typo.message as { error: { message: string } }).error.message;
+      expect(text).toMatch(/^Unknown tool 'count_object'.* Did you mean count_objects/);
+      // A readonly agent is not told about the admin tool it may not call.
+      const hidden = await respond(callTool('delete_objekt', {}));
+      expect(JSON.stringify(hidden.message)).not.toContain('delete_object');
+      const admin = await respond(
+        callTool('delete_objekt', {}),
+        makeAgent({ permissions: 'admin' }),
+      );
+      expect(JSON.stringify(admin.message)).toContain('Did you mean delete_object?');
     });
 
     it.each([

@@ -30,6 +30,8 @@ export interface McpTestAppOptions {
   /** An Express adapter over the host's own express app (e.g. with parsers mounted first). */
   httpAdapter?: ExpressAdapter;
   globalPrefix?: string;
+  /** More module options (port options, redis...), applied over the suite defaults. */
+  module?: Partial<ParseAgentModuleOptions>;
 }
 
 /** Boots a Nest app with ParseAgentModule and its MCP endpoint on a free loopback port. */
@@ -45,6 +47,7 @@ export async function startMcpTestApp(options: McpTestAppOptions = {}): Promise<
         unregisteredClasses: 'visible',
         agentFactory: options.agentFactory ?? (() => ({ permissions: 'readonly' })),
         mcp: { maxConcurrentStreams: 50, ...options.mcp },
+        ...options.module,
       }),
     ],
     providers: options.providers ?? [],
@@ -110,6 +113,14 @@ export interface RpcMessage {
 /** JSON-RPC messages of SSE events, in order. */
 export function messagesOf(events: SseEvent[]): RpcMessage[] {
   return events.filter((e) => e.data).map((e) => JSON.parse(e.data!) as RpcMessage);
+}
+
+/** The progress values a tool reported itself (whole steps), leaving out heartbeats. */
+export function progressOf(events: SseEvent[]): number[] {
+  return messagesOf(events)
+    .filter((m) => m.method === 'notifications/progress')
+    .map((m) => m.params!.progress!)
+    .filter((p) => Number.isInteger(p) && p >= 1);
 }
 
 /** JSON-RPC messages of an SSE body, in order. */

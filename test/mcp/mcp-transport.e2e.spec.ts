@@ -1,6 +1,7 @@
 import {
   ForbiddenException,
   Injectable,
+  Logger,
   UnauthorizedException,
   type CanActivate,
   type ExecutionContext,
@@ -390,6 +391,38 @@ describe('MCP endpoint: host guards, agentFactory refusals and failures', () => 
       .set('X-Guard', guard)
       .set(extra)
       .send(ping);
+
+  it('logs each 401 with its reason and request id, which never reach the wire', async () => {
+    const warnings: string[] = [];
+    Logger.overrideLogger({
+      log: () => undefined,
+      error: () => undefined,
+      warn: (message: unknown) => warnings.push(String(message)),
+    });
+    try {
+      const factory = await post('allow', { 'X-Factory': 'refuse', 'X-Request-Id': 'req-401-a' });
+      const guard = await post('throw-unauthorized', { 'X-Request-Id': 'req-401-b' });
+      const denied = await post('deny');
+      for (const res of [factory, guard, denied]) {
+        expect(res.status).toBe(401);
+        expect(res.body).toEqual(UNAUTHORIZED);
+      }
+      expect(warnings).toEqual([
+        'Unauthorized: AgentUnauthorizedError reason="expired" request_id=req-401-a',
+        'Unauthorized: UnauthorizedException reason="no token here" request_id=req-401-b',
+        expect.stringMatching(
+          /^Unauthorized: ForbiddenException reason="a guard returned false" request_id=[0-9a-f-]{36}$/,
+        ),
+      ]);
+      // Without an id from the host or the client, the one made up is sent back to quote.
+      expect(warnings[2]).toContain(`request_id=${String(denied.headers['x-request-id'])}`);
+      // The factory error's message stays out of the log as well as the wire.
+      expect(warnings.join('\n')).not.toContain('user 42');
+    } finally {
+      Logger.overrideLogger(false);
+      seen.length = 0;
+    }
+  });
 
   it('runs transport checks before the guards', async () => {
     const res = await request(t.app.getHttpServer())

@@ -1,4 +1,5 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -50,125 +51,234 @@ async function main(): Promise<void> {
 void main();
 `;
 
+/** The optional peer dependencies: none is installed in the fresh apps. */
+const OPTIONAL_PEERS = [
+  'ioredis',
+  'openai',
+  '@anthropic-ai/sdk',
+  'pg',
+  'mongodb',
+  'class-validator',
+  'class-transformer',
+  'class-validator-jsonschema',
+];
+
+/** Each subpath and the optional peer its types need. */
+const SUBPATH_PEERS: Record<string, string> = {
+  redis: 'ioredis',
+  openai: 'openai',
+  anthropic: '@anthropic-ai/sdk',
+};
+
+/** A hand-made tsconfig: strict, library declarations checked too, no esModuleInterop. */
+function tsconfig(compilerOptions: Record<string, unknown>, include: string[]): string {
+  return JSON.stringify({
+    compilerOptions: {
+      target: 'ES2022',
+      module: 'commonjs',
+      strict: true,
+      experimentalDecorators: true,
+      emitDecoratorMetadata: true,
+      skipLibCheck: false,
+      outDir: 'dist',
+      rootDir: 'src',
+      types: ['node'],
+      ...compilerOptions,
+    },
+    include,
+  });
+}
+
+/** Runs tsc in the app; the diagnostics when it fails. */
+async function compile(app: string, project: string): Promise<string> {
+  try {
+    await run(process.execPath, [TSC, '-p', project], { cwd: app });
+    return '';
+  } catch (error) {
+    return String((error as { stdout?: string }).stdout ?? error);
+  }
+}
+
 /**
  * The library as a user gets it: packed (prepack builds it), installed from the tarball into a
- * fresh Nest app outside this workspace (dependencies from the npm registry), compiled with strict
- * TypeScript, then serving one MCP call against the test Parse Server.
+ * fresh Nest app outside this workspace (dependencies from the npm registry) on each supported
+ * Nest major, with none of the optional peers; compiled with strict TypeScript and skipLibCheck
+ * off, then serving one MCP call against the test Parse Server.
  */
 describe('packaging: npm pack, install into a fresh Nest app, compile strictly, serve MCP', () => {
   let dir: string;
-  let server: ChildProcess | undefined;
+  let tarball: string;
 
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), 'parse-agent-pack-'));
-  });
-  afterAll(async () => {
-    server?.kill('SIGKILL');
-    await rm(dir, { recursive: true, force: true });
-  });
-
-  it('installs, compiles and answers tools/call', async () => {
     const packed = join(dir, 'pack');
     await mkdir(packed);
     await run('npm', ['pack', '--pack-destination', packed], { cwd: LIBRARY });
-    const [tarball] = (await readdir(packed)).filter((f) => f.endsWith('.tgz'));
-    expect(tarball).toBeDefined();
-    const listing = (await run('tar', ['-tzf', join(packed, tarball)])).stdout.split('\n');
+    const [file] = (await readdir(packed)).filter((f) => f.endsWith('.tgz'));
+    tarball = join(packed, file);
+    await defineClass('PackItem', { label: { type: 'String' } });
+    await createObject('PackItem', { label: 'packed' });
+  }, 120_000);
+  afterAll(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('packs the build, the bin launcher, .env.sample and one entry per subpath', async () => {
+    const listing = (await run('tar', ['-tzf', tarball])).stdout.split('\n');
     expect(listing).toEqual(
       expect.arrayContaining([
         'package/package.json',
         'package/README.md',
         'package/LICENSE',
+        'package/.env.sample',
+        'package/bin/parse-agent.js',
         'package/dist/index.js',
         'package/dist/index.d.ts',
+        'package/dist/cli.main.js',
+        ...Object.keys(SUBPATH_PEERS).flatMap((name) => [
+          `package/dist/${name}.js`,
+          `package/dist/${name}.d.ts`,
+        ]),
       ]),
     );
     // No source maps pointing at sources the package does not carry, and no tests.
     expect(listing.filter((f) => f.endsWith('.map') || f.includes('.spec.'))).toEqual([]);
+  });
 
-    const app = join(dir, 'app');
-    await mkdir(join(app, 'src'), { recursive: true });
-    await writeFile(
-      join(app, 'package.json'),
-      JSON.stringify({
-        name: 'pack-test-app',
-        private: true,
-        dependencies: {
-          '@nestjs/common': '^11.0.0',
-          '@nestjs/core': '^11.0.0',
-          '@nestjs/platform-express': '^11.0.0',
-          'reflect-metadata': '^0.2.0',
-          rxjs: '^7.8.0',
-          'nestjs-parse-agent': `file:${join(packed, tarball)}`,
-        },
-        devDependencies: { '@types/node': '^20.0.0' },
-      }),
-    );
-    await writeFile(
-      join(app, 'tsconfig.json'),
-      JSON.stringify({
-        compilerOptions: {
-          target: 'ES2022',
-          module: 'commonjs',
-          strict: true,
-          experimentalDecorators: true,
-          emitDecoratorMetadata: true,
-          skipLibCheck: true,
-          outDir: 'dist',
-          rootDir: 'src',
-          types: ['node'],
-        },
-        include: ['src'],
-      }),
-    );
-    await writeFile(join(app, 'src', 'main.ts'), APP_SOURCE);
-    await run('npm', ['install', '--no-audit', '--no-fund', '--loglevel=error'], {
-      cwd: app,
-      maxBuffer: 16 * 1024 * 1024,
-    });
-    await run(process.execPath, [TSC, '-p', 'tsconfig.json'], { cwd: app });
+  describe.each([11, 12])('into a Nest %i app', (nestMajor) => {
+    let app: string;
+    let server: ChildProcess | undefined;
 
-    await defineClass('PackItem', { label: { type: 'String' } });
-    await createObject('PackItem', { label: 'packed' });
-    const parse = testParseConnection();
-    server = spawn(process.execPath, ['dist/main.js'], {
-      cwd: app,
-      env: {
-        ...process.env,
-        PARSE_SERVER_URL: parse.serverURL,
-        PARSE_APP_ID: parse.appId,
-        PARSE_MASTER_KEY: parse.masterKey,
-        PARSE_JAVASCRIPT_KEY: parse.javascriptKey,
-      },
-      stdio: ['ignore', 'pipe', 'inherit'],
-    });
-    const port = await new Promise<number>((done, fail) => {
-      let text = '';
-      server!.stdout!.on('data', (chunk: Buffer) => {
-        text += chunk.toString();
-        const line = text.split('\n').find((l) => l.startsWith('{"port"'));
-        if (line) done((JSON.parse(line) as { port: number }).port);
+    beforeAll(async () => {
+      app = join(dir, `app-nest${nestMajor}`);
+      await mkdir(join(app, 'src'), { recursive: true });
+      await writeFile(
+        join(app, 'package.json'),
+        JSON.stringify({
+          name: `pack-test-app-nest${nestMajor}`,
+          private: true,
+          dependencies: {
+            '@nestjs/common': `^${nestMajor}.0.0`,
+            '@nestjs/core': `^${nestMajor}.0.0`,
+            '@nestjs/platform-express': `^${nestMajor}.0.0`,
+            'reflect-metadata': '^0.2.0',
+            rxjs: '^7.8.0',
+            'nestjs-parse-agent': `file:${tarball}`,
+          },
+          devDependencies: { '@types/node': '^20.0.0' },
+        }),
+      );
+      await writeFile(join(app, 'src', 'main.ts'), APP_SOURCE);
+      // npm refuses the install (ERESOLVE) when the peer ranges leave this Nest major out.
+      await run('npm', ['install', '--no-audit', '--no-fund', '--loglevel=error'], {
+        cwd: app,
+        maxBuffer: 16 * 1024 * 1024,
       });
-      server!.once('exit', (code) => fail(new Error(`the packed app exited with ${code}`)));
+    }, 240_000);
+    afterAll(() => {
+      server?.kill('SIGKILL');
     });
-    const res = await fetch(`http://127.0.0.1:${port}/mcp`, {
-      method: 'POST',
-      headers: { 'Content-Type': 'application/json', Accept: 'application/json' },
-      body: JSON.stringify({
-        jsonrpc: '2.0',
-        id: 1,
-        method: 'tools/call',
-        params: { name: 'count_objects', arguments: { class_name: 'PackItem' } },
-      }),
+
+    it('installs without any optional peer dependency', async () => {
+      const nest = (
+        await run(process.execPath, ['-p', "require('@nestjs/core/package.json').version"], {
+          cwd: app,
+        })
+      ).stdout.trim();
+      expect(nest.split('.')[0]).toBe(String(nestMajor));
+      const present = OPTIONAL_PEERS.filter((name) => existsSync(join(app, 'node_modules', name)));
+      expect(present).toEqual([]);
     });
-    expect(res.status).toBe(200);
-    const body = (await res.json()) as {
-      result: { isError: boolean; content: Array<{ text: string }> };
-    };
-    expect(body.result.isError).toBe(false);
-    // Text results are wrapped as untrusted data by default; the JSON sits inside the delimiters.
-    expect(JSON.parse(unwrapUntrusted(body.result.content[0].text)).count).toBeGreaterThanOrEqual(
-      1,
-    );
-  }, 300_000);
+
+    it('compiles with skipLibCheck off, for moduleResolution node and nodenext', async () => {
+      await writeFile(join(app, 'tsconfig.json'), tsconfig({}, ['src/main.ts']));
+      expect(await compile(app, 'tsconfig.json')).toBe('');
+      // Modern resolvers read package.json "exports" (types condition) instead of main/types.
+      await writeFile(
+        join(app, 'tsconfig.nodenext.json'),
+        tsconfig({ module: 'nodenext', moduleResolution: 'nodenext', noEmit: true }, [
+          'src/main.ts',
+        ]),
+      );
+      expect(await compile(app, 'tsconfig.nodenext.json')).toBe('');
+    }, 180_000);
+
+    it('resolves each subpath, whose types need only their own optional peer', async () => {
+      const imports = Object.keys(SUBPATH_PEERS)
+        .map((name) => `export * as ${name} from 'nestjs-parse-agent/${name}';`)
+        .join('\n');
+      await writeFile(join(app, 'src', 'subpaths.ts'), imports + '\n');
+      await writeFile(
+        join(app, 'tsconfig.subpaths.json'),
+        tsconfig({ noEmit: true }, ['src/subpaths.ts']),
+      );
+      const diagnostics = await compile(app, 'tsconfig.subpaths.json');
+      // The subpath itself resolves; what is missing is the peer its declarations import.
+      expect(diagnostics).not.toContain("'nestjs-parse-agent/");
+      for (const peer of Object.values(SUBPATH_PEERS)) {
+        expect(diagnostics).toContain(`Cannot find module '${peer}'`);
+      }
+      // At run time the subpaths load without their peer (it is required only when used).
+      const loaded = await run(
+        process.execPath,
+        [
+          '-p',
+          "Object.keys(require('nestjs-parse-agent/redis')).includes('RedisRateLimiter') && typeof require('nestjs-parse-agent/openai').OpenAiProvider",
+        ],
+        { cwd: app },
+      );
+      expect(loaded.stdout.trim()).toBe('function');
+    }, 120_000);
+
+    it('links the parse-agent command, whose help names a file the package ships', async () => {
+      const help = await run(join(app, 'node_modules', '.bin', 'parse-agent'), ['--help'], {
+        cwd: app,
+      });
+      expect(help.stdout).toContain('.env.sample');
+      expect(existsSync(join(app, 'node_modules', 'nestjs-parse-agent', '.env.sample'))).toBe(true);
+    });
+
+    it('answers tools/call', async () => {
+      const parse = testParseConnection();
+      server = spawn(process.execPath, ['dist/main.js'], {
+        cwd: app,
+        env: {
+          ...process.env,
+          PARSE_SERVER_URL: parse.serverURL,
+          PARSE_APP_ID: parse.appId,
+          PARSE_MASTER_KEY: parse.masterKey,
+          PARSE_JAVASCRIPT_KEY: parse.javascriptKey,
+        },
+        stdio: ['ignore', 'pipe', 'inherit'],
+      });
+      const port = await new Promise<number>((done, fail) => {
+        let text = '';
+        server!.stdout!.on('data', (chunk: Buffer) => {
+          text += chunk.toString();
+          const line = text.split('\n').find((l) => l.startsWith('{"port"'));
+          if (line) done((JSON.parse(line) as { port: number }).port);
+        });
+        server!.once('exit', (code) => fail(new Error(`the packed app exited with ${code}`)));
+      });
+      const res = await fetch(`http://127.0.0.1:${port}/mcp`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json', Accept: 'application/json' },
+        body: JSON.stringify({
+          jsonrpc: '2.0',
+          id: 1,
+          method: 'tools/call',
+          params: { name: 'count_objects', arguments: { class_name: 'PackItem' } },
+        }),
+      });
+      expect(res.status).toBe(200);
+      const body = (await res.json()) as {
+        result: { isError: boolean; content: Array<{ text: string }> };
+      };
+      expect(body.result.isError).toBe(false);
+      // Text results are wrapped as untrusted data by default; the JSON sits inside the delimiters.
+      expect(JSON.parse(unwrapUntrusted(body.result.content[0].text)).count).toBeGreaterThanOrEqual(
+        1,
+      );
+    }, 60_000);
+  });
 });

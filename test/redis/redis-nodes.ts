@@ -10,6 +10,7 @@ import {
   type ServerResponse,
 } from 'node:http';
 import { connect, type AddressInfo } from 'node:net';
+import { join } from 'node:path';
 import {
   AgentUnauthorizedError,
   ParseAgentModule,
@@ -111,12 +112,19 @@ export const bearerAgentFactory: ParseAgentModuleOptions['agentFactory'] = (req)
   return { sessionToken: match[1] };
 };
 
+/** The bearer token itself as the user key (for made-up tokens). */
+export const bearerTokenUserKey: NonNullable<McpEndpointOptions['userKey']> = (req) =>
+  /^Bearer (\S+)$/.exec(String(req.headers.authorization ?? ''))?.[1];
+
 /** One Nest node with the MCP endpoint on the given Redis (its default, shared rate limiter). */
 export async function startRedisNode(options: {
   redisUrl: string;
   keyPrefix: string;
   parse?: ParseAgentModuleOptions['parse'];
   mcp?: McpEndpointOptions;
+  /** Address and port to listen on (default 127.0.0.1, any free port). */
+  host?: string;
+  port?: number;
 }): Promise<RedisNode> {
   const moduleRef = await Test.createTestingModule({
     imports: [
@@ -125,16 +133,24 @@ export async function startRedisNode(options: {
         redis: { url: options.redisUrl, keyPrefix: options.keyPrefix },
         suppressSecurityBanners: true,
         agentFactory: bearerAgentFactory,
-        mcp: { maxConcurrentStreams: 50, heartbeatIntervalMs: 1000, ...options.mcp },
+        mcp: {
+          maxConcurrentStreams: 50,
+          heartbeatIntervalMs: 1000,
+          // The suites' tokens are made up (Parse does not know them): each counts as its own
+          // user. Pass `userKey: undefined` to resolve real tokens through Parse instead.
+          userKey: bearerTokenUserKey,
+          ...options.mcp,
+        },
       }),
     ],
   }).compile();
   const app = moduleRef.createNestApplication({ logger: false, forceCloseConnections: true });
-  await app.listen(0, '127.0.0.1');
+  const host = options.host ?? '127.0.0.1';
+  await app.listen(options.port ?? 0, host);
   const { port } = app.getHttpServer().address() as AddressInfo;
   return {
     app,
-    url: `http://127.0.0.1:${port}/mcp`,
+    url: `http://${host}:${port}/mcp`,
     tools: app.get(ToolRegistry),
     prompts: app.get(PromptRegistry),
     close: () => app.close(),
@@ -316,3 +332,74 @@ export const callBody = (
   method: 'tools/call',
   params: { name, arguments: args },
 });
+
+/** A node in a child process (test/redis/node-process.ts), so a suite can SIGKILL it. */
+export interface NodeProcess {
+  url: string;
+  child: ChildProcess;
+  /** SIGKILL, resolved once the process is gone. */
+  kill(): Promise<void>;
+}
+
+export async function startNodeProcess(options: {
+  redisUrl: string;
+  keyPrefix: string;
+  mcp?: Record<string, unknown>;
+  /** Listen address and port inside the process (default 127.0.0.1, any free port). */
+  host?: string;
+  port?: number;
+  /** Runs the process in this network namespace (`ip netns exec`). */
+  netns?: string;
+}): Promise<NodeProcess> {
+  const root = join(__dirname, '..', '..');
+  const node = [
+    process.execPath,
+    '-r',
+    join(root, 'test/harness/ts-register.js'),
+    join(__dirname, 'node-process.ts'),
+  ];
+  const [command, ...args] = options.netns ? ['ip', 'netns', 'exec', options.netns, ...node] : node;
+  const child = spawn(command, args, {
+    cwd: root,
+    env: {
+      ...process.env,
+      REDIS_URL: options.redisUrl,
+      KEY_PREFIX: options.keyPrefix,
+      MCP_OPTIONS: JSON.stringify(options.mcp ?? {}),
+      LISTEN_HOST: options.host ?? '127.0.0.1',
+      LISTEN_PORT: String(options.port ?? 0),
+    },
+    // stdin stays open while this process lives: its end stops the child.
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  let output = '';
+  const url = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`node process did not start within 60 s:\n${output}`));
+    }, 60_000);
+    const onData = (chunk: Buffer) => {
+      output += chunk.toString();
+      const match = /LISTENING (\S+)/.exec(output);
+      if (match) {
+        clearTimeout(timer);
+        resolve(match[1]);
+      }
+    };
+    child.stdout!.on('data', onData);
+    child.stderr!.on('data', onData);
+    child.once('exit', () => {
+      clearTimeout(timer);
+      reject(new Error(`node process exited before listening:\n${output}`));
+    });
+  });
+  return {
+    url,
+    child,
+    kill: async () => {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+      await exited;
+    },
+  };
+}

@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { unwrapUntrusted } from 'nestjs-parse-agent';
 import {
@@ -87,4 +88,39 @@ describeWithRedisServer('a node whose Redis goes away and comes back', () => {
     const again = await rpc(node.url, initializeBody(5), who);
     expect(again.status).toBe(200);
   });
+
+  it('a Redis stall longer than the command timeout answers 503, never "Session not found", and the session lives on', async () => {
+    const init = await rpc(node.url, initializeBody(20), who);
+    expect(init.status).toBe(200);
+    const session = { ...who, 'Mcp-Session-Id': init.headers.get('mcp-session-id')! };
+    // ping: not charged to the rate limiter (also on Redis), so only the session is checked.
+    const list = () => rpc(node.url, { jsonrpc: '2.0', id: 21, method: 'ping' }, session);
+    expect((await list()).status).toBe(200);
+
+    // Every client's commands wait 3.5 s: longer than the node's 2 s command timeout.
+    const paused = spawnSync(
+      'redis-cli',
+      ['-p', String(redis.port), 'CLIENT', 'PAUSE', '3500', 'ALL'],
+      {
+        encoding: 'utf8',
+        timeout: 5000,
+      },
+    );
+    expect(paused.stdout.trim()).toBe('OK');
+    const during = await list();
+    expect(during.status).toBe(503); // before: 404 "Session not found" for a live session
+    expect(during.headers.get('retry-after')).toBeTruthy();
+    expect(JSON.stringify(during.json)).toMatch(/session store unavailable/i);
+    expect(JSON.stringify(during.json)).not.toMatch(/Session not found/);
+    expect(during.json?.id).toBe(21);
+
+    // Once Redis answers again, the same session works: it was never ended.
+    let after = during;
+    for (let i = 0; i < 60 && after.status !== 200; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      after = await list();
+    }
+    expect(after.status).toBe(200);
+    expect(after.json?.error).toBeUndefined();
+  }, 20_000);
 });

@@ -2,7 +2,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { unwrapUntrusted, type ToolContext } from 'nestjs-parse-agent';
 import { randomBytes } from 'node:crypto';
-import { delay, messagesOf, openSsePost, type SseEvent } from '../mcp/mcp-test-app';
+import { delay, messagesOf, openSsePost, progressOf, type SseEvent } from '../mcp/mcp-test-app';
 import {
   callBody,
   initializeBody,
@@ -54,13 +54,6 @@ function addTools(node: RedisNode, runs: { started: number; aborted: number }): 
 const token = (label: string) => `r:${label}:${randomBytes(6).toString('hex')}`;
 const bearer = (t: string) => ({ Authorization: `Bearer ${t}` });
 const protocol = { 'MCP-Protocol-Version': '2025-11-25' };
-
-function progressOf(events: SseEvent[]): number[] {
-  return messagesOf(events)
-    .filter((m) => m.method === 'notifications/progress')
-    .map((m) => m.params!.progress!)
-    .filter((p) => Number.isInteger(p) && p >= 1); // the tool's own steps, not heartbeats
-}
 
 describeWithRedis('resumable streams across two nodes sharing Redis', () => {
   let a: RedisNode;

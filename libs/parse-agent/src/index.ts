@@ -1,12 +1,17 @@
 // Public surface of nestjs-parse-agent: named re-exports only. Anything not listed here is internal.
+// This entry point carries no types of optional peer dependencies, so an app compiles against it
+// without them (even with skipLibCheck off). Integrations that need one have their own subpath:
+// `nestjs-parse-agent/redis` (redis.ts), `/openai` (openai.ts), `/anthropic` (anthropic.ts).
 export { PARSE_AGENT_VERSION } from './version';
 
 // Nest integration
 export { ParseAgentModule } from './nest/parse-agent.module';
 export { ParseAgentFactory } from './nest/parse-agent.factory';
 export { AGENT_TOOL_CONTEXT_TYPE } from './nest/agent-tool.explorer';
-export { PARSE_AGENT_RATE_LIMITER } from './nest/parse-agent.constants';
 export { PARSE_AGENT_MODULE_OPTIONS } from './nest/parse-agent.module-definition';
+export { ParseAgentStartupCheck } from './nest/parse-agent-startup-check';
+export type { StartupCheckStatus } from './nest/parse-agent-startup-check';
+export type { StartupCheckMode, StartupCheckOptions } from './nest/startup-check';
 export type { ParseAgentModuleExtras } from './nest/parse-agent.module-definition';
 export type { McpEndpointOptions, McpGuard } from './nest/mcp/mcp-endpoint-options';
 export { startStandaloneMcpServer } from './nest/mcp/standalone-server';
@@ -19,6 +24,30 @@ export type {
   ParseConnectionConfig,
   PostgresConnectionConfig,
 } from './nest/parse-agent-options.interface';
+
+// Shipped auth: guards, the principal they set, and the agentFactory that binds it
+export { ParseSessionGuard } from './nest/auth/parse-session.guard';
+export type { GuardedRequest } from './nest/auth/parse-session.guard';
+export { McpApiKeyGuard } from './nest/auth/mcp-api-key.guard';
+export { ParseAgentAuthGuard } from './nest/auth/parse-agent-auth.guard';
+export { principalOf } from './auth/parse-agent-principal';
+export type {
+  ParseAgentOperatorPrincipal,
+  ParseAgentPrincipal,
+  ParseAgentUserPrincipal,
+  RequestWithPrincipal,
+} from './auth/parse-agent-principal';
+export { agentOptionsForPrincipal, bindAgentToPrincipal } from './auth/bind-agent-to-principal';
+export type {
+  BindAgentToPrincipalOptions,
+  ExtraAgentOptions,
+} from './auth/bind-agent-to-principal';
+export { ParseSessionVerifier, SessionCheckUnavailableError } from './auth/session-verifier';
+export type { SessionVerifierOptions, VerifiedSession } from './auth/session-verifier';
+export { tenantOfUser } from './auth/tenant-source';
+export type { TenantBinding, TenantSource } from './auth/tenant-source';
+export type { ParseAgentAuthOptions } from './auth/auth-options';
+export { secretsEqual } from './auth/secrets-equal';
 
 // HTTP transport types the agentFactory sees
 export type { McpAgentFactory } from './transport/http/mcp-http.handler';
@@ -34,11 +63,11 @@ export type {
   PermitDecision,
   ToolDefinitionsOptions,
 } from './agent/parse-agent';
-export { createAgentServices } from './agent/create-agent-services';
+export { createAgentServices } from './composition/create-agent-services';
 export type {
   CreateAgentServicesOptions,
   StandaloneAgentServices,
-} from './agent/create-agent-services';
+} from './composition/create-agent-services';
 
 // Ground: identity, events, envelope, errors, limits
 export { AgentEvents } from './core/agent-events';
@@ -64,15 +93,18 @@ export {
   ParseAgentError,
   ParseRequestError,
   PermissionDeniedError,
+  PointerShapeError,
   RateLimitExceededError,
   RecursionLimitExceededError,
   SecurityBlockedError,
   ToolFilteredError,
   ToolTimeoutError,
   StoreUnavailableError,
+  UnknownToolError,
 } from './core/errors';
 export type { AccessDeniedKind } from './core/errors';
-export { suppressSecurityBanners } from './core/security-banner';
+export { routeSecurityBanners, suppressSecurityBanners } from './core/security-banner';
+export type { SecurityBannerSink } from './core/security-banner';
 
 // Ports: interfaces with same-named injection tokens, and their in-memory defaults
 export { RateLimiter } from './ports/rate-limiter';
@@ -80,19 +112,25 @@ export {
   KeyedSlidingWindowRateLimiter,
   SlidingWindowRateLimiter,
 } from './ports/in-memory-rate-limiter';
-export { SessionStore } from './ports/session-store';
-export type { McpSession } from './ports/session-store';
+export { SessionLimitError, SessionStore } from './ports/session-store';
+export type { McpSession, SessionCreateOptions } from './ports/session-store';
 export { InMemorySessionStore } from './ports/in-memory-session-store';
 export { CancellationBus } from './ports/cancellation-bus';
 export type { RequestId } from './ports/cancellation-bus';
 export { InMemoryCancellationBus } from './ports/in-memory-cancellation-bus';
-export { DataPathProvider } from './ports/data-path';
+export {
+  DATA_PATH_RANK,
+  DataPathProvider,
+  directDatabaseRank,
+  PARSE_SERVER_FIRST,
+} from './ports/data-path';
 export type {
   DataClassSpec,
   DataCreateResult,
   DataFindQuery,
   DataOperation,
   DataPath,
+  DataPathProvidersOption,
   DataPrincipals,
   DataRow,
 } from './ports/data-path';
@@ -102,23 +140,11 @@ export type {
   ElicitationResult,
 } from './ports/elicitation-channel';
 
-// Redis implementations of the ports (scaled-out deployments; needs the ioredis package)
-export { RedisConnection, DEFAULT_REDIS_KEY_PREFIX } from './redis/redis-connection';
-export type { RedisConnectionOptions, RedisStoreLogger } from './redis/redis-connection';
-export { RedisRateLimiter, RateLimiterUnavailableError } from './redis/redis-rate-limiter';
-export type { RedisRateLimiterOptions } from './redis/redis-rate-limiter';
-export { RedisSessionStore, DEFAULT_MAX_SESSIONS_PER_PRINCIPAL } from './redis/redis-session-store';
-export type { RedisSessionStoreOptions } from './redis/redis-session-store';
-export { RedisCancellationBus } from './redis/redis-cancellation-bus';
-export { RedisEventStore } from './redis/redis-event-store';
-export type { RedisEventStoreOptions } from './redis/redis-event-store';
 export { EventStore, UnknownEventError } from './ports/event-store';
 export type { EventId, StoredEvent, StoredMessage, StreamId } from './ports/event-store';
 export { InMemoryEventStore } from './ports/in-memory-event-store';
 export type { InMemoryEventStoreOptions } from './ports/in-memory-event-store';
-export { RedisListChangedRelay } from './redis/redis-list-changed-relay';
-export type { ListKind } from './redis/redis-list-changed-relay';
-export { LLM_PROVIDER, LlmProvider } from './ports/llm-provider';
+export { LlmProvider } from './ports/llm-provider';
 export type {
   LlmAssistantMessage,
   LlmMessage,
@@ -140,6 +166,7 @@ export type {
   ConversationFactory,
   ConversationOptions,
   ConversationToolDefinition,
+  ConversationUser,
   FinishReason,
   LlmProviderOptions,
   ModelPrice,
@@ -181,6 +208,8 @@ export type {
   TenantScopeOptions,
   TenantScopeSubject,
 } from './metadata/metadata.types';
+// class-validator DTOs where a JSON Schema is accepted (the packages are optional peers)
+export type { DtoClass } from './validation/dto';
 
 // Query language and policy (types custom tools use)
 export type { Where } from './query/constraint-translator';
@@ -246,15 +275,22 @@ export { DEFAULT_MODEL_PRICES } from './client/model-prices';
 export type { ModelPriceTable } from './client/model-prices';
 export { createLlmProvider, LLM_ENV, LLM_PROVIDER_NAMES } from './client/provider-from-env';
 export {
+  CONVERSATION_SNAPSHOT_VERSION,
+  DEFAULT_RESTORE_MAX_BYTES,
+  DEFAULT_RESTORE_MAX_MESSAGES,
+} from './client/conversation-snapshot';
+export type {
+  ConversationSnapshot,
+  RestoreLimits,
+  SnapshotMessage,
+} from './client/conversation-snapshot';
+export { LLM_ALLOWED_BASE_URLS_ENV, OFFICIAL_LLM_ENDPOINTS } from './client/endpoint-allowlist';
+export {
   conversationFactory,
   isLlmConfigured,
   resolveLlmProvider,
 } from './client/conversation-factory';
 export { ConversationBusyError, LlmProviderError } from './client/conversation-errors';
-export { OpenAiProvider } from './client/providers/openai.provider';
-export type { OpenAiProviderOptions } from './client/providers/openai.provider';
-export { AnthropicProvider } from './client/providers/anthropic.provider';
-export type { AnthropicProviderOptions } from './client/providers/anthropic.provider';
 
 // Transports without a framework
 export { serveMcpOverStdio } from './transport/stdio/mcp-stdio.transport';

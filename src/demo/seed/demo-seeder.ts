@@ -1,7 +1,7 @@
 import { ParseAdminClient } from './parse-admin-client';
 
 /** Bump when the dataset changes shape: a start with an older marker re-seeds from scratch. */
-export const DEMO_SEED_VERSION = 2;
+export const DEMO_SEED_VERSION = 3;
 const MARKER = 'parseAgentDemoSeedVersion';
 
 export const DEMO_TENANTS = [
@@ -9,11 +9,36 @@ export const DEMO_TENANTS = [
   { slug: 'globex', name: 'Globex Tools', plan: 'growth' },
 ] as const;
 
+/**
+ * A user's tenant is their direct membership in `<slug>-staff` (the app module's
+ * `auth.tenant: { fromRole: '{tenant}-staff' }`).
+ * carol holds the admin role (which inherits every staff role) and is a direct member of acme-staff,
+ * so an agent acting for her is bound to acme. `tenantId` on _User is display only: every user
+ * can edit their own row, so nothing trusts it.
+ */
 export const DEMO_USERS = [
   { username: 'alice', tenantId: 'acme', fullName: 'Alice Martin', roles: ['acme-staff'] },
   { username: 'bob', tenantId: 'globex', fullName: 'Bob Chen', roles: ['globex-staff'] },
-  { username: 'carol', tenantId: 'acme', fullName: 'Carol Diaz', roles: ['admin'] },
+  { username: 'carol', tenantId: 'acme', fullName: 'Carol Diaz', roles: ['admin', 'acme-staff'] },
 ] as const;
+
+/** The role whose direct members are a tenant's staff. */
+export const staffRoleOf = (slug: string) => `${slug}-staff`;
+/**
+ * Held by the staff of every tenant (each `<slug>-staff` role is its child): class-level
+ * permissions name this one role, so a class's schema does not list every tenant.
+ */
+export const ANY_STAFF_ROLE = 'staff';
+
+/**
+ * Roles and their child roles (whose members inherit the role): admin inherits every tenant's
+ * staff role, and every tenant's staff role inherits `staff`.
+ */
+const DEMO_ROLES: Array<{ name: string; childRoles: string[] }> = [
+  { name: 'admin', childRoles: [] },
+  ...DEMO_TENANTS.map((t) => ({ name: staffRoleOf(t.slug), childRoles: ['admin'] })),
+  { name: ANY_STAFF_ROLE, childRoles: DEMO_TENANTS.map((t) => staffRoleOf(t.slug)) },
+];
 
 /** Classes the seeder owns (purged and rebuilt when the marker is missing or old). */
 export const DEMO_CLASSES = [
@@ -48,7 +73,18 @@ function mulberry32(seed: number): () => number {
 
 const ptr = (className: string, objectId: string) => ({ __type: 'Pointer', className, objectId });
 const date = (d: Date) => ({ __type: 'Date', iso: d.toISOString() });
-const authenticatedOnly = { requiresAuthentication: true };
+/** Read by the tenant's staff and admins; changed by nobody but the master key. */
+const tenantReadAcl = (slug: string) => ({
+  [`role:${staffRoleOf(slug)}`]: { read: true },
+  'role:admin': { read: true },
+});
+/** Read and changed by the tenant's staff and admins. */
+export const tenantAcl = (slug: string) => ({
+  [`role:${staffRoleOf(slug)}`]: { read: true, write: true },
+  'role:admin': { read: true, write: true },
+});
+/** Only the master key: no role, user or public entry. */
+const masterOnlyAcl = {};
 
 const FIRST = [
   'Ana',
@@ -139,27 +175,36 @@ export async function seedDemoData(
       });
       userIds[u.username] = created.objectId;
     }
+    // A staff account is visible to its own tenant's staff and admins, not to everyone.
+    const id = userIds[u.username];
+    await client.request('PUT', `/users/${id}`, {
+      ACL: { [id]: { read: true, write: true }, ...tenantReadAcl(u.tenantId) },
+    });
   }
 
-  // admin's members inherit both staff roles: each staff role lists admin among its child roles.
+  // Roles decide tenancy, so only the master key reads or changes them: no ACL entry at all, and
+  // the _Role CLP below closes the class to clients.
   const roleIds: Record<string, string> = {};
-  for (const name of ['admin', 'acme-staff', 'globex-staff']) {
+  for (const { name, childRoles } of DEMO_ROLES) {
     const members = DEMO_USERS.filter((u) => (u.roles as readonly string[]).includes(name)).map(
       (u) => ptr('_User', userIds[u.username]),
     );
     const [existing] = await client.find('_Role', { name }, 1);
-    const body: Record<string, unknown> = {
-      users: { __op: 'AddRelation', objects: members },
-    };
-    if (name !== 'admin')
-      body.roles = { __op: 'AddRelation', objects: [ptr('_Role', roleIds.admin)] };
+    const body: Record<string, unknown> = { ACL: masterOnlyAcl };
+    // (An AddRelation with no objects fails on Parse's PostgreSQL adapter.)
+    if (members.length) body.users = { __op: 'AddRelation', objects: members };
+    if (childRoles.length) {
+      body.roles = {
+        __op: 'AddRelation',
+        objects: childRoles.map((child) => ptr('_Role', roleIds[child])),
+      };
+    }
     if (existing) {
       roleIds[name] = existing.objectId as string;
       await client.request('PUT', `/roles/${roleIds[name]}`, body);
     } else {
       const created = await client.request<{ objectId: string }>('POST', '/roles', {
         name,
-        ACL: { '*': { read: true } },
         ...body,
       });
       roleIds[name] = created.objectId;
@@ -172,15 +217,14 @@ export async function seedDemoData(
   const rand = mulberry32(20261122);
   await client.createMany(
     'Tenant',
-    DEMO_TENANTS.map((t) => ({ ...t })),
+    DEMO_TENANTS.map((t) => ({ ...t, ACL: tenantReadAcl(t.slug) })),
   );
 
   for (const tenant of DEMO_TENANTS) {
-    const staffRole = `role:${tenant.slug}-staff`;
-    const tenantAcl = {
-      [staffRole]: { read: true, write: true },
-      'role:admin': { read: true, write: true },
-    };
+    // Every row carries its tenant's ACL, so Parse itself keeps each tenant's staff to their own
+    // rows, under the agent layer and on /parse alike.
+    const readAcl = tenantReadAcl(tenant.slug);
+    const writeAcl = tenantAcl(tenant.slug);
 
     const customers = Array.from({ length: CUSTOMERS_PER_TENANT }, (_, i) => {
       const first = FIRST[Math.floor(rand() * FIRST.length)];
@@ -198,6 +242,8 @@ export async function seedDemoData(
         lifetimeValue: Math.round(rand() * 500000) / 100,
         isDeleted: deleted,
         ...(deleted ? { deletedAt: date(new Date(Date.UTC(2026, 5, 1 + i))) } : {}),
+        // Staff read; admins also change (Customer.anonymize), and the CLP allows no one else.
+        ACL: { ...readAcl, 'role:admin': { read: true, write: true } },
       };
     });
     const customerIds = await client.createMany('Customer', customers);
@@ -212,6 +258,7 @@ export async function seedDemoData(
         price: Math.round((15 + rand() * 400) * 100) / 100,
         inStock: rand() > 0.2,
         specSheet: longText(rand, `${category} model ${i + 1}`, 12),
+        ACL: readAcl,
       };
     });
     const productIds = await client.createMany('Product', products);
@@ -237,6 +284,8 @@ export async function seedDemoData(
         placedAt: date(placed),
         isDeleted: deleted,
         ...(deleted ? { deletedAt: date(new Date(placed.getTime() + 7 * 86400000)) } : {}),
+        // The tenant's staff refund their own orders (Order.refund); nobody else's.
+        ACL: writeAcl,
       };
     });
     await client.createMany('Order', orders);
@@ -244,7 +293,7 @@ export async function seedDemoData(
     const tickets = Array.from({ length: TICKETS_PER_TENANT }, (_, i) => {
       // Most tickets are readable by the tenant's staff (and admins); every fifth is admin-only;
       // in acme, every seventh is private to alice.
-      let ACL: Record<string, unknown> = tenantAcl;
+      let ACL: Record<string, unknown> = writeAcl;
       if (i % 5 === 4) ACL = { 'role:admin': { read: true, write: true } };
       else if (tenant.slug === 'acme' && i % 7 === 3)
         ACL = { [userIds.alice]: { read: true, write: true } };
@@ -266,12 +315,14 @@ export async function seedDemoData(
         service: 'payments',
         apiKey: `sk_live_${tenant.slug}_${Math.floor(rand() * 1e12)}`,
         webhookSecret: `whsec_${tenant.slug}_${Math.floor(rand() * 1e12)}`,
+        ACL: masterOnlyAcl,
       },
       {
         tenantId: tenant.slug,
         service: 'shipping',
         apiKey: `ship_${tenant.slug}_${Math.floor(rand() * 1e12)}`,
         webhookSecret: `whsec_ship_${tenant.slug}`,
+        ACL: masterOnlyAcl,
       },
     ]);
   }
@@ -280,30 +331,39 @@ export async function seedDemoData(
   return { seeded: true, counts: await countAll(client) };
 }
 
+/**
+ * Class-level permissions: a class of tenant data is open to staff only (a fresh sign-up holds no
+ * role, so Parse refuses it outright), and row ACLs then keep each tenant's staff to their own
+ * tenant's rows. Only the master key reads, creates, changes or deletes roles.
+ */
 async function defineSchemas(client: ParseAdminClient): Promise<void> {
-  const open = {
-    find: { '*': true },
-    get: { '*': true },
-    count: { '*': true },
+  // admin inherits every tenant's staff role, and so `staff` too.
+  const staff = { [`role:${ANY_STAFF_ROLE}`]: true };
+  const staffOnly = {
+    find: staff,
+    get: staff,
+    count: staff,
     create: {},
     update: {},
     delete: {},
     addField: {},
   };
-  const signedIn = {
-    find: authenticatedOnly,
-    get: authenticatedOnly,
-    count: authenticatedOnly,
+  const masterOnly = {
+    find: {},
+    get: {},
+    count: {},
     create: {},
     update: {},
     delete: {},
     addField: {},
   };
+  // Membership in a "<slug>-staff" role binds a user to a tenant: no client may touch roles.
+  await client.upsertSchema('_Role', {}, masterOnly);
   const str = { type: 'String' };
   const num = { type: 'Number' };
   const bool = { type: 'Boolean' };
   const dt = { type: 'Date' };
-  await client.upsertSchema('Tenant', { slug: str, name: str, plan: str }, open);
+  await client.upsertSchema('Tenant', { slug: str, name: str, plan: str }, staffOnly);
   await client.upsertSchema(
     'Customer',
     {
@@ -319,7 +379,7 @@ async function defineSchemas(client: ParseAdminClient): Promise<void> {
       deletedAt: dt,
     },
     {
-      ...signedIn,
+      ...staffOnly,
       // Only admins change customers (Customer.anonymize is an admin agent method).
       update: { 'role:admin': true },
       delete: { 'role:admin': true },
@@ -337,7 +397,7 @@ async function defineSchemas(client: ParseAdminClient): Promise<void> {
       inStock: bool,
       specSheet: str,
     },
-    signedIn,
+    staffOnly,
   );
   await client.upsertSchema(
     'Order',
@@ -355,9 +415,9 @@ async function defineSchemas(client: ParseAdminClient): Promise<void> {
       isDeleted: bool,
       deletedAt: dt,
     },
-    // Signed-in staff may update orders (Order.refund); the agent's tenant scope keeps them to
-    // their own tenant's rows.
-    { ...signedIn, update: authenticatedOnly },
+    // Staff may update orders (Order.refund); the row ACL keeps them to their own tenant's rows,
+    // under the agent's tenant scope.
+    { ...staffOnly, update: staff },
   );
   await client.upsertSchema(
     'SupportTicket',
@@ -370,13 +430,13 @@ async function defineSchemas(client: ParseAdminClient): Promise<void> {
       customer: { type: 'Pointer', targetClass: 'Customer' },
     },
     // Row ACLs decide which tickets a user may change; staff can open and update tickets.
-    { ...signedIn, create: authenticatedOnly, update: authenticatedOnly },
+    { ...staffOnly, create: staff, update: staff },
   );
   // Secrets: no client access at all; only the master key reads them.
   await client.upsertSchema(
     'ApiCredential',
     { tenantId: str, service: str, apiKey: str, webhookSecret: str },
-    { find: {}, get: {}, count: {}, create: {}, update: {}, delete: {}, addField: {} },
+    masterOnly,
   );
 }
 

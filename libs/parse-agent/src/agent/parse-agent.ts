@@ -1,6 +1,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { Subject, type Observable } from 'rxjs';
 import { linkedAbort, type LinkedAbort } from '../core/linked-abort';
+import { raceAbort } from '../core/race-abort';
 import type { SchemaSource } from '../core/parse-schema';
 import type { DataRouter } from '../data/data-router';
 import type { MetadataRegistry } from '../metadata/metadata-registry';
@@ -25,13 +26,15 @@ import {
   type ToolAgent,
 } from '../tools/tool-context';
 import type { ElicitationChannel } from '../ports/elicitation-channel';
+import type { DataOperation } from '../ports/data-path';
 import {
   describeAgentMethods,
   findAgentMethod,
   methodDenial,
 } from '../tools/builtin/mutation/agent-method-gate';
 import { timeoutOf, type ToolDefinition } from '../tools/tool-definition';
-import { PERMISSION_LEVELS, reservedTier } from '../tools/tool-tiers';
+import { unknownToolError } from '../tools/unknown-tool';
+import { PERMISSION_LEVELS } from '../tools/tool-tiers';
 import type { ToolRegistry } from '../tools/tool-registry';
 import { ReadPolicy } from '../security/read-policy';
 import type { AgentEvents, MutationEvent } from '../core/agent-events';
@@ -57,9 +60,10 @@ import {
   RecursionLimitExceededError,
   ToolFilteredError,
   ToolTimeoutError,
+  UnknownToolError,
 } from '../core/errors';
 import { SlidingWindowRateLimiter } from '../ports/in-memory-rate-limiter';
-import { checkRateLimit, type RateLimiter } from '../ports/rate-limiter';
+import { checkRateLimit, isRateLimiter, type RateLimiter } from '../ports/rate-limiter';
 import type {
   AgentConversation,
   AskOptions,
@@ -68,6 +72,12 @@ import type {
   ConversationOptions,
 } from '../ports/conversation';
 import { buildToolCallEvent } from './tool-call-audit';
+import {
+  assertSubAgentIdentity,
+  assertSubAgentSwitches,
+  buildOwnRateWindows,
+  intersectListFilters,
+} from './agent-options-parent';
 import { securityBanner } from '../core/security-banner';
 
 export interface AgentOptions {
@@ -86,9 +96,28 @@ export interface AgentOptions {
   classes?: ListFilterInput<string | ModelClass>;
   /** Per-class constraints ANDed into every read (`default` applies to every class). */
   filters?: Record<string, Where>;
+  /**
+   * Makes this agent a sub-agent of `parent` (see `subAgent()`): it keeps the parent's identity
+   * and can only narrow what the parent may do.
+   */
   parent?: ParseAgent;
+  /** Sub-agent nesting budget of a root agent (a sub-agent gets its parent's minus one). */
   recursionDepth?: number;
+  /** Shared limiter (e.g. Redis-backed); must implement the RateLimiter port (`check`). */
   rateLimiter?: RateLimiter;
+  /**
+   * This agent's own budget: at most `rateLimit` tool calls per `rateWindow` seconds, charged in
+   * addition to the shared limiter. A sub-agent's may not exceed its parent's.
+   */
+  rateLimit?: number;
+  /** Seconds of the agent's own window (default DEFAULT_RATE_WINDOW_SECONDS, 60). */
+  rateWindow?: number;
+  /**
+   * Check the session token with Parse Server (`/users/me`, cached) when the agent is created, so
+   * a bad token fails there (AgentUnauthorizedError) rather than on the first tool call. Needs an
+   * async creation: `ParseAgentFactory.createValidated()`; `create()` refuses it.
+   */
+  validateSession?: boolean;
   /** Unknown names in `tools` throw instead of warning. */
   strictToolFilter?: boolean;
   /** Unknown names in `classes.only` throw instead of warning. */
@@ -172,9 +201,15 @@ export class ParseAgent implements AgentIdentity, ToolAgent {
   protected readonly strictModes: { toolFilter: boolean; classFilter: boolean };
   protected readonly toolFilter?: NormalizedListFilter;
   protected readonly methodFilter?: NormalizedListFilter;
+  /** The method filters of this sub-agent's ancestors: a call must pass each of them too. */
+  protected readonly inheritedMethodFilters: readonly NormalizedListFilter[];
   protected readonly classFilter?: NormalizedListFilter;
   protected readonly filters: Readonly<Record<string, Where>>;
   protected readonly rateLimiter: RateLimiter;
+  /** Per-agent windows (this agent's and its ancestors'), charged after the shared limiter. */
+  protected readonly ownRateWindows: readonly SlidingWindowRateLimiter[];
+  /** The parent of a sub-agent: its progress reaches the parent's stream too. */
+  protected readonly parentAgent?: ParseAgent;
   /** Created on first use: many agents (one per MCP request) never need one. */
   protected abortController?: AbortController;
   /** Calls in flight, so cancel() reaches them without every call creating the agent's signal. */
@@ -184,6 +219,8 @@ export class ParseAgent implements AgentIdentity, ToolAgent {
   protected correlation?: string;
   /** The conversation `ask()` continues with `reset: false`. */
   protected askConversation?: AgentConversation;
+  /** Which data operations a configured path serves for this identity (see dataReachable). */
+  protected servedOperations?: Map<DataOperation, boolean>;
 
   /** Tool progress reported during calls (the MCP layer forwards it as notifications). */
   readonly progress$: Observable<ProgressUpdate> = this.progressSubject.asObservable();
@@ -193,6 +230,11 @@ export class ParseAgent implements AgentIdentity, ToolAgent {
     protected readonly services: AgentServices,
   ) {
     const parent = options.parent;
+    if (options.validateSession === true) {
+      throw new ParseAgentConfigError(
+        'validateSession: true checks the session token with Parse Server before the agent exists; create it with `await parseAgentFactory.createValidated(options)` instead of create() or new ParseAgent().',
+      );
+    }
     const permissions = options.permissions ?? 'readonly';
     if (!isPermissionLevel(permissions)) {
       throw new ParseAgentConfigError(
@@ -206,33 +248,47 @@ export class ParseAgent implements AgentIdentity, ToolAgent {
     }
     this.permissions = permissions;
 
-    const identities = [
-      options.sessionToken ? 'sessionToken' : undefined,
-      options.aclUser ? 'aclUser' : undefined,
-      options.aclRole ? 'aclRole' : undefined,
-    ].filter(Boolean);
-    if (identities.length > 1) {
-      throw new ParseAgentConfigError(`Pass only one identity; got ${identities.join(' and ')}.`);
-    }
     if (options.sessionToken !== undefined && typeof options.sessionToken !== 'string') {
       throw new ParseAgentConfigError('sessionToken must be a string.');
     }
-    this.sessionToken = options.sessionToken || undefined;
-    this.aclRole = options.aclRole || undefined;
-    this.aclUser =
-      typeof options.aclUser === 'object'
-        ? options.aclUser?.objectId
-        : options.aclUser || undefined;
-    if (parent && identities.length === 0) {
-      this.sessionToken = parent.sessionToken;
-      this.aclRole = parent.aclRole;
-      this.aclUser = parent.aclUser;
-    }
-    if (parent?.sessionToken && this.sessionToken !== parent.sessionToken) {
+    const aclUser: unknown =
+      typeof options.aclUser === 'object' && options.aclUser !== null
+        ? options.aclUser.objectId
+        : options.aclUser;
+    if (
+      (typeof options.aclUser === 'object' && options.aclUser !== null && !aclUser) ||
+      (aclUser !== undefined && aclUser !== null && typeof aclUser !== 'string')
+    ) {
       throw new ParseAgentConfigError(
-        'A sub-agent of a session-scoped agent must act for the same session.',
+        'aclUser must be a user objectId (a string) or { objectId: string }.',
       );
     }
+    if (options.aclRole !== undefined && options.aclRole !== null) {
+      if (typeof options.aclRole !== 'string')
+        throw new ParseAgentConfigError('aclRole must be a role name (a string).');
+    }
+    // Empty values are unset: they must not turn a scoped agent into a master-key one.
+    const own = {
+      sessionToken: options.sessionToken || undefined,
+      aclUser: (aclUser as string | undefined) || undefined,
+      aclRole: options.aclRole || undefined,
+    };
+    const identities = Object.entries(own)
+      .filter(([, value]) => value !== undefined)
+      .map(([key]) => key);
+    if (identities.length > 1) {
+      throw new ParseAgentConfigError(`Pass only one identity; got ${identities.join(' and ')}.`);
+    }
+    // A sub-agent that names no identity inherits its parent's; one that names one may only
+    // name its parent's (a master-key parent may hand down any).
+    const identity =
+      parent && identities.length === 0
+        ? { sessionToken: parent.sessionToken, aclUser: parent.aclUser, aclRole: parent.aclRole }
+        : own;
+    if (parent) assertSubAgentIdentity(parent, identity);
+    this.sessionToken = identity.sessionToken;
+    this.aclUser = identity.aclUser;
+    this.aclRole = identity.aclRole;
     this.authType = this.sessionToken
       ? 'session_token'
       : this.aclUser
@@ -260,6 +316,11 @@ export class ParseAgent implements AgentIdentity, ToolAgent {
 
     if (parent) {
       if (parent.recursionDepth - 1 < 0) throw new RecursionLimitExceededError(parent.agentDepth);
+      if (options.recursionDepth !== undefined) {
+        this.warn(
+          `recursionDepth is ignored for a sub-agent: it gets its parent's budget minus one (${parent.recursionDepth - 1}).`,
+        );
+      }
       this.recursionDepth = parent.recursionDepth - 1;
       this.agentDepth = parent.agentDepth + 1;
       this.parentAgentId = parent.agentId;
@@ -283,25 +344,40 @@ export class ParseAgent implements AgentIdentity, ToolAgent {
         this.warn(message);
       }
     }
-    this.methodFilter = normalizeListFilter(options.methods, 'methods', (m) => [String(m)]);
+    if (parent?.toolFilter)
+      this.toolFilter = intersectListFilters(parent.toolFilter, this.toolFilter, 'tools');
+    // Method names may be bare or Class-qualified, so a sub-agent keeps its ancestors' method
+    // filters and must pass every one of them as well as its own.
+    const ownMethods = normalizeListFilter(options.methods, 'methods', (m) => [String(m)]);
+    this.inheritedMethodFilters = parent
+      ? [...parent.inheritedMethodFilters, ...(parent.methodFilter ? [parent.methodFilter] : [])]
+      : [];
+    this.methodFilter = ownMethods ?? parent?.methodFilter;
     const classNames = (c: string | ModelClass) => {
       if (typeof c === 'string') return [c];
       const name = services.metadata.resolveClassName(c);
       return services.metadata.nameVariants(name);
     };
     this.classFilter = normalizeListFilter(options.classes, 'classes', classNames);
-    if (parent?.classFilter)
-      this.classFilter = intersectClassFilters(parent.classFilter, this.classFilter);
-    if (this.classFilter?.only && options.strictClassFilter) {
-      const registered = new Set(services.metadata.all().map((m) => m.className));
+    // Only this agent's own `only` names are checked (a parent's were checked, and warned about,
+    // when it was built). A class may be registered later, so an unknown name warns unless strict;
+    // `except` is never checked, as blocking a class before it exists is legitimate.
+    if (this.classFilter?.only) {
+      // Every spelling of a registered class (the filter holds all of a model's variants).
+      const registered = new Set(
+        services.metadata.all().flatMap((m) => services.metadata.nameVariants(m.className)),
+      );
       const unknown = [...this.classFilter.only].filter(
         (c) => !registered.has(c) && !c.startsWith('_'),
       );
-      if (unknown.length)
-        throw new ParseAgentConfigError(
-          `classes filter names unregistered class(es): ${unknown.join(', ')}.`,
-        );
+      if (unknown.length) {
+        const message = `classes filter names unregistered class(es): ${unknown.join(', ')}.`;
+        if (options.strictClassFilter) throw new ParseAgentConfigError(message);
+        this.warn(`${message} They match nothing until a model declares them.`);
+      }
     }
+    if (parent?.classFilter)
+      this.classFilter = intersectListFilters(parent.classFilter, this.classFilter, 'classes');
 
     this.filters = Object.freeze(this.buildFilters(options.filters, parent));
     const parentAllows = parent ? parent.allowMutations : true;
@@ -316,6 +392,7 @@ export class ParseAgent implements AgentIdentity, ToolAgent {
           ? parentAllows
           : this.authType === 'master_key'
         : options.allowMutations === true;
+    if (parent) assertSubAgentSwitches(parent, options);
     this.confirmationRequired =
       options.confirmationRequired ?? parent?.confirmationRequired ?? true;
     this.agentDebug = options.agentDebug ?? parent?.agentDebug ?? false;
@@ -323,6 +400,16 @@ export class ParseAgent implements AgentIdentity, ToolAgent {
       toolFilter: options.strictToolFilter === true,
       classFilter: options.strictClassFilter === true,
     };
+    if (options.rateLimiter !== undefined && !isRateLimiter(options.rateLimiter)) {
+      throw new ParseAgentConfigError(
+        'rateLimiter must implement the RateLimiter port: an object with a check(key) method that throws RateLimitExceededError when over the limit.',
+      );
+    }
+    this.ownRateWindows = buildOwnRateWindows(
+      options,
+      parent && { windows: parent.ownRateWindows, sharedLimit: parent.rateLimiter.limit },
+    );
+    this.parentAgent = parent;
     this.rateLimiter =
       options.rateLimiter ??
       parent?.rateLimiter ??
@@ -379,7 +466,10 @@ export class ParseAgent implements AgentIdentity, ToolAgent {
       methodName,
       ...this.services.metadata.nameVariants(className).map((c) => `${c}.${methodName}`),
     ];
-    return passesListFilter(this.methodFilter, names);
+    return (
+      passesListFilter(this.methodFilter, names) &&
+      this.inheritedMethodFilters.every((filter) => passesListFilter(filter, names))
+    );
   }
 
   /** Aborted when the agent is cancelled; pass it to long work in custom tools. */
@@ -443,7 +533,11 @@ export class ParseAgent implements AgentIdentity, ToolAgent {
     return out;
   }
 
-  /** Creates a sub-agent: same or narrower permissions, classes and tenant; one level deeper. */
+  /**
+   * Creates a sub-agent, one level deeper: the parent's identity (only a master-key parent may
+   * hand down another), and the same or narrower permissions, tools, methods, classes, filters,
+   * tenant and switches. Anything wider throws at construction.
+   */
   subAgent(options: Omit<AgentOptions, 'parent'> = {}): ParseAgent {
     return new ParseAgent({ ...options, parent: this }, this.services);
   }
@@ -456,8 +550,25 @@ export class ParseAgent implements AgentIdentity, ToolAgent {
   allowedTools(): string[] {
     return this.services.tools
       .list()
-      .filter((t) => this.permitsTool(t))
+      .filter((t) => this.permitsTool(t) && this.dataReachable(t))
       .map((t) => t.name);
+  }
+
+  /**
+   * Whether a configured data path serves the tool's data operation for this agent: a tool that
+   * could only fail (aggregate for a session agent with Parse REST alone) is not offered. Asked
+   * once per operation for this agent's identity; a call anyway still gets the router's refusal.
+   */
+  protected dataReachable(tool: ToolDefinition): boolean {
+    const operation = tool.dataOperation;
+    if (!operation) return true;
+    const served = (this.servedOperations ??= new Map());
+    let answer = served.get(operation);
+    if (answer === undefined) {
+      answer = this.services.data.serves(operation, this);
+      served.set(operation, answer);
+    }
+    return answer;
   }
 
   /** One tool through the gates of allowedTools() (a call checks only the tool it runs). */
@@ -507,8 +618,9 @@ export class ParseAgent implements AgentIdentity, ToolAgent {
   /**
    * Would this agent be allowed to run the tool (on the class, the agent method)? Walks the same
    * gates as a call, in the same order, without I/O or side effects. `reason` uses the audit
-   * vocabulary (permission_denied, tool_filtered, access_denied, hidden_class, class_filter,
-   * tenant_scope, unknown_method); `denied_at` names the gate.
+   * vocabulary (unknown_tool, permission_denied, tool_filtered, access_denied, hidden_class,
+   * class_filter, tenant_scope, unknown_method, invalid_configuration when no configured data path
+   * serves the tool for this agent); `denied_at` names the gate.
    */
   wouldPermit(
     toolName: string,
@@ -521,10 +633,14 @@ export class ParseAgent implements AgentIdentity, ToolAgent {
         return { allowed: false, reason: 'tool_filtered', denied_at: 'allowed_tools' };
       if (refusal instanceof AccessDeniedError)
         return { allowed: false, reason: 'access_denied', denied_at: 'client_mode_ceiling' };
+      if (refusal instanceof UnknownToolError)
+        return { allowed: false, reason: 'unknown_tool', denied_at: 'tool_registry' };
       return { allowed: false, reason: 'permission_denied', denied_at: 'permission_tier' };
     }
     if (envGateRefusal(tool, this.allowMutations))
       return { allowed: false, reason: 'access_denied', denied_at: 'env_gate' };
+    if (!this.dataReachable(tool))
+      return { allowed: false, reason: 'invalid_configuration', denied_at: 'data_path' };
     if (options.className === undefined) return { allowed: true };
     const className = this.services.metadata.resolveClassName(options.className);
     try {
@@ -689,6 +805,8 @@ export class ParseAgent implements AgentIdentity, ToolAgent {
     if (!Number.isFinite(update.progress)) return;
     this.currentProgress?.(update);
     this.progressSubject.next(update);
+    // A sub-agent works for its parent's call: its progress is that call's progress too.
+    this.parentAgent?.reportProgress(update);
   }
 
   /**
@@ -706,6 +824,8 @@ export class ParseAgent implements AgentIdentity, ToolAgent {
         `rate limiter failure: ${(error as Error)?.name ?? 'Error'}: ${(error as Error)?.message ?? String(error)}`,
       ),
     );
+    // In-process windows: synchronous, and usually none at all.
+    for (const window of this.ownRateWindows) window.check();
   }
 
   async execute(
@@ -818,22 +938,23 @@ export class ParseAgent implements AgentIdentity, ToolAgent {
     tool: ToolDefinition | undefined,
   ): ParseAgentError | undefined {
     if (tool && this.permitsTool(tool)) return undefined;
-    const tierPermits = tool
-      ? PERMISSION_HIERARCHY[tool.permission] <= PERMISSION_HIERARCHY[this.permissions]
-      : false;
+    // A name the registry does not have is a typo or a tool this server lacks, not a permission
+    // problem: say so, with close names among the tools this agent may call.
+    if (!tool) return unknownToolError(toolName, this.allowedTools());
+    const tierPermits =
+      PERMISSION_HIERARCHY[tool.permission] <= PERMISSION_HIERARCHY[this.permissions];
     // The operator's tools: filter is named first when it is what refuses (it is the real fix).
-    const ceiling = tool && tierPermits ? this.clientCeilingRefusal(tool) : undefined;
+    const ceiling = tierPermits ? this.clientCeilingRefusal(tool) : undefined;
     if (ceiling && passesListFilter(this.toolFilter, [toolName])) {
       return new AccessDeniedError(ceiling);
     }
-    if (tool && tierPermits) {
+    if (tierPermits) {
       return new ToolFilteredError(
         `Tool '${toolName}' is not enabled for this agent instance (excluded by the configured tools: filter).`,
       );
     }
-    const required = tool?.permission ?? reservedTier(toolName) ?? 'unknown';
     return new PermissionDeniedError(
-      `Permission denied: '${toolName}' requires ${required} permissions. Current level: ${this.permissions}`,
+      `Permission denied: '${toolName}' requires ${tool.permission} permissions. Current level: ${this.permissions}`,
     );
   }
 
@@ -943,43 +1064,8 @@ function tokenFingerprint(token: string): string {
   return createHash('sha256').update(token).digest('hex').slice(0, 8);
 }
 
-function intersectClassFilters(
-  parent: NormalizedListFilter,
-  child?: NormalizedListFilter,
-): NormalizedListFilter {
-  const except = new Set([...parent.except, ...(child?.except ?? [])]);
-  let only = parent.only;
-  if (child?.only) {
-    only = parent.only ? new Set([...child.only].filter((c) => parent.only!.has(c))) : child.only;
-    if (!only.size)
-      throw new ParseAgentConfigError(
-        'The sub-agent classes filter shares no class with its parent’s.',
-      );
-  }
-  return { only, except };
-}
-
 function abortError(signals: ReadonlyArray<AbortSignal | undefined>): ParseAgentError {
   const reason: unknown = signals.find((s) => s?.aborted)?.reason;
   if (reason instanceof ParseAgentError) return reason;
   return new AgentCancelledError(typeof reason === 'string' ? reason : undefined);
-}
-
-/** Settles as soon as the signal aborts, even if the tool ignores its signal. */
-function raceAbort<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
-  if (signal.aborted) return Promise.reject(signal.reason);
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(signal.reason);
-    signal.addEventListener('abort', onAbort, { once: true });
-    promise.then(
-      (v) => {
-        signal.removeEventListener('abort', onAbort);
-        resolve(v);
-      },
-      (e) => {
-        signal.removeEventListener('abort', onAbort);
-        reject(e);
-      },
-    );
-  });
 }

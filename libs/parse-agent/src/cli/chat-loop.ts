@@ -13,8 +13,10 @@ export interface ChatLoopOptions {
   output: Writable & { isTTY?: boolean };
   /** Lines printed before the first prompt. */
   header: string[];
-  /** Print each tool call's arguments, outcome and time, and each answer's usage. */
+  /** Print each tool call's arguments, outcome and time. */
   trace?: boolean;
+  /** The line printed for a failed question (default: the error's message). */
+  describeError?: (error: unknown) => string;
 }
 
 export const CHAT_COMMANDS: Readonly<Record<string, string>> = Object.freeze({
@@ -24,6 +26,7 @@ export const CHAT_COMMANDS: Readonly<Record<string, string>> = Object.freeze({
   '/reset': 'forget the history and start over',
   '/trace': 'show or hide tool calls, arguments and timings',
   '/history': 'print the conversation so far, one line per turn',
+  '/system': 'print the system prompt the model receives',
   '/help': 'this list',
   '/quit': 'leave (also /exit or Ctrl-D)',
 });
@@ -37,6 +40,7 @@ const PREVIEW = 120;
  */
 export async function runChatLoop(options: ChatLoopOptions): Promise<void> {
   const { agent, conversation, output } = options;
+  const describeError = options.describeError ?? messageOf;
   let trace = options.trace ?? false;
   const tty = Boolean(output.isTTY);
   const say = (text = '') => output.write(text + '\n');
@@ -96,7 +100,8 @@ export async function runChatLoop(options: ChatLoopOptions): Promise<void> {
               `(stopped after ${conversation.maxIterations} model calls while the model still wanted tools; ask a narrower question or raise LLM_MAX_ITERATIONS)\n`,
             );
           }
-          if (trace) write(`[${event.result.usage.toString()}]\n`);
+          // Every answer says what it cost, so spend is never a surprise (/usage has the totals).
+          write(`[${event.result.usage.toString()}]\n`);
           break;
         default:
           break;
@@ -113,7 +118,7 @@ export async function runChatLoop(options: ChatLoopOptions): Promise<void> {
       clearProgress();
       if (!atLineStart) output.write('\n');
       if (running.signal.aborted) say('(cancelled)');
-      else say(`error: ${messageOf(error)}`);
+      else say(`error: ${describeError(error)}`);
     } finally {
       running = undefined;
     }
@@ -144,6 +149,9 @@ export async function runChatLoop(options: ChatLoopOptions): Promise<void> {
         trace = !trace;
         say(`Trace ${trace ? 'on' : 'off'}.`);
         break;
+      case '/system':
+        say(conversation.systemPrompt || '(no system prompt)');
+        break;
       case '/history': {
         const history = conversation.history;
         if (!history.length) say('(empty)');
@@ -162,7 +170,7 @@ export async function runChatLoop(options: ChatLoopOptions): Promise<void> {
             say(truncate(summary, PREVIEW * 2));
           }
         } catch (error) {
-          say(`error: ${messageOf(error)}`);
+          say(`error: ${describeError(error)}`);
         }
         break;
       }

@@ -72,3 +72,37 @@ describe('formatTable', () => {
     expect(rowsOf({ results: [1, 2] })).toBeUndefined();
   });
 });
+
+describe('readCliSettings: the direct database path', () => {
+  it('reads POSTGRES_URI or MONGODB_URI, a flag winning over the environment', () => {
+    expect(readCliSettings({}, { ...base }).database).toBeUndefined();
+    expect(readCliSettings({}, { ...base, POSTGRES_URI: 'postgres://u:p@h/db' }).database).toEqual({
+      kind: 'postgres',
+      uri: 'postgres://u:p@h/db',
+    });
+    expect(
+      readCliSettings(
+        { mongodbUri: 'mongodb+srv://u:p@h/db' },
+        { ...base, MONGODB_URI: 'mongodb://other/db' },
+      ).database,
+    ).toEqual({ kind: 'mongo', uri: 'mongodb+srv://u:p@h/db' });
+  });
+
+  it('refuses both, or a URI of the wrong kind, without echoing the URI', () => {
+    const both = () =>
+      readCliSettings(
+        {},
+        { ...base, POSTGRES_URI: 'postgres://u:s3cret@h/db', MONGODB_URI: 'mongodb://h/db' },
+      );
+    expect(both).toThrow(/Set one database/);
+    const wrong = () => readCliSettings({}, { ...base, MONGODB_URI: 'postgres://u:s3cret@h/db' });
+    expect(wrong).toThrow(/MONGODB_URI must be a mongodb:\/\//);
+    for (const run of [both, wrong]) {
+      try {
+        run();
+      } catch (error) {
+        expect((error as Error).message).not.toContain('s3cret');
+      }
+    }
+  });
+});

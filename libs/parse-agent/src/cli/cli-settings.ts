@@ -16,13 +16,18 @@ export const CLI_ENV = {
   password: 'PARSE_PASSWORD',
   permissions: 'MCP_AGENT_PERMISSIONS',
   tenantId: 'PARSE_AGENT_TENANT_ID',
+  tenantRole: 'PARSE_AGENT_TENANT_ROLE',
   models: 'PARSE_AGENT_MODELS',
   chatTrace: 'MCP_CHAT_TRACE',
   maxIterations: 'LLM_MAX_ITERATIONS',
   autoCompactAt: 'LLM_AUTO_COMPACT_AT',
+  systemPrompt: 'LLM_SYSTEM_PROMPT',
+  systemPromptSuffix: 'LLM_SYSTEM_PROMPT_SUFFIX',
   host: 'MCP_HOST',
   port: 'MCP_PORT',
   apiKey: 'MCP_API_KEY',
+  postgresURI: 'POSTGRES_URI',
+  mongodbURI: 'MONGODB_URI',
 } as const;
 
 /** A setting the user must fix; the CLI prints its message and exits 2. */
@@ -34,10 +39,16 @@ export interface CliGlobalOptions {
   serverUrl?: string;
   appId?: string;
   sessionToken?: string;
+  /** A file holding the session token; `-` is stdin (see cli-secrets). */
+  sessionTokenFile?: string;
   username?: string;
   permissions?: string;
   tenant?: string;
+  tenantRole?: string;
   models?: string;
+  /** Connection strings hold a password: argv works with a warning (see cli-secrets). */
+  postgresUri?: string;
+  mongodbUri?: string;
 }
 
 export type CliIdentity =
@@ -50,8 +61,18 @@ export interface CliSettings {
   identity: CliIdentity;
   permissions: PermissionLevel;
   tenantId?: string;
+  /**
+   * A role-name pattern such as `{tenant}-staff`: a user's tenant is read from their direct
+   * membership in one matching role (with the master key), as the shipped auth does.
+   */
+  tenantRole?: string;
   /** Module to load decorated model classes from. */
   models?: string;
+  /**
+   * The database Parse Server stores its data in, for the direct path (analytics, aclUser/aclRole).
+   * At most one: Parse Server runs on one database.
+   */
+  database?: { kind: 'postgres' | 'mongo'; uri: string };
   env: Env;
 }
 
@@ -108,7 +129,7 @@ export function readCliSettings(options: CliGlobalOptions, env: Env = process.en
   const password = env[CLI_ENV.password];
   if (sessionToken && username) {
     throw new CliUsageError(
-      `Act as one identity: a session token (${CLI_ENV.sessionToken} / --session-token) or a username (${CLI_ENV.username} / --username), not both.`,
+      `Act as one identity: a session token (${CLI_ENV.sessionToken} / --session-token-file) or a username (${CLI_ENV.username} / --username), not both.`,
     );
   }
   let identity: CliIdentity = { kind: 'master' };
@@ -138,9 +159,42 @@ export function readCliSettings(options: CliGlobalOptions, env: Env = process.en
     identity,
     permissions,
     tenantId: setting(options.tenant ?? env[CLI_ENV.tenantId]),
+    tenantRole: setting(options.tenantRole ?? env[CLI_ENV.tenantRole]),
     models: setting(options.models ?? env[CLI_ENV.models]),
+    database: readDatabaseSetting(options, env),
     env,
   };
+}
+
+/** The direct database path from POSTGRES_URI / MONGODB_URI (or their flags), if one is named. */
+function readDatabaseSetting(
+  options: CliGlobalOptions,
+  env: Env,
+): CliSettings['database'] | undefined {
+  const postgres = setting(options.postgresUri ?? env[CLI_ENV.postgresURI]);
+  const mongo = setting(options.mongodbUri ?? env[CLI_ENV.mongodbURI]);
+  if (postgres && mongo) {
+    throw new CliUsageError(
+      `Set one database: ${CLI_ENV.postgresURI} (--postgres-uri) when Parse Server runs on PostgreSQL, or ${CLI_ENV.mongodbURI} (--mongodb-uri) when it runs on MongoDB, not both.`,
+    );
+  }
+  if (postgres) {
+    if (!/^postgres(ql)?:\/\//i.test(postgres)) {
+      throw new CliUsageError(
+        `${CLI_ENV.postgresURI} must be a postgres:// or postgresql:// connection string (the database Parse Server stores its data in).`,
+      );
+    }
+    return { kind: 'postgres', uri: postgres };
+  }
+  if (mongo) {
+    if (!/^mongodb(\+srv)?:\/\//i.test(mongo)) {
+      throw new CliUsageError(
+        `${CLI_ENV.mongodbURI} must be a mongodb:// or mongodb+srv:// connection string (the database Parse Server stores its data in).`,
+      );
+    }
+    return { kind: 'mongo', uri: mongo };
+  }
+  return undefined;
 }
 
 /** A positive integer from the environment, or undefined; anything else is a usage error. */

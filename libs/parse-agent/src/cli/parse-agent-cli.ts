@@ -4,14 +4,15 @@ import { isLlmConfigured, NO_LLM_PROVIDER_MESSAGE } from '../client/conversation
 import { ParseAgentConversation } from '../client/parse-agent-conversation';
 import type { PermissionLevel } from '../core/constants';
 import { ParseAgentConfigError } from '../core/errors';
-import { BUILTIN_PROMPTS } from '../mcp/builtin-prompts';
-import { McpDispatcher } from '../mcp/mcp-dispatcher';
-import { PromptRegistry } from '../mcp/prompt-registry';
 import type { ModelClass } from '../metadata/metadata.types';
 import { isTruthyEnv } from '../tools/env-gates';
 import { serveMcpOverStdio } from '../transport/stdio/mcp-stdio.transport';
 import { PARSE_AGENT_VERSION } from '../version';
+import { chatErrorMessage } from './chat-errors';
+import { chatSystemPromptSettings, type ChatPromptFlags } from './chat-system-prompt';
 import { runChatLoop } from './chat-loop';
+import { connectOverStdio, type ConnectOptions } from './cli-connect';
+import { sessionTokenFromFlags, warnDatabaseUrisOnArgv } from './cli-secrets';
 import { openCliSession, type CliSession } from './cli-session';
 import {
   CLI_ENV,
@@ -34,6 +35,17 @@ export interface CliServeRequest {
   sessionToken?: string;
   tenantId?: string;
   models: ModelClass[];
+  /** The direct database path (POSTGRES_URI / MONGODB_URI), when set. */
+  database?: CliSettings['database'];
+  /** Streaming tool calls in flight at once (`--max-concurrent-streams`; default the module's). */
+  maxConcurrentStreams?: number;
+}
+
+/** The flags of `parse-agent serve`. */
+interface ServeFlags {
+  host?: string;
+  port?: string;
+  maxConcurrentStreams?: string;
 }
 
 export interface CliServer {
@@ -68,21 +80,26 @@ export async function runCli(argv: string[], deps: CliDependencies = {}): Promis
   const print = (text: string) => stdout.write(`${text}\n`);
   let exitCode: number = EXIT.ok;
 
-  const settingsOf = (command: Command): CliSettings => {
+  const stdin = deps.stdin ?? process.stdin;
+  /** `stdinBusy`: why the command needs stdin for itself (a token cannot come in on it). */
+  const settingsOf = async (command: Command, stdinBusy?: string): Promise<CliSettings> => {
     const options = command.optsWithGlobals<CliGlobalOptions>();
     loadEnvFile(options.envFile, env);
-    return readCliSettings(options, env);
+    warnDatabaseUrisOnArgv(options, log);
+    const sessionToken = await sessionTokenFromFlags(options, { stdin, stdinBusy, warn: log });
+    return readCliSettings({ ...options, sessionToken }, env);
   };
   const withSession = async (
     from: Command | CliSettings,
     run: (session: CliSession) => Promise<void>,
+    stdinBusy?: string,
   ): Promise<void> => {
-    const settings = from instanceof Command ? settingsOf(from) : from;
+    const settings = from instanceof Command ? await settingsOf(from, stdinBusy) : from;
     const session = await openCliSession(settings, log);
     try {
       await run(session);
     } finally {
-      session.close();
+      await session.close();
     }
   };
 
@@ -95,8 +112,12 @@ export async function runCli(argv: string[], deps: CliDependencies = {}): Promis
     .option('--server-url <url>', `Parse Server URL (${CLI_ENV.serverURL})`)
     .option('--app-id <id>', `Parse application id (${CLI_ENV.appId})`)
     .option(
+      '--session-token-file <path>',
+      `act as the user of the Parse session whose token is the file's first line; - reads it from stdin (or set ${CLI_ENV.sessionToken})`,
+    )
+    .option(
       '--session-token <token>',
-      `act as the user of this Parse session (${CLI_ENV.sessionToken})`,
+      `the same, on the command line: other local users can read it there (prefer ${CLI_ENV.sessionToken} or --session-token-file)`,
     )
     .option(
       '--username <name>',
@@ -110,8 +131,20 @@ export async function runCli(argv: string[], deps: CliDependencies = {}): Promis
     )
     .option('--tenant <id>', `bind the agent to a tenant (${CLI_ENV.tenantId})`)
     .option(
+      '--tenant-role <pattern>',
+      `read a user's tenant from their role, e.g. '{tenant}-staff' (${CLI_ENV.tenantRole})`,
+    )
+    .option(
       '--models <module>',
       `load decorated model classes from a compiled module (${CLI_ENV.models})`,
+    )
+    .option(
+      '--postgres-uri <uri>',
+      `the PostgreSQL database Parse Server stores its data in, for analytics (prefer ${CLI_ENV.postgresURI}: the URI holds a password)`,
+    )
+    .option(
+      '--mongodb-uri <uri>',
+      `the MongoDB database Parse Server stores its data in, for analytics (prefer ${CLI_ENV.mongodbURI}: the URI holds a password)`,
     )
     .showHelpAfterError('(run with --help for usage)')
     .configureOutput({
@@ -123,11 +156,16 @@ export async function runCli(argv: string[], deps: CliDependencies = {}): Promis
       'after',
       `
 Without a session token or username the CLI acts as the operator with the master key.
-Settings come from the environment or ./.env (see .env.sample).
+Settings come from the environment or ./.env (see .env.sample). Secrets (the master key, the
+session token, PARSE_PASSWORD, POSTGRES_URI, MONGODB_URI, LLM_API_KEY, MCP_API_KEY) belong
+there, never on the command line; the session token may also come from a file or stdin
+(--session-token-file). Models scoped by tenant need --tenant (or PARSE_AGENT_TENANT_ID).
+A desktop user who only has the app's URL and a session token runs \`parse-agent connect <url>\`.
 
 Examples:
   $ parse-agent tools
   $ PARSE_SESSION_TOKEN=r:abc parse-agent call count_objects '{"class_name":"Order"}'
+  $ pass show parse/session | parse-agent --session-token-file - describe
   $ parse-agent chat --username alice`,
     );
 
@@ -135,24 +173,36 @@ Examples:
     .command('chat')
     .description('a terminal conversation with a language model that answers with your data')
     .option('--trace', `show tool calls and timings (${CLI_ENV.chatTrace}=true)`)
-    .option('--system <prompt>', 'a system prompt sent first in every request')
+    .option(
+      '--system <prompt>',
+      `replace the default system prompt (${CLI_ENV.systemPrompt}); /system shows the one in use`,
+    )
+    .option('--system-file <path>', 'replace the default system prompt with this file’s text')
+    .option(
+      '--system-suffix <text>',
+      `append to the system prompt, default or replaced (${CLI_ENV.systemPromptSuffix})`,
+    )
     .addHelpText(
       'after',
       `
 Needs LLM_PROVIDER (openai, anthropic, openai-compatible, lmstudio, ollama, vllm, deepseek),
-LLM_API_KEY, and optionally LLM_MODEL, LLM_BASE_URL, LLM_MAX_ITERATIONS, LLM_AUTO_COMPACT_AT.
-Slash commands: /tools /usage /compact /reset /trace /history /help /quit
+LLM_API_KEY, and optionally LLM_MODEL, LLM_BASE_URL, LLM_MAX_ITERATIONS, LLM_AUTO_COMPACT_AT,
+LLM_SYSTEM_PROMPT, LLM_SYSTEM_PROMPT_SUFFIX. The default system prompt tells the model whom it
+acts for (never the session token), what it can reach and the Parse conventions.
+Slash commands: /tools /usage /compact /reset /trace /history /system /help /quit
 
 Example:
   $ LLM_PROVIDER=openai LLM_API_KEY=sk-... parse-agent chat --username alice`,
     )
-    .action(async (options: { trace?: boolean; system?: string }, command: Command) => {
-      const settings = settingsOf(command);
+    .action(async (options: { trace?: boolean } & ChatPromptFlags, command: Command) => {
+      const settings = await settingsOf(command, 'chat reads your questions from it');
       if (!isLlmConfigured(env)) throw new CliUsageError(NO_LLM_PROVIDER_MESSAGE);
+      const prompt = chatSystemPromptSettings(options, env);
       await withSession(settings, async (session) => {
         const conversation = new ParseAgentConversation(session.agent, {
           env,
-          systemPrompt: options.system,
+          ...prompt,
+          user: session.principal.user,
           maxIterations: positiveIntegerSetting(env, CLI_ENV.maxIterations),
           autoCompactAt: positiveIntegerSetting(env, CLI_ENV.autoCompactAt),
         });
@@ -163,10 +213,11 @@ Example:
           input: deps.stdin ?? process.stdin,
           output: stdout,
           trace,
+          describeError: (error) => chatErrorMessage(error, env),
           header: [
             `parse-agent chat — ${conversation.provider.name} / ${conversation.provider.model}`,
             `Acting as ${session.principal.label} | permissions ${settings.permissions}${settings.tenantId ? ` | tenant ${settings.tenantId}` : ''} | trace ${trace ? 'on' : 'off'}`,
-            'Ask a question. Commands: /tools /usage /compact /reset /trace /history /help /quit',
+            'Ask a question. Commands: /tools /usage /compact /reset /trace /history /system /help /quit',
           ],
         });
       });
@@ -240,7 +291,7 @@ Examples:
       `
 Examples:
   $ parse-agent describe
-  $ parse-agent describe Order --session-token r:abc`,
+  $ parse-agent describe Order --session-token-file ~/.parse-session`,
     )
     .action(async (className: string | undefined, _options: unknown, command: Command) => {
       await withSession(command, async (session) => {
@@ -256,6 +307,10 @@ Examples:
     .description('the standalone MCP server over HTTP (/mcp, /health, /tools)')
     .option('--host <host>', `interface to bind (${CLI_ENV.host}, default 127.0.0.1)`)
     .option('--port <port>', `port (${CLI_ENV.port}, default 3001; 0 picks one)`)
+    .option(
+      '--max-concurrent-streams <n>',
+      'streaming tool calls in flight at once; more answer 503 (default 1000)',
+    )
     .addHelpText(
       'after',
       `
@@ -265,20 +320,27 @@ Examples:
   $ parse-agent serve
   $ MCP_API_KEY=$(openssl rand -hex 24) parse-agent serve --host 0.0.0.0 --port 3001`,
     )
-    .action(async (options: { host?: string; port?: string }, command: Command) => {
+    .action(async (options: ServeFlags, command: Command) => {
       if (!deps.startServer) {
         throw new CliUsageError('This build of the CLI cannot start the HTTP server.');
       }
-      const settings = settingsOf(command);
+      const settings = await settingsOf(command);
       const host = options.host ?? env[CLI_ENV.host] ?? '127.0.0.1';
       const rawPort = options.port ?? env[CLI_ENV.port] ?? '3001';
       const port = Number(rawPort);
       if (!Number.isInteger(port) || port < 0 || port > 65535) {
         throw new CliUsageError(`--port must be an integer from 0 to 65535, got "${rawPort}".`);
       }
+      const rawStreams = options.maxConcurrentStreams;
+      const streams = rawStreams === undefined ? undefined : Number(rawStreams);
+      if (streams !== undefined && !(Number.isInteger(streams) && streams >= 1)) {
+        throw new CliUsageError(
+          `--max-concurrent-streams must be a positive integer, got "${rawStreams}".`,
+        );
+      }
       // Resolve the identity once (a username logs in here) and hand the server its session.
       const session = await openCliSession(settings, log);
-      session.close();
+      await session.close();
       const server = await deps.startServer({
         parse: settings.parse,
         host,
@@ -287,6 +349,8 @@ Examples:
         sessionToken: session.agent.sessionToken,
         tenantId: settings.tenantId,
         models: settings.models ? loadModels(settings.models) : [],
+        database: settings.database,
+        maxConcurrentStreams: streams,
       });
       log(`MCP server listening on ${server.url}/mcp as ${session.principal.label}`);
       await new Promise<void>((resolve) => {
@@ -306,28 +370,81 @@ Examples:
       `
 Reads newline-delimited JSON-RPC on stdin and writes only JSON-RPC to stdout; logs go to stderr.
 
+This needs the app's master key: it is the operator's recipe. A user connects to the app's
+own endpoint instead (\`parse-agent connect <url>\`), with only a session token.
+
 Example (a client's MCP server entry):
   { "command": "npx", "args": ["parse-agent", "stdio"],
     "env": { "PARSE_SERVER_URL": "...", "PARSE_APP_ID": "...", "PARSE_MASTER_KEY": "...",
-             "PARSE_SESSION_TOKEN": "r:..." } }`,
+             "POSTGRES_URI": "postgres://..." } }`,
     )
     .action(async (_options: unknown, command: Command) => {
-      await withSession(command, async (session) => {
-        const dispatcher = new McpDispatcher(
-          session.services.tools,
-          new PromptRegistry(BUILTIN_PROMPTS),
-        );
-        log(
-          `parse-agent ${PARSE_AGENT_VERSION}: MCP over stdio as ${session.principal.label}, ${session.agent.allowedTools().length} tools`,
-        );
-        const stdio = serveMcpOverStdio({
-          dispatcher,
-          agent: session.agent,
-          input: deps.stdin ?? process.stdin,
-          output: stdout,
-          log: (line) => log(`[parse-agent] ${line}`),
-        });
-        await stdio.closed;
+      await withSession(
+        command,
+        async (session) => {
+          log(
+            `parse-agent ${PARSE_AGENT_VERSION}: MCP over stdio as ${session.principal.label}, ${session.agent.allowedTools().length} tools`,
+          );
+          const stdio = serveMcpOverStdio({
+            dispatcher: session.dispatcher,
+            agent: session.agent,
+            input: deps.stdin ?? process.stdin,
+            output: stdout,
+            log: (line) => log(`[parse-agent] ${line}`),
+          });
+          await stdio.closed;
+        },
+        'stdio reads JSON-RPC from it',
+      );
+    });
+
+  program
+    .command('connect')
+    .description(
+      "MCP over stdio relayed to an app's HTTP endpoint: a user needs only its URL and a session token, no Parse keys",
+    )
+    .argument('<url>', 'the MCP endpoint, e.g. https://app.example.com/mcp')
+    .option(
+      '--header <header>',
+      'an extra request header "Name: value" (repeatable), for apps that ask for one',
+      (value: string, previous: string[] = []) => [...previous, value],
+    )
+    .option(
+      '--allow-http',
+      'allow plain http to a host other than this machine (the token travels in clear)',
+    )
+    .addHelpText(
+      'after',
+      `
+Reads newline-delimited JSON-RPC on stdin, POSTs each message to <url> (Streamable HTTP) and
+writes the answers and the server's notifications to stdout, one per line. The app decides
+what the token may see: its guards, tenant and limits apply as for any HTTP client.
+
+Credentials (one of):
+  ${CLI_ENV.sessionToken} or --session-token-file <path>   sent as Authorization: Bearer <token>
+  ${CLI_ENV.apiKey}                                         sent as X-MCP-API-Key (an operator key)
+
+Example (a client's MCP server entry):
+  { "command": "npx", "args": ["parse-agent", "connect", "https://app.example.com/mcp"],
+    "env": { "PARSE_SESSION_TOKEN": "r:..." } }`,
+    )
+    .action(async (url: string, options: ConnectOptions, command: Command) => {
+      const globals = command.optsWithGlobals<CliGlobalOptions>();
+      loadEnvFile(globals.envFile, env);
+      const sessionToken = await sessionTokenFromFlags(globals, {
+        stdin,
+        stdinBusy: 'connect relays JSON-RPC from it',
+        warn: log,
+      });
+      exitCode = await connectOverStdio({
+        url,
+        options,
+        globals,
+        sessionToken,
+        env,
+        input: stdin,
+        output: stdout,
+        log,
       });
     });
 

@@ -41,8 +41,8 @@ export function resolveLlmProvider(
 export const NO_LLM_PROVIDER_MESSAGE =
   `No LLM provider is configured, so the agent cannot hold a conversation. Set ${LLM_ENV.provider} ` +
   `(one of: ${LLM_PROVIDER_NAMES.join(', ')}) with ${LLM_ENV.apiKey}, and optionally ${LLM_ENV.model} ` +
-  `and ${LLM_ENV.baseURL}; or pass \`llm\` to ParseAgentModule.forRoot (or to ask()); or provide ` +
-  'an instance for the LlmProvider injection token.';
+  `and ${LLM_ENV.baseURL}; or pass \`llm\` (settings) or \`llmProvider\` (your own LlmProvider) ` +
+  'to ParseAgentModule.forRoot, or `llm` to ask().';
 
 /**
  * Builds the conversation factory an agent's services carry, so `agent.ask()` can reach the

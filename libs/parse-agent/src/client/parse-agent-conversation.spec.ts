@@ -11,6 +11,7 @@ import type {
 import type { ConversationAgent } from './conversation-agent';
 import { ConversationBusyError, LlmProviderError } from './conversation-errors';
 import { ParseAgentConversation } from './parse-agent-conversation';
+import { unwrapUntrusted } from '../core/untrusted-data';
 
 type Turn = { text?: string; calls?: LlmToolCall[]; input?: number; output?: number };
 
@@ -102,12 +103,15 @@ describe('ParseAgentConversation (scripted provider, fake agent)', () => {
       { name: 'count_objects', description: 'Count rows', inputSchema: expect.any(Object) },
     ]);
     expect(provider.requests[0].system).toBe('Be brief.');
-    expect(provider.requests[1].messages[2]).toEqual({
+    // The result carries stored data: the model gets it marked as untrusted, as MCP clients do.
+    const fed = provider.requests[1].messages[2] as { content: string };
+    expect(fed).toEqual({
       role: 'tool',
       toolCallId: 'c1',
       name: 'count_objects',
-      content: '{"success":true,"data":{"count":42}}',
+      content: expect.stringMatching(/^Tool data inside <untrusted-data-[0-9a-f]+>/),
     });
+    expect(unwrapUntrusted(fed.content)).toBe('{"success":true,"data":{"count":42}}');
     expect(result.transcript[0]).toEqual({ role: 'system', content: 'Be brief.' });
     expect(result.transcript).toHaveLength(5);
   });

@@ -1,5 +1,6 @@
 import { Observable } from 'rxjs';
 import { AgentCancelledError, ParseAgentConfigError, ParseAgentError } from '../core/errors';
+import { cancelledBy, raceAbort } from '../core/race-abort';
 import type { ToolEnvelope } from '../core/envelope';
 import type {
   LlmMessage,
@@ -30,9 +31,19 @@ import {
   type ModelPrice,
   type ModelPriceTable,
 } from './model-prices';
+import {
+  historyFromSnapshot,
+  snapshotOf,
+  type ConversationSnapshot,
+  type RestoreLimits,
+} from './conversation-snapshot';
 import { observableToAsyncIterable } from './observable-to-async-iterable';
 import { createLlmProvider } from './provider-from-env';
-import { cancelledBy, raceAbort } from './race-abort';
+import {
+  conversationSystemPrompt,
+  validateSystemPromptOptions,
+  type SystemPromptOptions,
+} from './system-prompt';
 import {
   envelopeForThrown,
   invalidArgumentsEnvelope,
@@ -49,7 +60,9 @@ type Emit = ((event: ConversationEvent) => void) | undefined;
 export class ParseAgentConversation {
   readonly provider: LlmProvider;
   readonly maxIterations: number;
-  protected readonly systemPrompt?: string;
+  protected readonly systemPromptOptions: SystemPromptOptions;
+  /** Built on first use, then kept: the agent's identity and tools do not change. */
+  protected builtSystemPrompt?: string;
   protected readonly maxTokens?: number;
   protected readonly autoCompactAt?: number;
   protected priceTable: ModelPriceTable;
@@ -77,15 +90,58 @@ export class ParseAgentConversation {
     }
     this.maxIterations = maxIterations;
     this.autoCompactAt = budget;
-    this.systemPrompt = options.systemPrompt;
+    this.systemPromptOptions = {
+      systemPrompt: options.systemPrompt,
+      systemPromptSuffix: options.systemPromptSuffix,
+      user: options.user,
+    };
+    // Wrong types fail here, not at the first question; the text itself is built lazily.
+    validateSystemPromptOptions(this.systemPromptOptions);
     this.maxTokens = options.maxTokens;
     this.priceTable = mergePrices(options.pricing);
     this.provider = options.provider ?? createLlmProvider(options.llm, options.env);
   }
 
+  /**
+   * The system prompt sent first in every request: the default (server instructions, whom the
+   * agent acts for, Parse conventions), or `systemPrompt`, with `systemPromptSuffix` appended.
+   * '' when none is sent.
+   */
+  get systemPrompt(): string {
+    return (this.builtSystemPrompt ??= conversationSystemPrompt(
+      this.agent,
+      this.systemPromptOptions,
+    ));
+  }
+
   /** A copy of the conversation so far (no system prompt), safe to inspect. */
   get history(): LlmMessage[] {
     return structuredClone(this.messages);
+  }
+
+  /**
+   * The history as a plain, versioned object for an app to keep between requests (e.g. in its
+   * session store) and hand to `restore()`. Nothing about identity, tools or permissions is in it.
+   */
+  toJSON(): ConversationSnapshot {
+    return snapshotOf(this.messages);
+  }
+
+  /**
+   * A conversation on `agent` continuing from a snapshot `toJSON()` wrote. The snapshot is checked
+   * as untrusted client data (see `historyFromSnapshot`); the system prompt, tools and permissions
+   * are the agent's own, never the snapshot's. Continue it with `reply()` (ask() starts afresh).
+   */
+  static restore(
+    agent: ConversationAgent,
+    snapshot: unknown,
+    options: ConversationOptions & { limits?: RestoreLimits } = {},
+  ): ParseAgentConversation {
+    const { limits, ...conversationOptions } = options;
+    const history = historyFromSnapshot(snapshot, limits);
+    const conversation = new ParseAgentConversation(agent, conversationOptions);
+    conversation.messages = history;
+    return conversation;
   }
 
   /** Session totals: every model call of every question and compaction. */
@@ -207,6 +263,7 @@ export class ParseAgentConversation {
     const earlier = this.messages;
     const turn: LlmMessage[] = [{ role: 'user', content: question }];
     const tools = this.toolsForModel();
+    const system = this.systemPrompt || undefined;
     const calls: ToolCallRecord[] = [];
     let usage = ConversationUsage.empty;
     let text: string;
@@ -216,7 +273,7 @@ export class ParseAgentConversation {
       iteration += 1;
       const { response, callUsage } = await this.callModel(
         {
-          system: this.systemPrompt,
+          system,
           messages: [...earlier, ...turn],
           tools,
           maxTokens: this.maxTokens,
@@ -249,8 +306,8 @@ export class ParseAgentConversation {
     }
     this.messages = [...earlier, ...turn];
     this.lastQuestionUsage = usage;
-    const transcript: LlmMessage[] = this.systemPrompt
-      ? [{ role: 'system', content: this.systemPrompt }, ...structuredClone(this.messages)]
+    const transcript: LlmMessage[] = system
+      ? [{ role: 'system', content: system }, ...structuredClone(this.messages)]
       : structuredClone(this.messages);
     return new ConversationResult(
       text,
@@ -285,7 +342,7 @@ export class ParseAgentConversation {
       : undefined;
     let response: LlmResponse;
     try {
-      response = await raceAbort(this.provider.complete(request, onEvent), signal);
+      response = await raceAbort(this.provider.complete(request, onEvent), signal, cancelledBy);
     } catch (error) {
       if (signal?.aborted) throw cancelledBy(signal);
       if (error instanceof ParseAgentError) throw error;
@@ -326,7 +383,11 @@ export class ParseAgentConversation {
       result = invalidArgumentsEnvelope(call.name, call.invalidArguments);
     } else {
       try {
-        result = await raceAbort(this.agent.execute(call.name, call.arguments, { signal }), signal);
+        result = await raceAbort(
+          this.agent.execute(call.name, call.arguments, { signal }),
+          signal,
+          cancelledBy,
+        );
       } catch (error) {
         if (signal?.aborted) throw cancelledBy(signal);
         result = envelopeForThrown(error, call.name);

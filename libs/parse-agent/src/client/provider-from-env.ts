@@ -1,6 +1,7 @@
 import { ParseAgentConfigError } from '../core/errors';
 import type { LlmProviderOptions } from '../ports/conversation';
 import type { LlmProvider } from '../ports/llm-provider';
+import { allowlistFrom, OFFICIAL_LLM_ENDPOINTS } from './endpoint-allowlist';
 import { AnthropicProvider } from './providers/anthropic.provider';
 import { OpenAiProvider } from './providers/openai.provider';
 
@@ -92,12 +93,19 @@ export function createLlmProvider(
     }
     apiKey = LOCAL_PLACEHOLDER_KEY;
   }
+  // Without an explicit list the provider is pinned to what was configured at build time: its
+  // preset (or official) endpoint and the base URL given. A list, once set, is the only authority.
+  const allowedBaseUrls = allowlistFrom(options.allowedBaseUrls, env) ?? [
+    preset.baseURL ?? OFFICIAL_LLM_ENDPOINTS[preset.sdk],
+    ...(baseURL ? [baseURL] : []),
+  ];
   const common = {
     apiKey,
     model,
     baseURL,
     timeoutMs: options.timeoutMs,
     maxRetries: options.maxRetries,
+    allowedBaseUrls,
   };
   if (preset.sdk === 'anthropic') return new AnthropicProvider(common);
   return new OpenAiProvider({

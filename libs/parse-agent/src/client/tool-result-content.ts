@@ -1,9 +1,15 @@
 import { AgentUnauthorizedError, ParseAgentError } from '../core/errors';
 import type { FailureEnvelope, ToolEnvelope } from '../core/envelope';
+import { wrapUntrusted } from '../core/untrusted-data';
 
-/** What the model reads for a tool result: the envelope as compact JSON, keys as on the wire. */
+/**
+ * What the model reads for a tool result: the envelope as compact JSON, keys as on the wire. A
+ * successful result carries stored data, so it is marked as untrusted the way MCP results are; a
+ * failure's message already marks whatever stored text it quotes.
+ */
 export function toolResultContent(envelope: ToolEnvelope): string {
-  return JSON.stringify(envelope);
+  const json = JSON.stringify(envelope);
+  return envelope.success ? wrapUntrusted(json) : json;
 }
 
 /**

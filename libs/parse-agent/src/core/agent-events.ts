@@ -44,7 +44,20 @@ export interface MutationEvent {
   object_id?: string;
   /** `Class.method` for call_method. */
   method?: string;
+  /**
+   * Names of the fields written, never values. For call_method: every field the method wrote
+   * through its context's data path (not its arguments); the writes themselves are in `writes`.
+   */
   changed_keys: string[];
+  /** call_method: each write the method made, in order (class, object, field names). */
+  writes?: Array<{
+    action: 'create' | 'update' | 'delete' | 'create_class' | 'delete_class';
+    class_name: string;
+    object_id?: string;
+    changed_keys: string[];
+  }>;
+  /** call_method: the method threw after the writes listed (they happened all the same). */
+  failed?: true;
   /** Whether a human confirmed it through the MCP client (elicitation). */
   confirmed?: boolean;
   correlation_id?: string;

@@ -1,4 +1,5 @@
 import { AgentCancelledError, ParseAgentError, RateLimitExceededError } from './errors';
+import { wrapUntrusted } from './untrusted-data';
 
 /** What execute() resolves to and what the MCP layer carries: the spec's snake_case envelope. */
 export interface SuccessEnvelope<T = unknown> {
@@ -40,10 +41,13 @@ export function failureFromError(error: unknown, toolName: string): FailureEnvel
     return { ...failure(error.message, error.errorCode), retry_after: error.retryAfter };
   }
   if (error instanceof ParseAgentError) {
-    const message =
-      error.errorCode === 'invalid_argument'
-        ? `Invalid arguments: ${error.message}`
-        : error.message;
+    // Text from an agent method or Parse Server is marked here, so every reader of the envelope
+    // (an MCP client, the built-in conversation, an application's own model) gets the marks.
+    const text =
+      error.untrustedLead === undefined
+        ? error.message
+        : `${error.untrustedLead}\n${wrapUntrusted(error.message)}`;
+    const message = error.errorCode === 'invalid_argument' ? `Invalid arguments: ${text}` : text;
     return failure(message, error.errorCode, error.details);
   }
   return failure(`${toolName} failed: internal error`, 'internal_error');

@@ -4,6 +4,12 @@
  */
 export abstract class ParseAgentError extends Error {
   abstract readonly errorCode: string;
+  /**
+   * Set (by `quotingUntrusted`) when the message is text the library did not write: an
+   * application's agent method, Parse Server. Such text can quote stored values, so the failure
+   * envelope encloses it as untrusted data after this lead-in, which the library wrote.
+   */
+  untrustedLead?: string;
   constructor(message: string) {
     super(message);
     this.name = this.constructor.name;
@@ -12,6 +18,15 @@ export abstract class ParseAgentError extends Error {
   get details(): Record<string, unknown> | undefined {
     return undefined;
   }
+}
+
+/**
+ * Marks an error whose message the library did not write (see `untrustedLead`) and returns it. An
+ * error marked already keeps its lead-in: the innermost source names the text best.
+ */
+export function quotingUntrusted<E extends ParseAgentError>(error: E, lead: string): E {
+  error.untrustedLead ??= lead;
+  return error;
 }
 
 /**
@@ -78,6 +93,25 @@ export class AgentValidationError extends ParseAgentError {
   readonly errorCode = 'invalid_argument';
 }
 
+/**
+ * A value given for a pointer field that is not a pointer to the field's class: another class, or
+ * a malformed value (no objectId, a number, an object without `__type: 'Pointer'`). Refused before
+ * it reaches Parse, where it would match nothing and read as a real empty answer.
+ */
+export class PointerShapeError extends ParseAgentError {
+  readonly errorCode = 'pointer_shape_mismatch';
+  constructor(
+    message: string,
+    readonly field: string,
+    readonly expectedClass: string,
+  ) {
+    super(message);
+  }
+  override get details(): Record<string, unknown> {
+    return { field: this.field, expected_class: this.expectedClass };
+  }
+}
+
 /** A `where` the agent refuses to run: unknown or code-executing operators, too deep, not an object. */
 export class InvalidQueryError extends ParseAgentError {
   readonly errorCode = 'invalid_query';
@@ -114,6 +148,24 @@ export class SecurityBlockedError extends ParseAgentError {
 
 export class PermissionDeniedError extends ParseAgentError {
   readonly errorCode = 'permission_denied';
+}
+
+/**
+ * No tool of that name is available to the agent (wire: `unknown_tool`), told apart from a tool
+ * its tier or filters refuse. `suggestions` are close names among the tools it may call only.
+ */
+export class UnknownToolError extends ParseAgentError {
+  readonly errorCode = 'unknown_tool';
+  constructor(
+    message: string,
+    readonly toolName: string,
+    readonly suggestions: string[] = [],
+  ) {
+    super(message);
+  }
+  override get details(): Record<string, unknown> {
+    return { kind: 'unknown_tool', suggestions: this.suggestions };
+  }
 }
 
 export class ToolFilteredError extends ParseAgentError {

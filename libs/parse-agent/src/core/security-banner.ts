@@ -1,10 +1,16 @@
 /**
- * Security banners go to stderr once per process. Deployments that made the choice on purpose
+ * Security banners are written once per process. By default they go to stderr; a host with a
+ * logger routes them through it (`routeSecurityBanners`, as the Nest module does), so they land in
+ * the same stream and format as every other log line. Deployments that made the choice on purpose
  * (a global master-key MCP server, an unhidden class) silence them with `suppressSecurityBanners()`.
  */
+export type SecurityBannerSink = (message: string) => void;
+
 const shown = new Set<string>();
 let suppressed = false;
-let sink: (line: string) => void = (line) => process.stderr.write(line + '\n');
+const stderrSink: SecurityBannerSink = (message) =>
+  process.stderr.write(`[parse-agent:SECURITY] ${message}\n`);
+let sink: SecurityBannerSink = stderrSink;
 
 export function suppressSecurityBanners(value = true): void {
   suppressed = value;
@@ -14,17 +20,22 @@ export function securityBannersSuppressed(): boolean {
   return suppressed;
 }
 
-/** Test hook: forget which banners were shown and where they go. */
-export function resetSecurityBanners(output?: (line: string) => void): void {
-  shown.clear();
-  suppressed = false;
-  sink = output ?? ((line) => process.stderr.write(line + '\n'));
+/** Sends banners to `output` (a logger's warn, say); without it, back to stderr. */
+export function routeSecurityBanners(output?: SecurityBannerSink): void {
+  sink = output ?? stderrSink;
 }
 
-/** Prints the banner unless suppressed; with `once`, only the first time per process. */
+/** Test hook: forget which banners were shown and where they go. */
+export function resetSecurityBanners(output?: SecurityBannerSink): void {
+  shown.clear();
+  suppressed = false;
+  routeSecurityBanners(output);
+}
+
+/** Writes the banner unless suppressed; with `once`, only the first time per process. */
 export function securityBanner(key: string, message: string, once = true): boolean {
   if (suppressed || (once && shown.has(key))) return false;
   shown.add(key);
-  sink(`[parse-agent:SECURITY] ${message}`);
+  sink(message);
   return true;
 }

@@ -1,6 +1,7 @@
 import type { AgentIdentity } from '../core/agent-identity';
 import { ParseAgentConfigError } from '../core/errors';
 import {
+  directDatabaseRank,
   ROW_OPERATIONS,
   type DataOperation,
   type DataPath,
@@ -11,7 +12,7 @@ import {
 export class DataPathUnavailableError extends ParseAgentConfigError {}
 
 /**
- * Chooses the data path for an operation and identity: the first provider that serves it. Fails
+ * Chooses the data path for an operation and identity: the highest-ranked provider that serves it. Fails
  * closed: when none does, the caller gets an error naming what to configure, never a path that
  * would ignore the identity's scope.
  */
@@ -22,28 +23,31 @@ export class DataRouter {
   }
 
   pathFor(operation: DataOperation, identity: AgentIdentity): DataPath {
-    const reasons: string[] = [];
-    const serving: DataPathProvider[] = [];
+    // The highest rank among the providers that serve it; the earlier one on a tie. Each provider
+    // declares its rank: Parse REST asks for row reads and writes (Parse Server enforces ACL/CLP
+    // and runs triggers), direct database paths for analytics (REST aggregate is master-key-only
+    // and unreliable on PostgreSQL).
+    let chosen: DataPathProvider | undefined;
+    let best = Number.NEGATIVE_INFINITY;
+    let refusals: string[] | undefined;
     for (const provider of this.providers) {
       const refusal = provider.refusal(operation, identity);
-      if (refusal) reasons.push(`${provider.kind}: ${refusal}`);
-      else serving.push(provider);
+      if (refusal) {
+        (refusals ??= []).push(`${provider.kind}: ${refusal}`);
+        continue;
+      }
+      const rank = provider.rank ? provider.rank(operation) : directDatabaseRank(operation);
+      if (rank > best) {
+        best = rank;
+        chosen = provider;
+      }
     }
-    if (serving.length) {
-      // Row reads prefer Parse REST (Parse Server enforces ACL/CLP itself); analytics prefer a
-      // direct database path (REST aggregate is master-key-only and unreliable on PostgreSQL).
-      const rest = serving.find((p) => p.kind === 'parse-rest');
-      const direct = serving.find((p) => p.kind !== 'parse-rest');
-      // Writes prefer it too: Parse Server runs its triggers and enforces the session's ACL/CLP.
-      const restFirst = ROW_OPERATIONS.has(operation) || operation === 'write';
-      const chosen = restFirst ? (rest ?? direct) : (direct ?? rest);
-      return chosen!.bind(identity);
-    }
+    if (chosen) return chosen.bind(identity);
     const fix = ROW_OPERATIONS.has(operation)
       ? 'Configure a direct database path (mongo or postgres in ParseAgentModule.forRoot) or use a session token.'
       : 'Configure a direct database path (mongo or postgres in ParseAgentModule.forRoot), which enforces ACL, CLP and protectedFields itself.';
     throw new DataPathUnavailableError(
-      `No configured data path can run '${operation}' for a ${identity.authType} agent (${reasons.join('; ')}). ${fix}`,
+      `No configured data path can run '${operation}' for a ${identity.authType} agent (${(refusals ?? []).join('; ')}). ${fix}`,
     );
   }
 

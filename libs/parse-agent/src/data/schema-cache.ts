@@ -1,5 +1,6 @@
 import type { ParseSchema, SchemaSource } from '../core/parse-schema';
 import { AgentCancelledError } from '../core/errors';
+import { raceAbort } from '../core/race-abort';
 import type { ParseRestClient } from './parse-rest/parse-rest-client';
 
 /**
@@ -35,7 +36,7 @@ export class SchemaCache implements SchemaSource {
       };
       fetching.then(drop, drop);
     }
-    return signal ? raceSignal(this.inflight, signal) : this.inflight;
+    return raceAbort(this.inflight, signal, abortError);
   }
 
   async get(className: string, signal?: AbortSignal): Promise<ParseSchema | undefined> {
@@ -53,25 +54,7 @@ export class SchemaCache implements SchemaSource {
   }
 }
 
-/** The promise, or the signal's abort (whichever comes first); the promise itself runs on. */
-function raceSignal<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
-  if (signal.aborted) return Promise.reject(abortError(signal));
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(abortError(signal));
-    signal.addEventListener('abort', onAbort, { once: true });
-    promise.then(
-      (value) => {
-        signal.removeEventListener('abort', onAbort);
-        resolve(value);
-      },
-      (error: unknown) => {
-        signal.removeEventListener('abort', onAbort);
-        reject(error);
-      },
-    );
-  });
-}
-
+/** Why a caller stopped waiting: an error given as the abort's reason, else a cancellation. */
 function abortError(signal: AbortSignal): Error {
   const reason: unknown = signal.reason;
   return reason instanceof Error && reason.name !== 'AbortError'

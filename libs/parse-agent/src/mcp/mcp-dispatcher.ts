@@ -15,6 +15,7 @@ import { MAX_TOOL_RESPONSE_BYTES } from '../format/response-size-cap';
 import { isPlainObject } from '../query/field-names';
 import type { ProgressUpdate } from '../tools/tool-context';
 import type { ToolRegistry } from '../tools/tool-registry';
+import { unknownToolError } from '../tools/unknown-tool';
 import type {
   DispatchContext,
   DispatchLogger,
@@ -263,7 +264,11 @@ export class McpDispatcher {
       throw new AgentValidationError('Invalid params: tool name must be a string');
     }
     const definition = this.tools.get(name);
-    if (!definition) throw new AgentValidationError(`Unknown tool: ${name}`);
+    // A protocol error (-32602), as MCP asks for unknown tools, with the same close names among
+    // the tools this agent may call that execute() suggests.
+    if (!definition) {
+      throw new AgentValidationError(unknownToolError(name, agent.allowedTools()).message);
+    }
     const args = params.arguments ?? {};
     if (!isPlainObject(args)) {
       throw new AgentValidationError('Invalid params: arguments must be an object');

@@ -221,8 +221,7 @@ describe('MetadataRegistry', () => {
       expect(registry.unhide('_Session')).toBe(true);
       expect(registry.isHidden('_Session', true)).toBe(false);
       expect(banners).toHaveLength(1);
-      expect(banners[0]).toMatch(/^\[parse-agent:SECURITY\] /);
-      expect(banners[0]).toContain("Class '_Session' was unhidden");
+      expect(banners[0]).toMatch(/^Class '_Session' was unhidden/);
       expect(banners[0]).toContain('Master-key agents bypass ACLs and CLPs');
 
       registry.hide('_Session');

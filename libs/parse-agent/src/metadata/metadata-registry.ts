@@ -3,6 +3,7 @@ import { BUILTIN_HIDDEN_CLASSES, type UnregisteredClassPolicy } from './builtin-
 import { ParseAgentConfigError } from '../core/errors';
 import { securityBanner } from '../core/security-banner';
 import { METADATA } from './metadata.constants';
+import { checkSdkInternals, isParseObjectModel, sdkModelClassName } from './parse-object-model';
 import type {
   AgentMethodDeclaration,
   ClassMetadata,
@@ -94,7 +95,7 @@ export class MetadataRegistry {
     if (typeof ref === 'string') return ref;
     const meta = this.byModel.get(ref);
     if (meta) return meta.className;
-    return (Reflect.getMetadata(METADATA.parseClass, ref) as string | undefined) ?? ref.name;
+    return modelClassName(ref);
   }
 
   /** Every spelling a class may be named by: its Parse name, without a leading `_`, the model's name. */
@@ -216,7 +217,8 @@ export class MetadataRegistry {
 
   protected compile(model: ModelClass): ClassMetadata {
     const get = <T>(key: string): T | undefined => Reflect.getMetadata(key, model) as T | undefined;
-    const className = get<string>(METADATA.parseClass) ?? model.name;
+    if (isParseObjectModel(model)) checkSdkInternals(model);
+    const className = modelClassName(model);
     if (!CLASS_NAME_PATTERN.test(className)) {
       throw new ParseAgentConfigError(
         `Model ${model.name} maps to an invalid Parse class name '${className}'; set one with @ParseClass('Name').`,
@@ -249,6 +251,7 @@ export class MetadataRegistry {
       modelName: model.name,
       model,
       description: get<string>(METADATA.description),
+      usage: get<string>(METADATA.usage),
       visible: get<boolean>(METADATA.visible) ?? false,
       fields: fields ? [...new Set([...ALWAYS_KEEP_FIELDS, ...fields])] : undefined,
       joinFields: get<string[]>(METADATA.joinFields),
@@ -263,4 +266,14 @@ export class MetadataRegistry {
       methods: get<AgentMethodDeclaration[]>(METADATA.methods) ?? [],
     };
   }
+}
+
+/**
+ * The Parse class a model maps to: its @ParseClass name; for a Parse.Object subclass without one,
+ * the className the SDK gives its instances; else the class's own name.
+ */
+function modelClassName(model: ModelClass): string {
+  const declared = Reflect.getMetadata(METADATA.parseClass, model) as string | undefined;
+  const derived = isParseObjectModel(model) ? sdkModelClassName(model, declared) : undefined;
+  return declared ?? derived ?? model.name;
 }

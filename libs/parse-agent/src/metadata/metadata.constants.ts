@@ -2,6 +2,7 @@
 export const METADATA = {
   parseClass: 'parse-agent:parse-class',
   description: 'parse-agent:description',
+  usage: 'parse-agent:usage',
   visible: 'parse-agent:visible',
   hidden: 'parse-agent:hidden',
   fields: 'parse-agent:fields',

@@ -1,5 +1,6 @@
 import type { PermissionLevel } from '../core/constants';
 import type { Where } from '../query/constraint-translator';
+import type { DtoClass } from '../validation/dto';
 
 // eslint-disable-next-line @typescript-eslint/no-unsafe-function-type
 export type ModelClass = Function;
@@ -52,12 +53,20 @@ export interface AgentMethodOptions {
   description?: string;
   supportsDryRun?: boolean;
   permittedKeys?: string[];
-  parameters?: Record<string, unknown>;
+  /**
+   * The method's arguments: a JSON Schema, or a class-validator DTO class (its JSON Schema is
+   * derived for clients and calls are validated with class-validator).
+   */
+  parameters?: Record<string, unknown> | DtoClass;
 }
 
-export interface AgentMethodDeclaration extends AgentMethodOptions {
+export interface AgentMethodDeclaration extends Omit<AgentMethodOptions, 'parameters'> {
   name: string;
   static: boolean;
+  /** The JSON Schema clients see (derived from the DTO when one was given). */
+  parameters?: Record<string, unknown>;
+  /** The DTO class the arguments are validated with, when one was given. */
+  parametersDto?: DtoClass;
 }
 
 export interface TenantScope {
@@ -79,6 +88,8 @@ export interface ClassMetadata {
   modelName: string;
   model?: ModelClass;
   description?: string;
+  /** How to query or analyse the class (`@AgentDescription(text, { usage })`). */
+  usage?: string;
   visible: boolean;
   /** Allowlist in wire names (including objectId/createdAt/updatedAt), or undefined for none. */
   fields?: string[];

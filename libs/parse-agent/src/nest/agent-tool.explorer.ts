@@ -14,6 +14,7 @@ import { agentToolOptionsOf } from '../tools/agent-tool.decorator';
 import type { ToolContext } from '../tools/tool-context';
 import { ToolRegistry } from '../tools/tool-registry';
 import { isParseAgentLibraryModule } from './parse-agent-library.marker';
+import { dtoJsonSchema, isDtoClass, validateDto, type DtoClass } from '../validation/dto';
 
 /** `ExecutionContext.getType()` inside guards and interceptors of @AgentTool methods. */
 export const AGENT_TOOL_CONTEXT_TYPE = 'parse-agent-tool';
@@ -83,17 +84,26 @@ export class AgentToolExplorer implements OnApplicationBootstrap {
         );
         continue;
       }
+      // A DTO's JSON Schema is derived once, here; each call is validated with the class.
+      const dto = isDtoClass(options!.inputSchema) ? options!.inputSchema : undefined;
       this.tools.register({
         ...options!,
-        handler: this.handlerFor(instance, methodName, options!.name),
+        inputSchema: dto ? dtoJsonSchema(dto) : (options!.inputSchema as Record<string, unknown>),
+        handler: this.handlerFor(instance, methodName, options!.name, dto),
       });
     }
   }
 
-  protected handlerFor(instance: Record<string, unknown>, methodName: string, toolName: string) {
+  protected handlerFor(
+    instance: Record<string, unknown>,
+    methodName: string,
+    toolName: string,
+    dto?: DtoClass,
+  ) {
+    const method = instance[methodName] as (...args: unknown[]) => unknown;
     const run = this.contextCreator.create(
       instance,
-      instance[methodName] as (...args: unknown[]) => unknown,
+      dto ? validatingMethod(method, dto, toolName) : method,
       methodName,
       undefined,
       undefined,
@@ -113,6 +123,25 @@ export class AgentToolExplorer implements OnApplicationBootstrap {
       }
     };
   }
+}
+
+/**
+ * The method, receiving its arguments validated into the DTO. Runs after the guards (as a Nest pipe
+ * would), so a refused caller learns nothing about the arguments; the method's metadata (guards,
+ * interceptors) is carried over.
+ */
+function validatingMethod(
+  method: (...args: unknown[]) => unknown,
+  dto: DtoClass,
+  toolName: string,
+): (...args: unknown[]) => unknown {
+  const wrapped = async function (this: unknown, args: unknown, ...rest: unknown[]) {
+    return method.call(this, await validateDto(dto, args, `arguments for '${toolName}'`), ...rest);
+  };
+  for (const key of Reflect.getMetadataKeys(method) as unknown[]) {
+    Reflect.defineMetadata(key, Reflect.getMetadata(key, method) as unknown, wrapped);
+  }
+  return wrapped;
 }
 
 /**

@@ -3,7 +3,6 @@ import {
   Inject,
   Logger,
   Module,
-  Optional,
   type OnApplicationBootstrap,
   type OnApplicationShutdown,
 } from '@nestjs/common';
@@ -19,19 +18,26 @@ import { SchemaCache } from '../data/schema-cache';
 import { McpDispatcher } from '../mcp/mcp-dispatcher';
 import { PromptRegistry } from '../mcp/prompt-registry';
 import { MetadataRegistry } from '../metadata/metadata-registry';
-import { DataPathProvider } from '../ports/data-path';
 import { LlmProvider } from '../ports/llm-provider';
 import { RateLimiter } from '../ports/rate-limiter';
 import { ToolRegistry } from '../tools/tool-registry';
 import { AgentToolExplorer } from './agent-tool.explorer';
 import type { RedisConnection } from '../redis/redis-connection';
-import { PARSE_AGENT_REDIS, PARSE_AGENT_SERVICES } from './parse-agent.constants';
+import {
+  PARSE_AGENT_COMPOSITION,
+  PARSE_AGENT_REDIS,
+  PARSE_AGENT_SERVICES,
+} from './parse-agent.constants';
+import type { AgentComposition } from '../composition/compose-agent-services';
 import { ParseAgentFactory } from './parse-agent.factory';
 import {
   ConfigurableModuleClass,
   PARSE_AGENT_MODULE_OPTIONS,
 } from './parse-agent.module-definition';
 import { parseAgentProviders } from './parse-agent.providers';
+import { ParseAgentStartupCheck } from './parse-agent-startup-check';
+import { parseAgentAuthProviders } from './auth/parse-agent-auth.providers';
+import { ParseSessionVerifier } from '../auth/session-verifier';
 import { UnexposedClassesReporter } from './unexposed-classes.reporter';
 
 /** The configured module behind ParseAgentModule.forRoot / forRootAsync (global by default). */
@@ -40,8 +46,10 @@ import { UnexposedClassesReporter } from './unexposed-classes.reporter';
   imports: [DiscoveryModule],
   providers: [
     ...parseAgentProviders,
+    ...parseAgentAuthProviders,
     ParseAgentFactory,
     AgentToolExplorer,
+    ParseAgentStartupCheck,
     UnexposedClassesReporter,
   ],
   exports: [
@@ -59,6 +67,8 @@ import { UnexposedClassesReporter } from './unexposed-classes.reporter';
     LlmProvider,
     PARSE_AGENT_SERVICES,
     PARSE_AGENT_MODULE_OPTIONS,
+    ParseAgentStartupCheck,
+    ParseSessionVerifier,
   ],
 })
 export class ParseAgentCoreModule
@@ -67,41 +77,48 @@ export class ParseAgentCoreModule
 {
   protected readonly logger = new Logger('ParseAgent');
   protected mutationLog?: Subscription;
+  protected closed = false;
 
   constructor(
-    protected readonly parse: ParseRestClient,
+    @Inject(PARSE_AGENT_COMPOSITION) protected readonly composition: AgentComposition,
     protected readonly events: AgentEvents,
     protected readonly factory: ParseAgentFactory,
     @Inject(PARSE_AGENT_MODULE_OPTIONS) protected readonly options: ParseAgentModuleOptions,
     @Inject(PARSE_AGENT_REDIS) protected readonly redis: RedisConnection | null,
-    @Inject(DataPathProvider) protected readonly dataPaths: DataPathProvider[],
-    @Optional() @Inject(PostgresDataAccess) protected readonly postgres?: PostgresDataAccess | null,
+    protected readonly startupCheck: ParseAgentStartupCheck,
   ) {
     super();
     // Every change an agent makes is logged (field names, never values).
     this.mutationLog = events.mutations$.subscribe((e) =>
       this.logger.log(
-        `mutation ${e.action}${e.method ? ` ${e.method}` : ''} ${e.class_name}${e.object_id ? `#${e.object_id}` : ''} keys=[${e.changed_keys.join(',')}] by ${e.auth_type}${e.tenant_id ? ` tenant=${e.tenant_id}` : ''} agent=${e.agent_id}${e.confirmed ? ' confirmed' : ''}`,
+        `mutation ${e.action}${e.method ? ` ${e.method}` : ''} ${e.class_name}${e.object_id ? `#${e.object_id}` : ''} keys=[${e.changed_keys.join(',')}] by ${e.auth_type}${e.tenant_id ? ` tenant=${e.tenant_id}` : ''} agent=${e.agent_id}${e.confirmed ? ' confirmed' : ''}${e.failed ? ' (method failed after writing)' : ''}`,
       ),
     );
   }
 
-  async onApplicationBootstrap(): Promise<void> {
+  /** Metadata audit promise (tests await it). */
+  audit?: Promise<void>;
+
+  onApplicationBootstrap(): void {
     if (!this.options?.auditMetadataOnBoot) return;
-    try {
-      this.logger.log(formatMetadataAudit(await this.factory.auditMetadata()));
-    } catch (error) {
-      this.logger.warn(`metadata audit skipped: ${(error as Error).message}`);
-    }
+    // After Parse Server answered: one that is not listening yet (mounted by this same app) is no
+    // reason to skip the audit or to warn; one that never answers is reported by the start-up check.
+    this.audit = this.startupCheck.parseAnswered().then(async (answered) => {
+      if (!answered) return;
+      try {
+        this.logger.log(formatMetadataAudit(await this.factory.auditMetadata()));
+      } catch (error) {
+        if (!this.closed) this.logger.warn(`metadata audit skipped: ${(error as Error).message}`);
+      }
+    });
   }
 
-  /** Releases the keep-alive sockets to Parse Server and a pool this library opened. */
+  /** Releases the keep-alive sockets to Parse Server and the clients this library opened. */
   async onApplicationShutdown(): Promise<void> {
+    this.closed = true;
     this.mutationLog?.unsubscribe();
-    this.parse.close();
-    // Database clients a data path opened itself (MongoDB); an application's own stay open.
-    for (const path of this.dataPaths) await (path as { close?: () => Promise<void> }).close?.();
-    await this.postgres?.close();
+    // An application's own pool, client and data path providers stay open.
+    await this.composition.close();
     await this.redis?.close();
   }
 }

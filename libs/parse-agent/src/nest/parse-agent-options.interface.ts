@@ -1,14 +1,44 @@
 import type { AgentOptions, ParseAgent } from '../agent/parse-agent';
+import type { CancellationBus } from '../ports/cancellation-bus';
+import type { DataPathProvidersOption } from '../ports/data-path';
+import type { EventStore } from '../ports/event-store';
+import type { SessionStore } from '../ports/session-store';
+import type { ParseAgentAuthOptions } from '../auth/auth-options';
 import type { PgPoolLike } from '../data/postgres/pg-driver';
 import type { PostgresDataPathOptions } from '../data/postgres/postgres-data-path';
 import type { LlmProviderOptions } from '../ports/conversation';
 import type { LlmProvider } from '../ports/llm-provider';
 import type { RateLimiter } from '../ports/rate-limiter';
-import type { RedisConnectionOptions } from '../redis/redis-connection';
 import type { ModelClass } from '../metadata/metadata.types';
 import type { UnregisteredClassPolicy } from '../metadata/builtin-hidden-classes';
 import type { QueryCostLimits } from '../core/constants';
 import type { McpRequest } from '../transport/http/mcp-request-gate';
+import type { StartupCheckMode, StartupCheckOptions } from './startup-check';
+
+/**
+ * The `redis` option of `forRoot`: exactly one of `url` or `client`. Typed without ioredis so that
+ * apps without it compile; boot checks the value (`RedisConnectionOptions` from
+ * `nestjs-parse-agent/redis` is the same option with ioredis types).
+ */
+export interface RedisModuleOption {
+  /** `redis://[:password@]host:port[/db]` or `rediss://...` (TLS). */
+  url?: string;
+  /** An ioredis client the application owns (it is not closed by the module). */
+  client?: RedisClientLike;
+  /**
+   * Prefix of every key and channel (default `parse-agent:`). Give deployments that share one Redis
+   * different prefixes; nodes of one deployment must use the same.
+   */
+  keyPrefix?: string;
+}
+
+/** The part of an ioredis client that tells one apart at compile time; boot checks the rest. */
+export interface RedisClientLike {
+  duplicate(...args: never[]): unknown;
+  publish(...args: never[]): unknown;
+  eval(...args: never[]): unknown;
+  evalsha(...args: never[]): unknown;
+}
 
 export interface ParseConnectionConfig {
   /** e.g. https://api.example.com/parse */
@@ -96,7 +126,7 @@ export interface ParseAgentModuleOptions {
    * `{ url: 'redis://127.0.0.1:6379' }` or `{ client: new Redis(...) }` (the `ioredis` package, an
    * optional peer dependency). Without it, all of these live in this process.
    */
-  redis?: RedisConnectionOptions;
+  redis?: RedisModuleOption;
   /**
    * Shared by all agents; defaults to a sliding window per identity (60 per 60 s), on Redis with
    * the `redis` option, in this process otherwise.
@@ -107,13 +137,47 @@ export interface ParseAgentModuleOptions {
   /** At bootstrap, compare models with the server's schemas and log the gaps (a short table). */
   auditMetadataOnBoot?: boolean;
   /**
+   * At bootstrap, prove the settings work: the master key (a master-key-only read on Parse Server)
+   * and each direct database path (one query), each within `timeoutMs`. `'fail'` (the default)
+   * fails the boot with a message naming the wrong setting; `'warn'` logs it and starts; `'off'`
+   * skips the check. A Parse Server not reachable yet is waited for in the background (up to
+   * `parseWaitMs`, default 30 s); `ParseAgentStartupCheck.ready()` settles when it answered.
+   */
+  startupCheck?: StartupCheckMode | StartupCheckOptions;
+  /**
    * The language model behind `agent.ask()` and `ParseAgentFactory.conversation()`: an LlmProvider
    * or provider options. Default: LLM_PROVIDER, LLM_API_KEY, LLM_MODEL and LLM_BASE_URL from the
    * environment when LLM_PROVIDER is set, else none (conversations then explain how to set one).
    */
   llm?: LlmProvider | LlmProviderOptions;
+  // Ports: each option replaces the library's default for its port token (nestjs/throttler's
+  // pattern). To use a Nest provider of your own, inject it in forRootAsync's useFactory.
+  /**
+   * Where MCP sessions live (default: Redis with the `redis` option, else this process, sized by
+   * the `mcp` session settings). The store enforces its own caps and expiry.
+   */
+  sessionStore?: SessionStore;
+  /** Where resumable streams keep their events, when `mcp.resumable` is on (default as above). */
+  eventStore?: EventStore;
+  /** Delivers `notifications/cancelled` to the node running the call (default as above). */
+  cancellationBus?: CancellationBus;
+  /**
+   * The data paths the router ranks. A list replaces the library's (Parse REST, and the `postgres`
+   * and `mongo` paths, which it then may not name); a function receives the library's list and
+   * returns the one to use, e.g. `(paths) => [...paths, myPath]`. The library closes only the
+   * paths it created.
+   */
+  dataPathProviders?: DataPathProvidersOption;
+  /** The language model behind conversations, as an LlmProvider (`llm` also accepts one). */
+  llmProvider?: LlmProvider;
   /** Silence the master-key and unhide banners (a deliberate global master-key deployment). */
   suppressSecurityBanners?: boolean;
+  /**
+   * What the shipped guards check: the operator key, the session check's cache and timeout, and
+   * where a user's tenant comes from. Used by ParseSessionGuard, McpApiKeyGuard and
+   * ParseAgentAuthGuard; pair them with `agentFactory: bindAgentToPrincipal()`.
+   */
+  auth?: ParseAgentAuthOptions;
   /**
    * Maps an MCP request (after the transport checks and the host's guards, so `request.user` and
    * friends are set) to the options of the agent that serves it, e.g.

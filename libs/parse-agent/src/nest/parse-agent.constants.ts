@@ -1,10 +1,5 @@
-import { RateLimiter } from '../ports/rate-limiter';
-
-/**
- * Injection token for the rate limiter agents share. Kept as an alias of the `RateLimiter` port
- * token: both names resolve to the same provider.
- */
-export const PARSE_AGENT_RATE_LIMITER: symbol = RateLimiter;
+/** Internal token: everything the composition root built (registries, ports, services). */
+export const PARSE_AGENT_COMPOSITION = Symbol('parse-agent:composition');
 
 /** Internal token: the shared services every agent of this module runs on. */
 export const PARSE_AGENT_SERVICES = Symbol('parse-agent:services');

@@ -1,5 +1,7 @@
 import { Inject, Injectable, Optional } from '@nestjs/common';
 import { ParseAgent, type AgentOptions, type AgentServices } from '../agent/parse-agent';
+import { ParseSessionVerifier } from '../auth/session-verifier';
+import { AgentUnauthorizedError, ParseAgentConfigError } from '../core/errors';
 import { auditMetadata, type MetadataAuditReport } from '../metadata/metadata-audit';
 import { conversationFactory } from '../client/conversation-factory';
 import type { ParseAgentConversation } from '../client/parse-agent-conversation';
@@ -16,10 +18,44 @@ export class ParseAgentFactory {
     @Inject(PARSE_AGENT_SERVICES) protected readonly services: AgentServices,
     @Inject(PARSE_AGENT_MODULE_OPTIONS) protected readonly options: ParseAgentModuleOptions,
     @Optional() @Inject(LlmProvider) protected readonly llm: LlmProvider | null = null,
+    @Optional()
+    @Inject(ParseSessionVerifier)
+    protected readonly sessions: ParseSessionVerifier | null = null,
   ) {}
 
+  /**
+   * An agent from `options` (module defaults applied). With `validateSession: true` it throws:
+   * checking the token needs a round trip, so use `createValidated`.
+   */
   create(options: AgentOptions = {}): ParseAgent {
     return new ParseAgent({ ...this.options.defaults, ...options }, this.services);
+  }
+
+  /**
+   * An agent whose session token Parse Server has accepted (`/users/me`, through the module's
+   * cached session verifier) before it is returned: a logged-out or unknown token rejects with
+   * AgentUnauthorizedError (the MCP layer's 401) before any tool runs; Parse Server unreachable
+   * rejects with SessionCheckUnavailableError (503). An agent without a session token (master
+   * key, aclUser, aclRole) has nothing to check and is created as by create().
+   */
+  async createValidated(options: AgentOptions = {}): Promise<ParseAgent> {
+    const merged = { ...this.options.defaults, ...options, validateSession: undefined };
+    const token = merged.sessionToken || merged.parent?.sessionToken;
+    if (token) {
+      if (!this.sessions) {
+        throw new ParseAgentConfigError(
+          'createValidated needs the ParseSessionVerifier provider of ParseAgentModule; import the module (forRoot) rather than providing ParseAgentFactory alone.',
+        );
+      }
+      const session = await this.sessions.verify(token);
+      if (!session) {
+        throw new AgentUnauthorizedError('Unauthorized', {
+          reason:
+            'Parse Server rejected the session token (/users/me): logged out, expired or unknown.',
+        });
+      }
+    }
+    return new ParseAgent(merged, this.services);
   }
 
   /** Compares the registered models with the server's schemas (see MetadataAuditReport). */

@@ -1,26 +1,41 @@
-import { Injectable, Logger, type OnApplicationBootstrap } from '@nestjs/common';
+import {
+  Injectable,
+  Logger,
+  type OnApplicationBootstrap,
+  type OnApplicationShutdown,
+} from '@nestjs/common';
 import { SchemaCache } from '../data/schema-cache';
 import { MetadataRegistry } from '../metadata/metadata-registry';
+import { ParseAgentStartupCheck } from './parse-agent-startup-check';
 
 /**
  * Logs once at boot which classes the Parse server has that agents will not see because no model
  * declares them (`unregisteredClasses: 'hidden'`), so an operator notices a class they meant to
- * expose. Runs in the background: an unreachable Parse Server never delays or fails the boot.
+ * expose. Runs in the background once Parse Server answered the start-up check: a server that is
+ * not listening yet is waited for, one that never answers is reported by the check, not here.
  */
 @Injectable()
-export class UnexposedClassesReporter implements OnApplicationBootstrap {
+export class UnexposedClassesReporter implements OnApplicationBootstrap, OnApplicationShutdown {
   protected readonly logger = new Logger('ParseAgent');
+  protected closed = false;
   /** Settles when the report is written (tests await it). */
   report?: Promise<string[]>;
 
   constructor(
     protected readonly metadata: MetadataRegistry,
     protected readonly schemas: SchemaCache,
+    protected readonly startupCheck: ParseAgentStartupCheck,
   ) {}
 
   onApplicationBootstrap(): void {
     if (this.metadata.unregisteredClasses !== 'hidden') return;
-    this.report = this.unexposed().then(
+    this.report = this.startupCheck
+      .parseAnswered()
+      .then((answered) => (answered ? this.list() : []));
+  }
+
+  protected list(): Promise<string[]> {
+    return this.unexposed().then(
       (names) => {
         if (names.length) {
           this.logger.log(
@@ -30,12 +45,18 @@ export class UnexposedClassesReporter implements OnApplicationBootstrap {
         return names;
       },
       (error: unknown) => {
+        // Cut off by the application closing: nothing an operator needs to hear about.
+        if (this.closed) return [];
         this.logger.warn(
           `Could not list Parse classes to report unexposed ones: ${(error as Error)?.message ?? String(error)}`,
         );
         return [];
       },
     );
+  }
+
+  onApplicationShutdown(): void {
+    this.closed = true;
   }
 
   /** Server classes hidden only because no model declares them. */

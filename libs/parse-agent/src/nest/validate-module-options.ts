@@ -1,8 +1,10 @@
+import { authOptionsProblems } from '../auth/auth-options';
 import { DEFAULT_QUERY_COST_LIMITS } from '../core/constants';
 import { ParseAgentConfigError } from '../core/errors';
 import { isPlainObject } from '../query/field-names';
 import { validateRedisOptions } from '../redis/redis-connection';
 import type { ParseAgentModuleOptions } from './parse-agent-options.interface';
+import { resolveStartupCheck } from './startup-check';
 
 /** Fails the boot with one message naming the setting to fix. */
 export function validateModuleOptions(
@@ -112,8 +114,13 @@ export function validateModuleOptions(
         fail(`queryLimits.${key} must be a non-negative integer.`);
     }
   }
+  if (options.auth !== undefined) {
+    const [problem] = authOptionsProblems(options.auth);
+    if (problem) fail(problem);
+  }
   if (options.schemaCacheTtlMs !== undefined && !(options.schemaCacheTtlMs >= 0)) {
     fail('schemaCacheTtlMs must be a non-negative number of milliseconds.');
   }
+  resolveStartupCheck(options.startupCheck);
   return options;
 }

@@ -10,6 +10,20 @@ export interface CancellationBus {
   register(scope: string, requestId: RequestId, controller: AbortController): () => void;
   /** Aborts the matching call with `reason`; false when nothing matched (here). */
   cancel(scope: string, requestId: RequestId, reason: string): boolean | Promise<boolean>;
+  /**
+   * Shared buses: passes a client's answer to a server request (an elicitation) of `sessionId` to
+   * the other nodes, where the call that asked may be waiting; true when some node received it.
+   */
+  relayAnswer?(sessionId: string, response: ClientAnswer): Promise<boolean>;
+  /** Shared buses: `handler` receives answers relayed by other nodes (see relayAnswer). */
+  onAnswer?(handler: (sessionId: string, response: ClientAnswer) => void): () => void;
+}
+
+/** A client's JSON-RPC response to a server request, as relayed between nodes. */
+export interface ClientAnswer {
+  id: string | number;
+  result?: unknown;
+  error?: unknown;
 }
 
 /** Injection token for the CancellationBus. */

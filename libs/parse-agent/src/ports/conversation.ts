@@ -36,12 +36,24 @@ export interface LlmProviderOptions {
   baseURL?: string;
   timeoutMs?: number;
   maxRetries?: number;
+  /**
+   * The only LLM base URLs requests may go to (default LLM_ALLOWED_BASE_URLS, comma-separated).
+   * Unset: the provider's own endpoint and the configured base URL. Checked when the provider is
+   * built and before every request.
+   */
+  allowedBaseUrls?: string[];
 }
 
 /** List price of a model in US dollars per million tokens. */
 export interface ModelPrice {
   input: number;
   output: number;
+}
+
+/** The person a conversation's agent acts for, as the app verified it. */
+export interface ConversationUser {
+  objectId?: string;
+  username?: string;
 }
 
 export interface ConversationOptions {
@@ -53,8 +65,19 @@ export interface ConversationOptions {
   env?: Record<string, string | undefined>;
   /** Model calls allowed per question, tool rounds included (default 8). */
   maxIterations?: number;
-  /** Sent first in every request. */
+  /**
+   * Replaces the default system prompt (the server instructions, whom the agent acts for, and the
+   * Parse conventions). '' sends none.
+   */
   systemPrompt?: string;
+  /** Appended to the system prompt: the default, or `systemPrompt` when both are given. */
+  systemPromptSuffix?: string;
+  /**
+   * Who the agent's session belongs to, named in the default system prompt so the model knows
+   * whom it answers. Only objectId and username are read (a Parse user row may be passed as is;
+   * its sessionToken never reaches the prompt). Take it from a verified session.
+   */
+  user?: ConversationUser;
   /** Output cap per model call. */
   maxTokens?: number;
   /** Prices in USD per million tokens, merged over DEFAULT_MODEL_PRICES. */

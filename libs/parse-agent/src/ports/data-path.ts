@@ -27,6 +27,24 @@ export type DataOperation =
 /** Operations that read rows one by one (Parse REST serves them for sessions and the master key). */
 export const ROW_OPERATIONS: ReadonlySet<DataOperation> = new Set(['find', 'get', 'count']);
 
+/**
+ * Operations best sent through Parse Server when it serves them: it enforces ACL, CLP and
+ * protectedFields itself and runs the app's triggers on writes.
+ */
+export const PARSE_SERVER_FIRST: ReadonlySet<DataOperation> = new Set([...ROW_OPERATIONS, 'write']);
+
+/** Ranks a provider gives the operations it serves (`DataPathProvider.rank`). */
+export const DATA_PATH_RANK = { fallback: 0, preferred: 1 } as const;
+
+/**
+ * How a direct database path ranks an operation: analytics first (it enforces ACL, CLP and
+ * protectedFields in the library, where Parse REST /aggregate ignores them), row reads and writes
+ * after Parse Server. Also the rank of a provider that declares none.
+ */
+export function directDatabaseRank(operation: DataOperation): number {
+  return PARSE_SERVER_FIRST.has(operation) ? DATA_PATH_RANK.fallback : DATA_PATH_RANK.preferred;
+}
+
 export type GroupOperation = 'count' | 'sum' | 'avg' | 'min' | 'max';
 
 /** A `where` here is the policy's composed where (caller AND canonical AND filters AND tenant). */
@@ -126,6 +144,12 @@ export interface DataPath {
     query: DataFindQuery,
     options?: AggregateOptions,
   ): Promise<ExplainSummary>;
+  /**
+   * The fields of a class Parse's protectedFields hide from this identity (empty for the master
+   * key, and for a class the path does not know). Names only: the policy uses them to shape its
+   * projections and messages; the path still enforces protectedFields itself.
+   */
+  protectedFields?(className: string, signal?: AbortSignal): Promise<string[]>;
 
   // Writes: present only on paths that can run them for this identity (the 'write' operation).
   // Values are the write policy's checked ones; the path adds nothing and drops nothing.
@@ -145,15 +169,36 @@ export interface DataPath {
 
 /**
  * One way to reach the data (Parse REST, a direct database driver). The data router asks each
- * provider, in order, whether it serves an operation for an identity, and fails closed when none
- * does: a scoped identity is never served by a path that cannot enforce its scope.
+ * provider whether it serves an operation for an identity, takes the highest-ranked one that does,
+ * and fails closed when none does: a scoped identity is never served by a path that cannot
+ * enforce its scope.
  */
 export interface DataPathProvider {
   readonly kind: string;
   /** Undefined when this provider serves the operation for the identity; else why not. */
   refusal(operation: DataOperation, identity: AgentIdentity): string | undefined;
   bind(identity: AgentIdentity): DataPath;
+  /**
+   * How strongly this provider asks for an operation it serves when others serve it too: the router
+   * takes the highest rank, the earlier provider on a tie. Without it the provider ranks like a
+   * direct database path (`directDatabaseRank`); Parse REST ranks the other way round.
+   */
+  rank?(operation: DataOperation): number;
+  /**
+   * Releases what the provider opened itself (a database client it connected), at shutdown. Called
+   * only by whoever created the provider: an application's own provider is closed by the
+   * application.
+   */
+  close?(): void | Promise<void>;
 }
 
-/** Injection token for the data path providers (an array), tried in order by the data router. */
+/**
+ * The data path providers an application supplies (the `dataPathProviders` option): a list that
+ * replaces the library's (Parse REST and the direct database paths), or a function that receives the
+ * library's list and returns the one to use (to add a path, reorder, or drop one).
+ */
+export type DataPathProvidersOption =
+  DataPathProvider[] | ((defaults: DataPathProvider[]) => DataPathProvider[]);
+
+/** Injection token for the data path providers (an array) the data router ranks. */
 export const DataPathProvider = Symbol('DataPathProvider');

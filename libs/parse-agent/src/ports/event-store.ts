@@ -37,7 +37,27 @@ export interface EventStore {
    * stream only gets the events stored before the reconnect.
    */
   follow?(streamId: StreamId, onEvent: (event: StoredEvent) => void): Promise<() => void>;
+  /**
+   * Shared stores: marks `streamId` as written by a call running on this node (a lease kept alive
+   * until the returned function is called), so another node can tell a call whose node died from
+   * one that is slow. `requestId` is the call's JSON-RPC id, for the error answer.
+   */
+  hold?(streamId: StreamId, requestId: string | number | null): () => void;
+  /**
+   * Shared stores: when no node holds `streamId` any more and its call never answered, stores a
+   * JSON-RPC error with `error` as the call's answer (announced to followers like any event) and
+   * resolves to that event. Resolves undefined while the call is held, answered, or unknown.
+   */
+  settleAbandoned?(
+    streamId: StreamId,
+    error: { code: number; message: string },
+  ): Promise<StoredEvent | undefined>;
+  /** Shared stores: how long a lease outlives its node (ms); resuming nodes check this often. */
+  readonly leaseMs?: number;
 }
+
+/** How long a streaming call's lease outlives the last sign of its node, by default (ms). */
+export const DEFAULT_CALL_LEASE_MS = 10_000;
 
 /** Injection token for the EventStore. */
 export const EventStore = Symbol('EventStore');

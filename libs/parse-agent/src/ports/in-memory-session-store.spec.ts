@@ -1,4 +1,15 @@
 import { InMemorySessionStore } from './in-memory-session-store';
+import { SessionLimitError } from './session-store';
+
+function refusal(fn: () => unknown): SessionLimitError {
+  try {
+    fn();
+  } catch (error) {
+    if (error instanceof SessionLimitError) return error;
+    throw error;
+  }
+  throw new Error('expected a SessionLimitError');
+}
 
 describe('InMemorySessionStore', () => {
   it('issues unguessable ids bound to their owner', () => {
@@ -12,6 +23,15 @@ describe('InMemorySessionStore', () => {
     expect(registry.get('not an id', 'owner-a')).toBeUndefined();
   });
 
+  it('binds a session to the token that opened it, not to its user', () => {
+    const store = new InMemorySessionStore(60_000, 100, undefined, { maxPerUser: 5 });
+    const s = store.create('token-1', { user: 'alice' });
+    expect(s.user).toBe('alice');
+    expect(store.get(s.id, 'token-1')).toBe(s);
+    expect(store.get(s.id, 'token-2')).toBeUndefined(); // alice's other token
+    expect(store.get(s.id, 'alice')).toBeUndefined();
+  });
+
   it('ends a session on delete (its ended$ fires) and forgets it', () => {
     const registry = new InMemorySessionStore(60_000, 100);
     const session = registry.create('o');
@@ -23,31 +43,73 @@ describe('InMemorySessionStore', () => {
     expect(registry.delete(session.id)).toBe(false);
   });
 
-  it('expires idle sessions and evicts the least recently used past the cap', () => {
+  it('expires idle sessions; a full table refuses the newcomer instead of evicting', () => {
     let now = 0;
     const registry = new InMemorySessionStore(1000, 2, () => now);
-    const a = registry.create('o');
-    const b = registry.create('o');
+    const a = registry.create('o1');
+    const b = registry.create('o2');
     now = 500;
-    expect(registry.get(a.id, 'o')).toBe(a); // a is now the most recently used
-    const c = registry.create('o'); // evicts b
-    expect(registry.get(b.id, 'o')).toBeUndefined();
-    expect(registry.size).toBe(2);
+    expect(registry.get(a.id, 'o1')).toBe(a);
+    const full = refusal(() => registry.create('o3'));
+    expect(full.scope).toBe('server');
+    expect(full.limit).toBe(2);
+    expect(full.retryAfter).toBe(1); // b (least recently used) expires at 1000
+    expect(full.message).toMatch(/maximum of 2 open MCP sessions: retry after 1s/);
+    // Nobody was pushed out.
+    expect(registry.get(a.id, 'o1')).toBe(a);
+    expect(registry.get(b.id, 'o2')).toBe(b);
     now = 1600;
-    expect(registry.get(a.id, 'o')).toBeUndefined(); // idle 1100 ms
-    expect(registry.get(c.id, 'o')).toBeUndefined();
+    expect(registry.get(a.id, 'o1')).toBeUndefined(); // idle 1100 ms
+    // Expired sessions free their places for the next create.
+    expect(registry.create('o3').owner).toBe('o3');
+    expect(registry.size).toBe(1);
   });
 
-  it("caps sessions per owner: one caller's flood ends its own oldest, never another's", () => {
-    const store = new InMemorySessionStore(60_000, 1_000, undefined, { maxPerOwner: 3 });
-    const victim = store.create('bob');
-    const flood = Array.from({ length: 50 }, () => store.create('mallory'));
-    expect(store.get(victim.id, 'bob')).toBeDefined();
-    expect(store.countFor('mallory')).toBe(3);
-    expect(store.get(flood[0].id, 'mallory')).toBeUndefined();
-    expect(store.get(flood[49].id, 'mallory')).toBeDefined();
-    store.delete(flood[49].id);
-    expect(store.countFor('mallory')).toBe(2);
-    expect(store.size).toBe(3);
+  it("counts a user's sessions across all of its tokens and refuses past the cap, never touching another user's", () => {
+    let now = 0;
+    const store = new InMemorySessionStore(60_000, 1_000, () => now, { maxPerUser: 3 });
+    const bob = store.create('bob-token', { user: 'bob' });
+    const alice = [1, 2, 3].map((i) => store.create(`alice-token-${i}`, { user: 'alice' }));
+    now = 10_000;
+    for (let i = 4; i < 50; i++) {
+      const error = refusal(() => store.create(`alice-token-${i}`, { user: 'alice' }));
+      expect(error.scope).toBe('user');
+      expect(error.limit).toBe(3);
+      expect(error.retryAfter).toBe(50); // alice's oldest was last used at 0
+      expect(error.message).toMatch(/Too many open MCP sessions for this user \(limit 3\)/);
+      expect(error.message).toMatch(/DELETE/);
+    }
+    expect(store.countFor('alice')).toBe(3);
+    // Bob's session and alice's first ones are all still there.
+    expect(store.get(bob.id, 'bob-token')).toBe(bob);
+    alice.forEach((s, i) => expect(store.get(s.id, `alice-token-${i + 1}`)).toBe(s));
+    // Bob has his own allowance.
+    store.create('bob-token-2', { user: 'bob' });
+    expect(store.countFor('bob')).toBe(2);
+    // Ending one of alice's sessions makes room for one more of hers.
+    store.delete(alice[0].id);
+    expect(store.countFor('alice')).toBe(2);
+    expect(store.create('alice-token-99', { user: 'alice' }).user).toBe('alice');
+    expect(() => store.create('alice-token-100', { user: 'alice' })).toThrow(SessionLimitError);
+  });
+
+  it("frees a user's places as their sessions expire", () => {
+    let now = 0;
+    const store = new InMemorySessionStore(1000, 100, () => now, { maxPerUser: 2 });
+    const first = store.create('t1', { user: 'u' });
+    now = 600;
+    store.create('t2', { user: 'u' });
+    expect(refusal(() => store.create('t3', { user: 'u' })).retryAfter).toBe(1);
+    now = 1100; // first idle 1100 ms: expired
+    expect(store.create('t3', { user: 'u' }).owner).toBe('t3');
+    expect(store.get(first.id, 't1')).toBeUndefined();
+    expect(store.countFor('u')).toBe(2);
+  });
+
+  it('counts by owner when no user is given (the former contract)', () => {
+    const store = new InMemorySessionStore(60_000, 100, undefined, { maxPerOwner: 1 });
+    store.create('o');
+    expect(() => store.create('o')).toThrow(SessionLimitError);
+    expect(store.create('p').owner).toBe('p');
   });
 });

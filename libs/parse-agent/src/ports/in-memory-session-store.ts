@@ -1,70 +1,84 @@
 import { randomBytes } from 'node:crypto';
 import { Subject } from 'rxjs';
-import type { McpSession, SessionStore } from './session-store';
+import {
+  SessionLimitError,
+  secondsUntilExpiry,
+  type McpSession,
+  type SessionCreateOptions,
+  type SessionStore,
+} from './session-store';
 
 interface SessionEntry extends McpSession {
+  readonly user: string;
   readonly end: Subject<void>;
 }
 
 /** Ids are 32 base64url characters: unguessable, visible ASCII, and valid correlation ids. */
 const SESSION_ID = /^[A-Za-z0-9_-]{32}$/;
 
+export interface InMemorySessionStoreOptions {
+  /** Open sessions per user, counted across all of that user's tokens (default unlimited). */
+  maxPerUser?: number;
+  /** @deprecated the same as `maxPerUser` (sessions are counted per user, not per token). */
+  maxPerOwner?: number;
+}
+
 /**
- * In-process session table with idle expiry, a per-owner cap (an owner over it loses its own oldest
- * session, so one caller cannot evict everyone else's) and a global size cap (oldest evicted
- * first). Sessions do not span processes: scaled-out deployments use a shared SessionStore or run
- * with `sessions: false`.
+ * In-process session table with idle expiry, a per-user cap and a total cap. A full cap refuses the
+ * newcomer (SessionLimitError); no open session is ever ended to make room, so one user opening
+ * sessions through many tokens cannot push anyone out. Sessions do not span processes: scaled-out
+ * deployments use a shared SessionStore or run with `sessions: false`.
  */
 export class InMemorySessionStore implements SessionStore {
+  /** Every session, least recently used first. */
   protected readonly sessions = new Map<string, SessionEntry>();
-  protected readonly perOwner = new Map<string, number>();
-  protected readonly maxPerOwner: number;
+  /** Each user's sessions, least recently used first. */
+  protected readonly byUser = new Map<string, Map<string, SessionEntry>>();
+  protected readonly maxPerUser: number;
 
   constructor(
     protected readonly idleTimeoutMs: number,
     protected readonly maxSessions: number,
     protected readonly now: () => number = () => Date.now(),
-    options: { maxPerOwner?: number } = {},
+    options: InMemorySessionStoreOptions = {},
   ) {
-    this.maxPerOwner = options.maxPerOwner ?? Number.POSITIVE_INFINITY;
+    this.maxPerUser = options.maxPerUser ?? options.maxPerOwner ?? Number.POSITIVE_INFINITY;
   }
 
-  /** Open sessions of one owner. */
-  countFor(owner: string): number {
-    return this.perOwner.get(owner) ?? 0;
+  /** Open sessions of one user. */
+  countFor(user: string): number {
+    return this.byUser.get(user)?.size ?? 0;
   }
 
   get size(): number {
     return this.sessions.size;
   }
 
-  create(owner: string): McpSession {
+  create(owner: string, options: SessionCreateOptions = {}): McpSession {
+    const user = options.user ?? owner;
     this.sweep();
-    if (this.countFor(owner) >= this.maxPerOwner) {
-      // Least recently used first: the owner's first entry is its stalest session.
-      for (const session of this.sessions.values()) {
-        if (session.owner !== owner) continue;
-        this.delete(session.id);
-        if (this.countFor(owner) < this.maxPerOwner) break;
-      }
+    const mine = this.byUser.get(user);
+    if (mine && mine.size >= this.maxPerUser) {
+      throw new SessionLimitError('user', this.maxPerUser, this.retryAfter(mine));
     }
-    while (this.sessions.size >= this.maxSessions) {
-      const oldest = this.sessions.keys().next().value;
-      if (oldest === undefined) break;
-      this.delete(oldest);
+    if (this.sessions.size >= this.maxSessions) {
+      throw new SessionLimitError('server', this.maxSessions, this.retryAfter(this.sessions));
     }
     const end = new Subject<void>();
     const at = this.now();
     const session: SessionEntry = {
       id: randomBytes(24).toString('base64url'),
       owner,
+      user,
       createdAt: at,
       lastSeenAt: at,
+      elicitation: options.elicitation === true,
       end,
       ended$: end.asObservable(),
     };
     this.sessions.set(session.id, session);
-    this.perOwner.set(owner, this.countFor(owner) + 1);
+    if (mine) mine.set(session.id, session);
+    else this.byUser.set(user, new Map([[session.id, session]]));
     return session;
   }
 
@@ -82,6 +96,9 @@ export class InMemorySessionStore implements SessionStore {
     // Re-insert so iteration order stays least-recently-used first.
     this.sessions.delete(id);
     this.sessions.set(id, session);
+    const mine = this.byUser.get(session.user);
+    mine?.delete(id);
+    mine?.set(id, session);
     return session;
   }
 
@@ -89,9 +106,9 @@ export class InMemorySessionStore implements SessionStore {
     const session = this.sessions.get(id);
     if (!session) return false;
     this.sessions.delete(id);
-    const left = this.countFor(session.owner) - 1;
-    if (left > 0) this.perOwner.set(session.owner, left);
-    else this.perOwner.delete(session.owner);
+    const mine = this.byUser.get(session.user);
+    mine?.delete(id);
+    if (mine && mine.size === 0) this.byUser.delete(session.user);
     session.end.next();
     session.end.complete();
     return true;
@@ -107,9 +124,16 @@ export class InMemorySessionStore implements SessionStore {
   }
 
   protected sweep(): void {
-    for (const session of [...this.sessions.values()]) {
+    // Deleting the entry being visited is safe while iterating a Map.
+    for (const session of this.sessions.values()) {
       if (!this.expired(session)) break; // least recently used first: the rest are fresher
       this.delete(session.id);
     }
+  }
+
+  /** Seconds until the least recently used session of a table expires. */
+  protected retryAfter(table: Map<string, SessionEntry>): number {
+    const oldest = table.values().next().value;
+    return oldest ? secondsUntilExpiry(oldest.lastSeenAt, this.idleTimeoutMs, this.now()) : 1;
   }
 }

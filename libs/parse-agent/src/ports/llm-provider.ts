@@ -90,5 +90,3 @@ export interface LlmProvider {
 
 /** Injection token for an LlmProvider (same name as the interface, as in nestjs/throttler). */
 export const LlmProvider = Symbol('LlmProvider');
-/** The same token under the constant-style name the module options use. */
-export const LLM_PROVIDER = LlmProvider;

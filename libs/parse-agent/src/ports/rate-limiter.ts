@@ -36,3 +36,12 @@ export async function checkRateLimit(
     );
   }
 }
+
+/** True for an object that implements the RateLimiter port (a `check` method). */
+export function isRateLimiter(value: unknown): value is RateLimiter {
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    typeof (value as { check?: unknown }).check === 'function'
+  );
+}

@@ -3,12 +3,14 @@ import {
   AccessDeniedError,
   AgentValidationError,
   InvalidQueryError,
+  PointerShapeError,
   SecurityBlockedError,
 } from '../core/errors';
 import {
   ALLOWED_OPERATORS,
   CODE_EXECUTION_OPERATORS,
   collectWhereFields,
+  checkPointerWrite,
   normalizeWhere,
   validateWhere,
   type FieldType,
@@ -607,15 +609,54 @@ describe('normalizeWhere', () => {
       });
     });
 
-    it('refuses "Class$id" naming another class as invalid_argument', () => {
+    it('refuses a pointer to another class or a malformed one as pointer_shape_mismatch', () => {
       const error = thrownBy(() => normalizeWhere({ author: '_User$u1' }, fields));
-      expect(error).toBeInstanceOf(AgentValidationError);
-      expect((error as AgentValidationError).errorCode).toBe('invalid_argument');
-      expect((error as Error).message).toContain('Author');
+      expect(error).toBeInstanceOf(PointerShapeError);
+      expect((error as PointerShapeError).errorCode).toBe('pointer_shape_mismatch');
+      expect((error as PointerShapeError).details).toEqual({
+        field: 'author',
+        expected_class: 'Author',
+      });
       expect((error as Error).message).toContain('_User');
-      expect(() => normalizeWhere({ author: { $in: ['a1', 'Publisher$p1'] } }, fields)).toThrow(
-        AgentValidationError,
+      const wrong: unknown[] = [
+        { $in: ['a1', 'Publisher$p1'] },
+        pointer('Publisher', 'p1'),
+        { $ne: pointer('Publisher', 'p1') },
+        { __type: 'Pointer', className: 'Author' },
+        { __type: 'Pointer', className: 'Author', objectId: '' },
+        { objectId: 'a1' },
+        { className: 'Author', objectId: 'a1' },
+        'Author$',
+        '$a1',
+        42,
+        { $in: [['a1']] },
+      ];
+      for (const value of wrong) {
+        const refusal = thrownBy(() => normalizeWhere({ author: value } as Where, fields));
+        expect(refusal).toBeInstanceOf(PointerShapeError);
+        expect((refusal as PointerShapeError).details).toEqual({
+          field: 'author',
+          expected_class: 'Author',
+        });
+      }
+      // Nested in $or / $and too.
+      expect(() =>
+        normalizeWhere({ $or: [{ title: 'x' }, { owner: pointer('Author', 'a1') }] }, fields),
+      ).toThrow(PointerShapeError);
+      // A target the agent may not see is never named.
+      const hiddenTarget = thrownBy(() =>
+        normalizeWhere({ author: 42 } as Where, fields, (c) => c === 'Author'),
       );
+      expect((hiddenTarget as PointerShapeError).details).toEqual({
+        field: 'author',
+        expected_class: '<targetClass>',
+      });
+      expect((hiddenTarget as Error).message).not.toContain('Author');
+      // null (unset) is a fine value for a pointer.
+      expect(normalizeWhere({ author: null, owner: { $in: [null, 'u1'] } }, fields)).toEqual({
+        author: null,
+        owner: { $in: [null, pointer('_User', 'u1')] },
+      });
     });
 
     it('normalizes $in, $nin, $ne and $eq operands', () => {
@@ -648,6 +689,31 @@ describe('normalizeWhere', () => {
         owner: { $exists: true, $inQuery: subquery },
       });
       expect((out.owner as Where).$inQuery).toBe(subquery);
+    });
+  });
+
+  describe('pointer writes (checkPointerWrite)', () => {
+    it('takes null, a Delete op or a Pointer of the column class, and refuses the rest', () => {
+      for (const value of [null, undefined, { __op: 'Delete' }, pointer('Author', 'a1')]) {
+        expect(() => checkPointerWrite('author', value, 'Author')).not.toThrow();
+      }
+      for (const value of [
+        pointer('Publisher', 'p1'),
+        { __type: 'Pointer', className: 'Author' },
+        'a1',
+        { objectId: 'a1' },
+        7,
+      ]) {
+        const error = thrownBy(() => checkPointerWrite('author', value, 'Author'));
+        expect(error).toBeInstanceOf(PointerShapeError);
+        expect((error as PointerShapeError).details).toEqual({
+          field: 'author',
+          expected_class: 'Author',
+        });
+      }
+      const hidden = thrownBy(() => checkPointerWrite('author', 'a1', 'Author', true));
+      expect((hidden as PointerShapeError).details?.expected_class).toBe('<targetClass>');
+      expect((hidden as Error).message).not.toContain('Author');
     });
   });
 

@@ -4,7 +4,12 @@ import {
   MAX_REGEX_LENGTH,
   type QueryCostLimits,
 } from '../core/constants';
-import { AgentValidationError, InvalidQueryError, SecurityBlockedError } from '../core/errors';
+import {
+  AgentValidationError,
+  InvalidQueryError,
+  PointerShapeError,
+  SecurityBlockedError,
+} from '../core/errors';
 import { isPlainObject } from './field-names';
 import { isInternalField } from './internal-fields';
 
@@ -335,12 +340,16 @@ const LIST_OPS = ['$in', '$nin', '$all', '$containedIn', '$containsAll'];
  * column become Pointer objects; ISO strings compared with a Date column become Parse dates.
  * Returns a new object; the input is left untouched.
  */
-export function normalizeWhere(where: Where, fields: Record<string, FieldType>): Where {
+export function normalizeWhere(
+  where: Where,
+  fields: Record<string, FieldType>,
+  hidden: (className: string) => boolean = () => false,
+): Where {
   const out: Where = {};
   for (const [key, value] of Object.entries(where)) {
     if (LOGICAL.has(key) && Array.isArray(value)) {
       out[key] = value.map((clause) =>
-        isPlainObject(clause) ? normalizeWhere(clause, fields) : clause,
+        isPlainObject(clause) ? normalizeWhere(clause, fields, hidden) : clause,
       );
       continue;
     }
@@ -349,7 +358,7 @@ export function normalizeWhere(where: Where, fields: Record<string, FieldType>):
       out[key] = value;
       continue;
     }
-    const convert = (v: unknown) => normalizeValue(key, v, field);
+    const convert = (v: unknown) => normalizeValue(key, v, field, hidden);
     if (
       isPlainObject(value) &&
       typeof value.__type !== 'string' &&
@@ -369,21 +378,15 @@ export function normalizeWhere(where: Where, fields: Record<string, FieldType>):
   return out;
 }
 
-function normalizeValue(field: string, value: unknown, type: FieldType): unknown {
+function normalizeValue(
+  field: string,
+  value: unknown,
+  type: FieldType,
+  hidden: (className: string) => boolean,
+): unknown {
+  if (type.type === 'Pointer' && type.targetClass)
+    return pointerValue(field, value, type.targetClass, hidden(type.targetClass));
   if (typeof value !== 'string') return value;
-  if (type.type === 'Pointer' && type.targetClass) {
-    const dollar = value.indexOf('$');
-    if (dollar > 0) {
-      const className = value.slice(0, dollar);
-      if (className !== type.targetClass) {
-        throw new AgentValidationError(
-          `'${field}' points to ${type.targetClass}, but "${value}" names class ${className}.`,
-        );
-      }
-      return { __type: 'Pointer', className, objectId: value.slice(dollar + 1) };
-    }
-    return { __type: 'Pointer', className: type.targetClass, objectId: value };
-  }
   if (type.type === 'Date') {
     const iso = ISO_DATE.exec(value);
     // A date-time without an offset is read as UTC, never in the server's local zone.
@@ -396,6 +399,74 @@ function normalizeValue(field: string, value: unknown, type: FieldType): unknown
     return { __type: 'Date', iso: new Date(time).toISOString() };
   }
   return value;
+}
+
+/**
+ * A value compared with a pointer column, as the Pointer Parse stores: a bare objectId, "Class$id",
+ * or a Pointer object of the field's class. Anything else (another class, no objectId, a number, an
+ * object without `__type: 'Pointer'`) would match nothing, so it is refused with the class expected.
+ * null (unset) passes.
+ */
+function pointerValue(field: string, value: unknown, target: string, hidden: boolean): unknown {
+  if (value === null || value === undefined) return value;
+  // A class the agent may not see is never named (as get_schema's query_hint does).
+  const shown = hidden ? '<targetClass>' : target;
+  const refuse = (problem: string): never => {
+    throw new PointerShapeError(
+      `'${field}' is a pointer to ${hidden ? 'a class this agent cannot read' : target}; ${problem}. Give the objectId ("abc123"), "${shown}$abc123" or {"__type":"Pointer","className":"${shown}","objectId":"abc123"}.`,
+      field,
+      shown,
+    );
+  };
+  if (typeof value === 'string') {
+    const dollar = value.indexOf('$');
+    const className = dollar >= 0 ? value.slice(0, dollar) : target;
+    const objectId = dollar >= 0 ? value.slice(dollar + 1) : value;
+    if (className !== target) refuse(`"${value}" names class ${className || '(none)'}`);
+    if (!objectId) refuse(`"${value}" has no objectId`);
+    return { __type: 'Pointer', className: target, objectId };
+  }
+  if (!isPlainObject(value))
+    return refuse(`got ${Array.isArray(value) ? 'an array' : typeof value}`);
+  if (value.__type !== 'Pointer') return refuse('got an object that is not a Pointer');
+  if (value.className !== target) {
+    return refuse(`the Pointer names class ${JSON.stringify(value.className ?? null)}`);
+  }
+  if (typeof value.objectId !== 'string' || !value.objectId) {
+    return refuse('the Pointer has no objectId');
+  }
+  return value;
+}
+
+/**
+ * Checks a value written to a pointer column: null, `{"__op":"Delete"}` or a Pointer object of the
+ * column's class with an objectId. Anything else is refused with the class expected (never named
+ * when `hidden`), before Parse answers with a bare schema mismatch.
+ */
+export function checkPointerWrite(
+  field: string,
+  value: unknown,
+  target: string,
+  hidden = false,
+): void {
+  if (value === null || value === undefined) return;
+  if (isPlainObject(value)) {
+    if (value.__op === 'Delete') return;
+    if (
+      value.__type === 'Pointer' &&
+      value.className === target &&
+      typeof value.objectId === 'string' &&
+      value.objectId
+    ) {
+      return;
+    }
+  }
+  const shown = hidden ? '<targetClass>' : target;
+  throw new PointerShapeError(
+    `values: '${field}' is a pointer to ${hidden ? 'a class this agent cannot read' : target}; write {"__type":"Pointer","className":"${shown}","objectId":"abc123"} (or null to clear it).`,
+    field,
+    shown,
+  );
 }
 
 /** Parse types whose where values have one JSON type, and what to call it in an error. */

@@ -1,4 +1,4 @@
-import type { CancellationBus, RequestId } from '../ports/cancellation-bus';
+import type { CancellationBus, ClientAnswer, RequestId } from '../ports/cancellation-bus';
 import { InMemoryCancellationBus } from '../ports/in-memory-cancellation-bus';
 import type { RedisConnection } from './redis-connection';
 
@@ -7,6 +7,12 @@ interface CancelMessage {
   scope: string;
   requestId: RequestId;
   reason: string;
+}
+
+interface AnswerMessage {
+  from: string;
+  sessionId: string;
+  response: ClientAnswer;
 }
 
 /**
@@ -18,10 +24,16 @@ interface CancelMessage {
 export class RedisCancellationBus implements CancellationBus {
   protected readonly localCalls = new InMemoryCancellationBus();
   protected readonly channel: string;
+  protected readonly answerChannel: string;
+  protected readonly answerHandlers = new Set<
+    (sessionId: string, response: ClientAnswer) => void
+  >();
   protected unsubscribe?: () => void;
+  protected unsubscribeAnswers?: () => void;
 
   constructor(protected readonly redis: RedisConnection) {
     this.channel = redis.key('cancel');
+    this.answerChannel = redis.key('client-answer');
   }
 
   async start(): Promise<void> {
@@ -30,10 +42,32 @@ export class RedisCancellationBus implements CancellationBus {
       if (!message || message.from === this.redis.nodeId) return;
       this.localCalls.cancel(message.scope, message.requestId, message.reason);
     });
+    this.unsubscribeAnswers = await this.redis.subscribe(this.answerChannel, (text) => {
+      const message = parseAnswer(text);
+      if (!message || message.from === this.redis.nodeId) return;
+      for (const handler of this.answerHandlers) handler(message.sessionId, message.response);
+    });
   }
 
   stop(): void {
     this.unsubscribe?.();
+    this.unsubscribeAnswers?.();
+  }
+
+  /**
+   * Publishes a client's answer for the node whose call asked (pending questions live on that
+   * node). Only the session id travels with it: the receiving node settles a question only when it
+   * was asked in that session, which the sending node checked belongs to the caller.
+   */
+  async relayAnswer(sessionId: string, response: ClientAnswer): Promise<boolean> {
+    const message: AnswerMessage = { from: this.redis.nodeId, sessionId, response };
+    const receivers = await this.redis.publish(this.answerChannel, JSON.stringify(message));
+    return typeof receivers === 'number' && receivers > 1;
+  }
+
+  onAnswer(handler: (sessionId: string, response: ClientAnswer) => void): () => void {
+    this.answerHandlers.add(handler);
+    return () => this.answerHandlers.delete(handler);
   }
 
   register(scope: string, requestId: RequestId, controller: AbortController): () => void {
@@ -52,6 +86,20 @@ export class RedisCancellationBus implements CancellationBus {
   /** Calls registered on this node. */
   get localSize(): number {
     return this.localCalls.size;
+  }
+}
+
+function parseAnswer(text: string): AnswerMessage | undefined {
+  try {
+    const value = JSON.parse(text) as Partial<AnswerMessage>;
+    const response = value.response as Partial<ClientAnswer> | undefined;
+    if (typeof value.sessionId !== 'string' || !response || typeof response !== 'object') {
+      return undefined;
+    }
+    if (typeof response.id !== 'string' && typeof response.id !== 'number') return undefined;
+    return value as AnswerMessage;
+  } catch {
+    return undefined;
   }
 }
 

@@ -33,6 +33,8 @@ export class RedisConnection {
   readonly nodeId = randomBytes(9).toString('base64url');
   protected subscriber?: Redis;
   protected readonly handlers = new Map<string, Set<ChannelHandler>>();
+  protected watchdog?: NodeJS.Timeout;
+  protected readonly probing = new Set<Redis>();
 
   constructor(
     readonly client: Redis,
@@ -51,7 +53,38 @@ export class RedisConnection {
     // Connection errors surface as refused calls with clear messages; the event must have a listener
     // or Node treats it as an uncaught error.
     client.on('error', () => undefined);
-    return new RedisConnection(client, prefix, true);
+    const connection = new RedisConnection(client, prefix, true);
+    connection.watch();
+    return connection;
+  }
+
+  /**
+   * Pings the connections this object owns every `everyMs`; one that does not answer within
+   * `timeoutMs` is dropped and reopened. After a network partition the old TCP connection would
+   * only come back on the kernel's next retransmission (seconds, growing with the partition's
+   * length); a fresh connection is usable as soon as the network is.
+   */
+  watch(everyMs = 1000, timeoutMs = 1000): void {
+    if (this.watchdog) return;
+    this.watchdog = setInterval(() => {
+      if (this.ownsClient) this.probe(this.client, timeoutMs);
+      if (this.subscriber) this.probe(this.subscriber, timeoutMs);
+    }, everyMs);
+    this.watchdog.unref?.();
+  }
+
+  protected probe(connection: Redis, timeoutMs: number): void {
+    if (connection.status !== 'ready' || this.probing.has(connection)) return;
+    this.probing.add(connection);
+    let timer: NodeJS.Timeout | undefined;
+    const timedOut = new Promise<'timeout'>((resolve) => {
+      timer = setTimeout(resolve, timeoutMs, 'timeout');
+    });
+    void Promise.race([connection.ping().catch(() => 'failed'), timedOut]).then((outcome) => {
+      clearTimeout(timer);
+      this.probing.delete(connection);
+      if (outcome === 'timeout' && connection.status === 'ready') connection.disconnect(true);
+    });
   }
 
   /** Resolves when the command connection is ready, or after `timeoutMs` (Redis may be down). */
@@ -111,6 +144,8 @@ export class RedisConnection {
   }
 
   async close(): Promise<void> {
+    if (this.watchdog) clearInterval(this.watchdog);
+    this.watchdog = undefined;
     const subscriber = this.subscriber;
     this.subscriber = undefined;
     this.handlers.clear();

@@ -1,7 +1,13 @@
 import { randomBytes } from 'node:crypto';
 import { Subject } from 'rxjs';
 import { StoreUnavailableError } from '../core/errors';
-import type { McpSession, SessionStore } from '../ports/session-store';
+import {
+  SessionLimitError,
+  secondsUntilExpiry,
+  type McpSession,
+  type SessionCreateOptions,
+  type SessionStore,
+} from '../ports/session-store';
 import type { RedisConnection, RedisStoreLogger } from './redis-connection';
 import { RedisScript } from './redis-script';
 
@@ -11,55 +17,64 @@ const SESSION_ID = /^[A-Za-z0-9_-]{32}$/;
 export const DEFAULT_MAX_SESSIONS_PER_PRINCIPAL = 100;
 
 /**
- * Creates a session and enforces the per-principal cap atomically: the owner's index (a sorted set by
- * last use) drops ids whose session expired, then the least recently used are evicted past the cap.
- * KEYS: session hash, owner index. ARGV: id, owner, now, ttl ms, cap, session key prefix.
- * Returns the evicted ids (their streams are ended by the caller).
+ * Creates a session unless a cap is reached, atomically. Expired ids leave the user's index and the
+ * global index (sorted sets scored by last use) first; then a full user index or a full global index
+ * refuses: nothing is evicted. KEYS: session hash, user index, global index. ARGV: id, owner, user,
+ * now, ttl ms, user cap, total cap, elicitation ('1' when the client declared it). Returns {'ok'} or {'user'|'server', last use of the oldest}.
  */
 const CREATE = new RedisScript(`
-local session, index = KEYS[1], KEYS[2]
-local id, owner, now, ttl, cap, prefix = ARGV[1], ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5]), ARGV[6]
-redis.call('ZREMRANGEBYSCORE', index, '-inf', now - ttl)
-local evicted = {}
-local count = redis.call('ZCARD', index)
-if count >= cap then
-  local old = redis.call('ZRANGE', index, 0, count - cap)
-  for _, oldId in ipairs(old) do
-    redis.call('DEL', prefix .. oldId)
-    redis.call('ZREM', index, oldId)
-    table.insert(evicted, oldId)
-  end
+local session, userIndex, allIndex = KEYS[1], KEYS[2], KEYS[3]
+local id, owner, user = ARGV[1], ARGV[2], ARGV[3]
+local now, ttl, userCap, totalCap = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(ARGV[7])
+redis.call('ZREMRANGEBYSCORE', userIndex, '-inf', now - ttl)
+if redis.call('ZCARD', userIndex) >= userCap then
+  return {'user', redis.call('ZRANGE', userIndex, 0, 0, 'WITHSCORES')[2]}
 end
-redis.call('HSET', session, 'owner', owner, 'createdAt', now, 'lastSeenAt', now)
+redis.call('ZREMRANGEBYSCORE', allIndex, '-inf', now - ttl)
+if redis.call('ZCARD', allIndex) >= totalCap then
+  return {'server', redis.call('ZRANGE', allIndex, 0, 0, 'WITHSCORES')[2]}
+end
+redis.call('HSET', session, 'owner', owner, 'user', user, 'createdAt', now, 'lastSeenAt', now, 'elicit', ARGV[8])
 redis.call('PEXPIRE', session, ttl)
-redis.call('ZADD', index, now, id)
-redis.call('PEXPIRE', index, ttl)
-return evicted
+redis.call('ZADD', userIndex, now, id)
+redis.call('PEXPIRE', userIndex, ttl)
+redis.call('ZADD', allIndex, now, id)
+redis.call('PEXPIRE', allIndex, ttl)
+return {'ok'}
 `);
 
 /**
- * Reads a session for its owner and refreshes its idle clock. A session of another owner is
- * reported as absent (and not refreshed). KEYS: session hash. ARGV: owner, now, ttl ms, index prefix.
+ * Reads a session for its owner and refreshes its idle clock (and its place in the indexes). A
+ * session of another owner is reported as absent (and not refreshed). KEYS: session hash, global
+ * index. ARGV: owner, now, ttl ms, user index prefix, id. Returns {createdAt, elicit flag}.
  */
 const TOUCH = new RedisScript(`
-local owner = redis.call('HGET', KEYS[1], 'owner')
+local found = redis.call('HMGET', KEYS[1], 'owner', 'user', 'createdAt', 'elicit')
+local owner, user, createdAt = found[1], found[2], found[3]
 if not owner or owner ~= ARGV[1] then return false end
+if not user then user = owner end
 local now, ttl = tonumber(ARGV[2]), tonumber(ARGV[3])
-local createdAt = redis.call('HGET', KEYS[1], 'createdAt')
 redis.call('HSET', KEYS[1], 'lastSeenAt', now)
 redis.call('PEXPIRE', KEYS[1], ttl)
-local index = ARGV[4] .. owner
+local index = ARGV[4] .. user
 redis.call('ZADD', index, now, ARGV[5])
 redis.call('PEXPIRE', index, ttl)
-return createdAt
+redis.call('ZADD', KEYS[2], now, ARGV[5])
+redis.call('PEXPIRE', KEYS[2], ttl)
+return {createdAt, found[4] or '0'}
 `);
 
-/** Deletes a session and its index entry; 1 when it existed. KEYS: session. ARGV: index prefix, id. */
+/**
+ * Deletes a session and its index entries; 1 when it existed. KEYS: session, global index.
+ * ARGV: user index prefix, id.
+ */
 const DELETE = new RedisScript(`
-local owner = redis.call('HGET', KEYS[1], 'owner')
+local found = redis.call('HMGET', KEYS[1], 'owner', 'user')
+local owner, user = found[1], found[2]
 if not owner then return 0 end
 redis.call('DEL', KEYS[1])
-redis.call('ZREM', ARGV[1] .. owner, ARGV[2])
+redis.call('ZREM', ARGV[1] .. (user or owner), ARGV[2])
+redis.call('ZREM', KEYS[2], ARGV[2])
 return 1
 `);
 
@@ -69,25 +84,31 @@ interface LocalSession extends McpSession {
 
 export interface RedisSessionStoreOptions {
   idleTimeoutMs: number;
+  /** Open sessions per user, counted across all of that user's tokens and all nodes (default 100). */
   maxSessionsPerPrincipal?: number;
+  /** Open sessions in total, all nodes together (default unlimited). */
+  maxSessions?: number;
   logger?: RedisStoreLogger;
 }
 
 /**
  * Sessions shared by every node on one Redis: a session created on one node is valid on all, bound
- * to its owner, forgotten after `idleTimeoutMs` without use, at most `maxSessionsPerPrincipal` per
- * owner (least recently used evicted). Ending a session (DELETE, eviction) is published, so streams
- * open on any node close. `clear()` (this node shutting down) closes this node's streams only: the
+ * to its owner, forgotten after `idleTimeoutMs` without use. At most `maxSessionsPerPrincipal` per
+ * user and `maxSessions` in total: past either cap `create` refuses (SessionLimitError), it never
+ * ends an open session to make room. Ending a session (DELETE) is published, so streams open on any
+ * node close. `clear()` (this node shutting down) closes this node's streams only: the
  * sessions stay valid for the other nodes.
  *
- * With Redis unreachable, no session can be created or found: requests naming one get 404 and the
- * client starts over, rather than being served by a session nobody can check.
+ * With Redis unreachable or stalled, no session can be created or checked: `create` and `get`
+ * throw StoreUnavailableError (the endpoint answers 503 with Retry-After), so a live session is
+ * never declared gone because Redis was slow, and none is served without being checked.
  */
 export class RedisSessionStore implements SessionStore {
   /** Sessions with local streams or recent local use; their `ended$` fire on a published end. */
   protected readonly local = new Map<string, LocalSession>();
   protected readonly endedChannel: string;
   protected readonly maxPerPrincipal: number;
+  protected readonly maxSessions: number;
   protected unsubscribe?: () => void;
   protected sweeper?: NodeJS.Timeout;
 
@@ -100,6 +121,10 @@ export class RedisSessionStore implements SessionStore {
     if (!Number.isInteger(this.maxPerPrincipal) || this.maxPerPrincipal < 1) {
       throw new RangeError('maxSessionsPerPrincipal must be a positive integer');
     }
+    this.maxSessions = options.maxSessions ?? Number.MAX_SAFE_INTEGER;
+    if (!Number.isInteger(this.maxSessions) || this.maxSessions < 1) {
+      throw new RangeError('maxSessions must be a positive integer');
+    }
   }
 
   /** Subscribes to session ends and starts the idle sweep of local entries. */
@@ -110,42 +135,62 @@ export class RedisSessionStore implements SessionStore {
     this.sweeper.unref();
   }
 
-  async create(owner: string): Promise<McpSession> {
+  async create(owner: string, options: SessionCreateOptions = {}): Promise<McpSession> {
+    const user = options.user ?? owner;
     const id = randomBytes(24).toString('base64url');
     const now = Date.now();
-    let evicted: string[];
+    const ttl = this.options.idleTimeoutMs;
+    let reply: [string, string?];
     try {
-      evicted = (await CREATE.run(
+      reply = (await CREATE.run(
         this.redis.client,
-        [this.sessionKey(id), this.indexKey(owner)],
-        [id, owner, now, this.options.idleTimeoutMs, this.maxPerPrincipal, this.sessionKey('')],
-      )) as string[];
+        [this.sessionKey(id), this.indexKey(user), this.allKey()],
+        [
+          id,
+          owner,
+          user,
+          now,
+          ttl,
+          this.maxPerPrincipal,
+          this.maxSessions,
+          options.elicitation ? '1' : '0',
+        ],
+      )) as [string, string?];
     } catch (error) {
       this.options.logger?.warn(
         `Redis session store unreachable (${(error as Error)?.message}); no session can be opened until it returns.`,
       );
       throw new StoreUnavailableError('MCP session store', 2);
     }
-    for (const old of evicted) await this.announceEnd(old);
-    return this.remember(id, owner, now, now);
+    if (reply[0] !== 'ok') {
+      const scope = reply[0] === 'user' ? 'user' : 'server';
+      const retryAfter = secondsUntilExpiry(Number(reply[1] ?? now), ttl, now);
+      throw new SessionLimitError(
+        scope,
+        scope === 'user' ? this.maxPerPrincipal : this.maxSessions,
+        retryAfter,
+      );
+    }
+    return this.remember(id, owner, user, now, now, options.elicitation === true);
   }
 
   async get(id: string, owner: string): Promise<McpSession | undefined> {
     if (!SESSION_ID.test(id)) return undefined;
     const now = Date.now();
-    let createdAt: unknown;
+    let found: unknown;
     try {
-      createdAt = await TOUCH.run(
+      found = await TOUCH.run(
         this.redis.client,
-        [this.sessionKey(id)],
+        [this.sessionKey(id), this.allKey()],
         [owner, now, this.options.idleTimeoutMs, this.indexKey(''), id],
       );
     } catch (error) {
       this.options.logger?.warn(
-        `Redis session store unreachable (${(error as Error)?.message}); the session cannot be checked, answering "Session not found".`,
+        `Redis session store unreachable (${(error as Error)?.message}); the session cannot be checked, answering 503.`,
       );
-      return undefined;
+      throw new StoreUnavailableError('MCP session store', 1);
     }
+    const [createdAt, elicit] = Array.isArray(found) ? (found as [string, string]) : [];
     if (createdAt === null || createdAt === undefined) {
       // Gone in Redis (expired or ended elsewhere): close what this node still holds.
       const held = this.local.get(id);
@@ -157,7 +202,7 @@ export class RedisSessionStore implements SessionStore {
       held.lastSeenAt = now;
       return held;
     }
-    return this.remember(id, owner, Number(createdAt), now);
+    return this.remember(id, owner, undefined, Number(createdAt), now, elicit === '1');
   }
 
   async delete(id: string): Promise<boolean> {
@@ -166,7 +211,7 @@ export class RedisSessionStore implements SessionStore {
     try {
       removed = (await DELETE.run(
         this.redis.client,
-        [this.sessionKey(id)],
+        [this.sessionKey(id), this.allKey()],
         [this.indexKey(''), id],
       )) as number;
     } catch {
@@ -188,13 +233,22 @@ export class RedisSessionStore implements SessionStore {
     return this.local.size;
   }
 
-  protected remember(id: string, owner: string, createdAt: number, lastSeenAt: number): McpSession {
+  protected remember(
+    id: string,
+    owner: string,
+    user: string | undefined,
+    createdAt: number,
+    lastSeenAt: number,
+    elicitation = false,
+  ): McpSession {
     const end = new Subject<void>();
     const session: LocalSession = {
       id,
       owner,
+      user,
       createdAt,
       lastSeenAt,
+      elicitation,
       end,
       ended$: end.asObservable(),
     };
@@ -240,7 +294,13 @@ export class RedisSessionStore implements SessionStore {
     return this.redis.key('session', id);
   }
 
-  protected indexKey(owner: string): string {
-    return this.redis.key('sessions-of', owner);
+  /** The sessions of one user (a sorted set of ids by last use). */
+  protected indexKey(user: string): string {
+    return this.redis.key('sessions-of', user);
+  }
+
+  /** Every session (a sorted set of ids by last use), for the total cap. */
+  protected allKey(): string {
+    return this.redis.key('sessions-all');
   }
 }

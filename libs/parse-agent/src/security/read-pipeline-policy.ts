@@ -5,6 +5,12 @@ import type { ReadPolicy } from './read-policy';
 export interface PipelinePolicyOptions {
   /** false: leave the class's canonical filter out (where the operator allows it). Default true. */
   applyCanonicalFilter?: boolean;
+  /**
+   * Per class, the fields Parse's protectedFields hide from this agent's identity (see
+   * `DataPath.protectedFields`). They leave the class's allowlist, so the source projection covers
+   * only what the agent may see and refusals never list them. Unknown classes keep the allowlist.
+   */
+  withheld?: ReadonlyMap<string, readonly string[]>;
 }
 
 /**
@@ -29,7 +35,9 @@ export async function pipelinePolicyFor(
     },
     allowedFields(className) {
       const fields = access.meta(className)?.fields;
-      return fields ? new Set(fields) : undefined;
+      if (!fields) return undefined;
+      const withheld = options.withheld?.get(className) ?? [];
+      return new Set(fields.filter((f) => !withheld.includes(f)));
     },
     scopeMatches(className) {
       const out: Where[] = [];

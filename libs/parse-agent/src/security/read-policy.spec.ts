@@ -7,6 +7,8 @@ import { AgentFields } from '../metadata/decorators/agent-fields.decorators';
 import { AgentCanonicalFilter } from '../metadata/decorators/agent-canonical-filter.decorator';
 import { AgentTenantScope } from '../metadata/decorators/agent-tenant-scope.decorator';
 import { MetadataRegistry } from '../metadata/metadata-registry';
+import { validatePipeline } from './pipeline/pipeline-validator';
+import { pipelinePolicyFor } from './read-pipeline-policy';
 import { ReadPolicy } from './read-policy';
 
 @ParseClass('Customer')
@@ -139,5 +141,105 @@ describe('ReadPolicy: subqueries', () => {
       info: { deniedField: 'members' },
     });
     await expect(p.planWhere('Customer', related('Tenant', 'slug'))).resolves.toBeDefined();
+  });
+});
+
+@ParseClass('Contact')
+@AgentFields('name', 'email', 'tier')
+class Contact {}
+
+describe('ReadPolicy: refusals list only fields this agent may use', () => {
+  const contactSchemas = (): SchemaSource => {
+    const map = new Map<string, ParseSchema>([
+      [
+        'Contact',
+        {
+          className: 'Contact',
+          fields: {
+            name: { type: 'String' },
+            email: { type: 'String' },
+            tier: { type: 'String' },
+            isDeleted: { type: 'Boolean' },
+            deletedAt: { type: 'Date' },
+          },
+          classLevelPermissions: { protectedFields: { '*': ['email'], 'role:admin': [] } },
+        },
+      ],
+    ]);
+    return { get: async (n) => map.get(n), all: async () => map, invalidate: () => undefined };
+  };
+  const policyFor = (identity: AgentIdentity) =>
+    new ReadPolicy(
+      identity,
+      new MetadataRegistry().register(Contact),
+      contactSchemas(),
+      undefined,
+      {},
+    );
+  const master: AgentIdentity = {
+    agentId: 'm',
+    permissions: 'readonly',
+    authType: 'master_key',
+    usingMasterKey: true,
+  };
+
+  it('leaves a field protectedFields may hide out of the allowed list (REST path refusals)', async () => {
+    const access = policyFor(alice);
+    await access.requireReadableClass('Contact');
+    expect(access.usableFields('Contact')).toEqual([
+      'objectId',
+      'createdAt',
+      'updatedAt',
+      'name',
+      'tier',
+    ]);
+    const error = (await thrown(
+      access.planWhere('Contact', { isDeleted: true }),
+    )) as AccessDeniedError;
+    expect(error).toBeInstanceOf(AccessDeniedError);
+    expect(error.message).toContain('Allowed: objectId, createdAt, updatedAt, name, tier');
+    expect(error.message).not.toMatch(/email|deletedAt/);
+    expect(JSON.stringify(error.details)).not.toContain('email');
+    // A near miss of the protected name is not suggested either.
+    const near = (await thrown(access.planWhere('Contact', { emial: 'x' }))) as Error;
+    expect(near.message).not.toContain('email');
+    // The master key sees every field, so it is told about all of them.
+    const full = policyFor(master);
+    await full.requireReadableClass('Contact');
+    expect(full.usableFields('Contact')).toContain('email');
+  });
+
+  it("projects pipelines to the user's view and refuses withheld fields without naming them", async () => {
+    const access = policyFor(alice);
+    await access.requireReadableClass('Contact');
+    const withheld = new Map([['Contact', ['email']]]);
+    const policy = await pipelinePolicyFor(access, { withheld });
+    const { pipeline } = validatePipeline('Contact', [{ $limit: 5 }], policy);
+    expect(pipeline[0]).toEqual({
+      $project: { objectId: 1, createdAt: 1, updatedAt: 1, name: 1, tier: 1 },
+    });
+    for (const stage of [{ $group: { _id: '$email' } }, { $match: { isDeleted: true } }]) {
+      const error = (() => {
+        try {
+          validatePipeline('Contact', [stage], policy);
+        } catch (e) {
+          return e as AccessDeniedError;
+        }
+      })();
+      expect(error).toBeInstanceOf(AccessDeniedError);
+      expect(error?.message).not.toMatch(/protected|deletedAt/);
+      const allowedHere = error?.message.split('Allowed here:')[1];
+      expect(allowedHere).toBe(
+        ' createdAt, name, objectId, tier, updatedAt. Reference one of these fields instead.',
+      );
+      expect(error?.details).toMatchObject({
+        allowed_fields: ['createdAt', 'name', 'objectId', 'tier', 'updatedAt'],
+      });
+    }
+    // An admin's view keeps the field (nothing withheld).
+    const full = await pipelinePolicyFor(access, { withheld: new Map() });
+    expect(validatePipeline('Contact', [{ $limit: 5 }], full).pipeline[0]).toMatchObject({
+      $project: { email: 1 },
+    });
   });
 });

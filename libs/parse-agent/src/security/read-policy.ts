@@ -267,8 +267,23 @@ export class ReadPolicy {
     return set ?? undefined;
   }
 
-  protected denyField(className: string, field: string, where: string): never {
+  /**
+   * The allowlisted fields a message may name as usable: internal fields left out, and every field
+   * a protectedFields entry of the class names (or Parse's default `_User.email`), unless the
+   * agent holds the master key. Which entries apply to this user is not resolved here, so a field
+   * that might be protected for them is never listed: a refusal must not reveal that an
+   * allowlisted field exists but is hidden from this user.
+   */
+  usableFields(className: string): string[] {
     const allowed = this.allowlist(className) ?? [];
+    const hidden = this.identity.usingMasterKey
+      ? new Set<string>()
+      : protectedAnywhere(className, this.schemaSnapshot?.get(className));
+    return allowed.filter((f) => !isInternalField(f) && !hidden.has(f));
+  }
+
+  protected denyField(className: string, field: string, where: string): never {
+    const allowed = this.usableFields(className);
     const preview = allowed.slice(0, ALLOWLIST_PREVIEW_CAP);
     const more =
       allowed.length > preview.length ? ` (+${allowed.length - preview.length} more)` : '';
@@ -367,7 +382,7 @@ export class ReadPolicy {
       defaultFilter,
       tenant: tenant && options.tenant ? { [tenant.field]: tenant.value } : undefined,
     });
-    return normalizeWhere(composed, await this.fieldTypes(className));
+    return normalizeWhere(composed, await this.fieldTypes(className), (c) => this.isDenied(c));
   }
 
   /** Copies a validated where, replacing each subquery's inner where by its scoped form. */
@@ -512,7 +527,8 @@ export class ReadPolicy {
   /**
    * For one-hop includes whose pointer is among the keys, projects the joined row to the target's
    * join fields (or allowlist minus large fields) so a join never drags in columns the target hides
-   * or megabytes of text. Returns the extra keys and, per pointer, the large fields left out.
+   * or megabytes of text. Returns the extra keys and, per pointer, every field of the target the
+   * agent could read that the projection left out (large or not).
    */
   async projectIncludes(
     className: string,
@@ -540,7 +556,11 @@ export class ReadPolicy {
         );
       }
       if (!project) continue;
-      const dropped = large.filter((f) => !project.includes(f));
+      const readable =
+        meta?.fields ??
+        Object.keys((await this.schemas.get(target))?.fields ?? {}).filter((f) => f !== 'ACL');
+      const kept = new Set<string>([...project, ...ALWAYS_KEEP_FIELDS]);
+      const dropped = readable.filter((f) => !kept.has(f) && !isInternalField(f));
       for (const f of new Set([...project, ...ALWAYS_KEEP_FIELDS])) {
         if (!isInternalField(f)) out.push(`${path}.${f}`);
       }
@@ -658,6 +678,21 @@ export class ReadPolicy {
       simplifyTyped: options.simplifyTyped,
     }) as T;
   }
+}
+
+/** Parse Server's default `protectedFields` option, which /schemas does not show. */
+const SERVER_DEFAULT_PROTECTED: Readonly<Record<string, readonly string[]>> = { _User: ['email'] };
+
+/** Every field any protectedFields entry of the class names, plus the server default's. */
+function protectedAnywhere(className: string, schema: ParseSchema | undefined): Set<string> {
+  const out = new Set<string>(SERVER_DEFAULT_PROTECTED[className] ?? []);
+  const table = schema?.classLevelPermissions?.protectedFields;
+  if (isPlainObject(table)) {
+    for (const list of Object.values(table)) {
+      if (Array.isArray(list)) for (const f of list) if (typeof f === 'string') out.add(f);
+    }
+  }
+  return out;
 }
 
 function suggestionHint(name: string, allowed: readonly string[]): string {

@@ -3,9 +3,11 @@ import { AccessDeniedError, AgentValidationError, ParseRequestError } from '../c
 import type { DataPath, DataRow } from '../ports/data-path';
 import { fieldSpellings, isPlainObject } from '../query/field-names';
 import { isInternalField } from '../query/internal-fields';
+import { checkPointerWrite } from '../query/constraint-translator';
 import { andWhere } from '../query/where-composer';
 import type { ReadPolicy } from './read-policy';
 import { rowInTenant, type ResolvedTenant } from './tenant-scope';
+import { checkEntityRules } from '../validation/entity-rules';
 
 /** Most fields one write may set (a guard against a model dumping a whole document). */
 export const MAX_WRITE_FIELDS = 64;
@@ -41,6 +43,7 @@ export class WritePolicy {
       for (const name of fieldSpellings(tenant.field)) delete checked[name];
       checked[tenant.field] = tenant.value;
     }
+    await this.checkRules(className, checked, 'create');
     return { values: checked, changedKeys: Object.keys(checked).sort(), tenant };
   }
 
@@ -58,6 +61,7 @@ export class WritePolicy {
         'values must name at least one field to change (the tenant field cannot be changed).',
       );
     }
+    await this.checkRules(className, checked, 'update');
     return { values: checked, changedKeys: Object.keys(checked).sort(), tenant };
   }
 
@@ -93,6 +97,16 @@ export class WritePolicy {
       );
     }
     return row;
+  }
+
+  /** The model's class-validator rules: all of them on create, the sent fields' on update. */
+  protected async checkRules(
+    className: string,
+    values: DataRow,
+    mode: 'create' | 'update',
+  ): Promise<void> {
+    const meta = this.read.meta(className);
+    await checkEntityRules(className, meta?.model, values, meta?.propertyToWire ?? {}, mode);
   }
 
   protected assertTenantValue(className: string, values: DataRow, tenant: ResolvedTenant): void {
@@ -161,6 +175,11 @@ export class WritePolicy {
         }
       }
       this.checkValue(key, values[key]);
+      const type = schema.fields[key];
+      if (type?.type === 'Pointer' && type.targetClass) {
+        const target = type.targetClass;
+        checkPointerWrite(key, values[key], target, this.read.isDenied(target));
+      }
       out[key] = values[key];
     }
     return out;

@@ -1,9 +1,16 @@
 import { ParseAgentConfigError } from '../core/errors';
 import type { ToolRegistration } from './tool-definition';
 import { METADATA } from '../metadata/metadata.constants';
+import type { DtoClass } from '../validation/dto';
 
-/** Everything ToolRegistry.register takes, except the handler: the decorated method is the handler. */
-export type AgentToolOptions = Omit<ToolRegistration, 'handler'>;
+/**
+ * Everything ToolRegistry.register takes, except the handler: the decorated method is the handler.
+ * `inputSchema` may also be a class-validator DTO class: clients see its derived JSON Schema, and
+ * the method receives the validated DTO instance.
+ */
+export type AgentToolOptions = Omit<ToolRegistration, 'handler' | 'inputSchema'> & {
+  inputSchema?: ToolRegistration['inputSchema'] | DtoClass;
+};
 
 const TOOL_NAME = /^[a-z][a-z0-9_]{0,63}$/;
 

@@ -49,7 +49,7 @@ export interface ConfirmationRequest {
 /** The fields of a mutation audit event a tool supplies (the agent adds who and when). */
 export type MutationAuditInput = Pick<
   MutationEvent,
-  'action' | 'class_name' | 'object_id' | 'method' | 'changed_keys'
+  'action' | 'class_name' | 'object_id' | 'method' | 'changed_keys' | 'writes' | 'failed'
 >;
 
 /** Operator switches for explain and the COLLSCAN guard (both off by default). */

@@ -1,4 +1,5 @@
 import type { PermissionLevel } from '../core/constants';
+import type { DataOperation } from '../ports/data-path';
 import type { ToolEnvGate } from './env-gates';
 import type { ToolContext } from './tool-context';
 
@@ -43,6 +44,12 @@ export interface ToolDefinition<TArgs = Record<string, unknown>, TResult = unkno
   timeout?: number;
   /** Operator switches the tool needs besides its tier (see ENV_GATES). */
   envGate?: ToolEnvGate;
+  /**
+   * The data operation the tool cannot work without (analytics, explain). An agent for which no
+   * configured data path serves it is not offered the tool; a call anyway is refused with what to
+   * configure.
+   */
+  dataOperation?: DataOperation;
   /** Results over the response cap: 'trim-rows' keeps the leading `results` rows that fit. */
   oversize?: 'refuse' | 'trim-rows';
   annotations?: ToolAnnotations;

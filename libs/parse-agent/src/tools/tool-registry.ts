@@ -4,6 +4,7 @@ import { isPermissionLevel } from '../core/constants';
 import { ParseAgentConfigError } from '../core/errors';
 import type { ToolDefinition, ToolRegistration } from './tool-definition';
 import { defaultAnnotations } from './builtin/tool-annotations';
+import { withFailureAlternative } from './builtin/output-schemas';
 
 const TOOL_NAME = /^[a-z][a-z0-9_]{0,63}$/;
 const EMPTY_OBJECT_SCHEMA = { type: 'object', properties: {} };
@@ -16,7 +17,9 @@ export class ToolRegistry {
   protected readonly builtins = new Map<string, ToolDefinition>();
   protected readonly custom = new Map<string, ToolDefinition>();
   protected readonly validators = new Map<string, ValidateFunction>();
-  protected readonly ajv = new Ajv({ allErrors: true, strict: false });
+  // Formats (email, date-time) are not checked here (no format plugin): a DTO tool's class-validator
+  // rules check them, and ajv would warn about each one at compile time.
+  protected readonly ajv = new Ajv({ allErrors: true, strict: false, validateFormats: false });
   protected readonly changeSubject = new Subject<{
     type: 'registered' | 'unregistered' | 'reset';
     name?: string;
@@ -27,8 +30,14 @@ export class ToolRegistry {
   constructor(builtins: ToolDefinition[] = []) {
     // Built-in tools take only the arguments they declare: a made-up one (group_by on a count) is
     // refused rather than silently ignored, which would give a plausible wrong answer.
-    for (const tool of builtins)
-      this.builtins.set(tool.name, { ...tool, inputSchema: closedSchema(tool.inputSchema) });
+    // Their failures all carry structuredContent, so their output schemas admit the failure shape.
+    for (const tool of builtins) {
+      this.builtins.set(tool.name, {
+        ...tool,
+        inputSchema: closedSchema(tool.inputSchema),
+        ...(tool.outputSchema ? { outputSchema: withFailureAlternative(tool.outputSchema) } : {}),
+      });
+    }
   }
 
   /** Adds an application tool. Names are unique; built-in names are reserved. */
@@ -170,6 +179,10 @@ export class ToolRegistry {
           const extra = (e.params as { additionalProperty: string }).additionalProperty;
           const valid = Object.keys((tool.inputSchema.properties as object | undefined) ?? {});
           return `unknown argument '${extra}'${path ? ` in ${path}` : ''}; valid arguments: ${valid.join(', ') || 'none'}`;
+        }
+        if (e.keyword === 'type' && (e.params as { type?: unknown }).type === 'boolean') {
+          // "true", 1 or "yes" are refused, not read as true: say what to send instead.
+          return `${path || 'arguments'} must be true or false (a JSON boolean, not a string or number)`;
         }
         if (e.keyword === 'enum') {
           return `${path} must be one of ${((e.params as { allowedValues: unknown[] }).allowedValues ?? []).join(', ')}`;

@@ -1,10 +1,10 @@
-import { PERMISSION_HIERARCHY, type PermissionLevel } from '../core/constants';
+import type { PermissionLevel } from '../core/constants';
 
 /**
  * The spec's published tier table: which built-in tool names each permission level may call,
- * including tools this version does not ship yet (their names are reserved, so a refusal can say
- * which tier a tool needs). Each shipped tool's definition declares its own tier; a spec keeps the
- * two in agreement.
+ * including tools this version does not ship yet (their names are reserved: a `tools` filter may
+ * name them without a warning). Each shipped tool's definition declares its own tier; a spec keeps
+ * the two in agreement.
  */
 const READONLY_TOOLS = [
   'get_all_schemas',
@@ -36,10 +36,3 @@ export const PERMISSION_LEVELS: Readonly<Record<PermissionLevel, readonly string
     write: [...READONLY_TOOLS, ...WRITE_TOOLS],
     admin: [...READONLY_TOOLS, ...WRITE_TOOLS, ...ADMIN_TOOLS],
   });
-
-/** The lowest tier whose table names the tool, or undefined for a name the spec does not know. */
-export function reservedTier(toolName: string): PermissionLevel | undefined {
-  return (Object.keys(PERMISSION_HIERARCHY) as PermissionLevel[]).find((level) =>
-    PERMISSION_LEVELS[level].includes(toolName),
-  );
-}

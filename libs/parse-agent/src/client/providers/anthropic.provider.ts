@@ -9,57 +9,58 @@ import type {
 } from '@anthropic-ai/sdk/resources/messages';
 import type {
   LlmMessage,
-  LlmProvider,
   LlmRequest,
   LlmResponse,
-  LlmStreamEvent,
   LlmToolCall,
   LlmToolDefinition,
-  LlmUsage,
 } from '../../ports/llm-provider';
 import { loadOptionalSdk } from './load-optional-sdk';
+import {
+  SdkLlmProvider,
+  sdkClientSettings,
+  type SdkProviderOptions,
+  type SdkRequestOptions,
+} from './sdk-llm-provider';
+import type { StreamedResponse } from './streamed-response';
 import { toolCallFromText } from './tool-arguments';
 
 /** The Messages API requires a cap on output; this one leaves room for a table-sized answer. */
 export const DEFAULT_ANTHROPIC_MAX_TOKENS = 4096;
 
-export interface AnthropicProviderOptions {
-  apiKey: string;
-  model: string;
+export interface AnthropicProviderOptions extends SdkProviderOptions {
   /** The API root, without `/v1` (the SDK adds it); default the Anthropic API. */
   baseURL?: string;
-  timeoutMs?: number;
-  maxRetries?: number;
   /** Output cap per call when the request sets none. */
   maxTokens?: number;
-  defaultHeaders?: Record<string, string>;
 }
 
 /** The Messages API through the official `@anthropic-ai/sdk`. */
-export class AnthropicProvider implements LlmProvider {
+export class AnthropicProvider extends SdkLlmProvider<
+  MessageCreateParamsBase,
+  Message,
+  RawMessageStreamEvent
+> {
   readonly name = 'anthropic';
-  readonly model: string;
   protected readonly client: Anthropic;
   protected readonly maxTokens: number;
 
   constructor(options: AnthropicProviderOptions) {
-    this.model = options.model;
+    super(options.model);
     this.maxTokens = options.maxTokens ?? DEFAULT_ANTHROPIC_MAX_TOKENS;
     const sdk = loadOptionalSdk<{ Anthropic: typeof Anthropic }>('@anthropic-ai/sdk', this.name);
-    this.client = new sdk.Anthropic({
-      apiKey: options.apiKey,
-      // The SDK appends /v1/messages; a base URL written the OpenAI way (ending in /v1) would double it.
-      baseURL: options.baseURL?.replace(/\/v1\/?$/, ''),
-      timeout: options.timeoutMs,
-      maxRetries: options.maxRetries,
-      defaultHeaders: options.defaultHeaders,
-    });
+    // The SDK appends /v1/messages; a base URL written the OpenAI way (ending in /v1) would double it.
+    this.client = new sdk.Anthropic(
+      sdkClientSettings(options, options.baseURL?.replace(/\/v1\/?$/, '')),
+    );
+    this.restrictEndpoints(options.allowedBaseUrls);
   }
 
-  async complete(
-    request: LlmRequest,
-    onEvent?: (event: LlmStreamEvent) => void,
-  ): Promise<LlmResponse> {
+  /** Where requests go: the SDK adds /v1 to its base URL. */
+  protected currentBaseUrl(): string {
+    return `${this.client.baseURL.replace(/\/+$/, '')}/v1`;
+  }
+
+  protected requestBody(request: LlmRequest): MessageCreateParamsBase {
     const body: MessageCreateParamsBase = {
       model: this.model,
       max_tokens: request.maxTokens ?? this.maxTokens,
@@ -68,16 +69,80 @@ export class AnthropicProvider implements LlmProvider {
     const system = systemText(request);
     if (system) body.system = system;
     if (request.tools?.length) body.tools = request.tools.map(toAnthropicTool);
-    const options = { signal: request.signal };
-    if (!onEvent) {
-      const message = (await this.client.messages.create(
-        { ...body, stream: false },
-        options,
-      )) as Message;
-      return fromMessage(message, this.model);
+    return body;
+  }
+
+  protected async send(
+    body: MessageCreateParamsBase,
+    options: SdkRequestOptions,
+  ): Promise<Message> {
+    return (await this.client.messages.create({ ...body, stream: false }, options)) as Message;
+  }
+
+  protected sendStreaming(
+    body: MessageCreateParamsBase,
+    options: SdkRequestOptions,
+  ): Promise<AsyncIterable<RawMessageStreamEvent>> {
+    return this.client.messages.create({ ...body, stream: true }, options);
+  }
+
+  protected fromReply(message: Message): LlmResponse {
+    let text = '';
+    const toolCalls: LlmToolCall[] = [];
+    for (const block of message.content ?? []) {
+      if (block.type === 'text') text += block.text;
+      else if (block.type === 'tool_use') {
+        const input = block.input;
+        toolCalls.push(
+          input && typeof input === 'object' && !Array.isArray(input)
+            ? { id: block.id, name: block.name, arguments: input as Record<string, unknown> }
+            : { ...toolCallFromText(block.id, block.name, JSON.stringify(input ?? {})) },
+        );
+      }
     }
-    const stream = await this.client.messages.create({ ...body, stream: true }, options);
-    return collectStream(stream, this.model, onEvent);
+    return {
+      text,
+      toolCalls,
+      usage: {
+        inputTokens: inputTokens(message.usage),
+        outputTokens: message.usage?.output_tokens ?? 0,
+      },
+      model: message.model || this.model,
+      stopReason: message.stop_reason ?? undefined,
+    };
+  }
+
+  /** Text deltas as they come; a tool call's input arrives as JSON deltas and completes at its block's stop. */
+  protected readChunk(event: RawMessageStreamEvent, into: StreamedResponse): void {
+    switch (event.type) {
+      case 'message_start':
+        into.model = event.message.model;
+        into.usage.inputTokens = inputTokens(event.message.usage);
+        into.usage.outputTokens = event.message.usage?.output_tokens ?? 0;
+        break;
+      case 'content_block_start':
+        if (event.content_block.type === 'tool_use') {
+          const { id, name } = event.content_block;
+          into.addToolCallPart(event.index, { id, name });
+        }
+        break;
+      case 'content_block_delta':
+        if (event.delta.type === 'text_delta') into.addText(event.delta.text);
+        else if (event.delta.type === 'input_json_delta' && into.hasToolCall(event.index)) {
+          into.addToolCallPart(event.index, { args: event.delta.partial_json });
+        }
+        break;
+      case 'content_block_stop':
+        into.closeToolCall(event.index);
+        break;
+      case 'message_delta':
+        // message_delta carries cumulative counts; input is repeated only by some API versions.
+        if (event.usage?.output_tokens !== undefined)
+          into.usage.outputTokens = event.usage.output_tokens;
+        if (event.usage?.input_tokens) into.usage.inputTokens = inputTokens(event.usage);
+        if (event.delta.stop_reason) into.stopReason = event.delta.stop_reason;
+        break;
+    }
   }
 }
 
@@ -154,88 +219,4 @@ function inputTokens(usage: AnthropicUsageLike | undefined): number {
     (usage.cache_creation_input_tokens ?? 0) +
     (usage.cache_read_input_tokens ?? 0)
   );
-}
-
-function fromMessage(message: Message, requestedModel: string): LlmResponse {
-  let text = '';
-  const toolCalls: LlmToolCall[] = [];
-  for (const block of message.content ?? []) {
-    if (block.type === 'text') text += block.text;
-    else if (block.type === 'tool_use') {
-      const input = block.input;
-      toolCalls.push(
-        input && typeof input === 'object' && !Array.isArray(input)
-          ? { id: block.id, name: block.name, arguments: input as Record<string, unknown> }
-          : { ...toolCallFromText(block.id, block.name, JSON.stringify(input ?? {})) },
-      );
-    }
-  }
-  return {
-    text,
-    toolCalls,
-    usage: {
-      inputTokens: inputTokens(message.usage),
-      outputTokens: message.usage?.output_tokens ?? 0,
-    },
-    model: message.model || requestedModel,
-    stopReason: message.stop_reason ?? undefined,
-  };
-}
-
-/** Assembles the event stream: text deltas as they come, tool inputs from their JSON deltas. */
-async function collectStream(
-  stream: AsyncIterable<RawMessageStreamEvent>,
-  requestedModel: string,
-  onEvent: (event: LlmStreamEvent) => void,
-): Promise<LlmResponse> {
-  let text = '';
-  let model = '';
-  let stopReason: string | undefined;
-  const usage: LlmUsage = { inputTokens: 0, outputTokens: 0 };
-  const blocks = new Map<number, { id: string; name: string; json: string }>();
-  const toolCalls: LlmToolCall[] = [];
-  for await (const event of stream) {
-    switch (event.type) {
-      case 'message_start':
-        model = event.message.model;
-        usage.inputTokens = inputTokens(event.message.usage);
-        usage.outputTokens = event.message.usage?.output_tokens ?? 0;
-        break;
-      case 'content_block_start':
-        if (event.content_block.type === 'tool_use') {
-          blocks.set(event.index, {
-            id: event.content_block.id,
-            name: event.content_block.name,
-            json: '',
-          });
-        }
-        break;
-      case 'content_block_delta':
-        if (event.delta.type === 'text_delta') {
-          text += event.delta.text;
-          onEvent({ type: 'text', text: event.delta.text });
-        } else if (event.delta.type === 'input_json_delta') {
-          const block = blocks.get(event.index);
-          if (block) block.json += event.delta.partial_json;
-        }
-        break;
-      case 'content_block_stop': {
-        const block = blocks.get(event.index);
-        if (block) {
-          const call = toolCallFromText(block.id, block.name, block.json);
-          toolCalls.push(call);
-          onEvent({ type: 'tool_call', call });
-        }
-        break;
-      }
-      case 'message_delta':
-        // message_delta carries cumulative counts; input is repeated only by some API versions.
-        if (event.usage?.output_tokens !== undefined)
-          usage.outputTokens = event.usage.output_tokens;
-        if (event.usage?.input_tokens) usage.inputTokens = inputTokens(event.usage);
-        if (event.delta.stop_reason) stopReason = event.delta.stop_reason;
-        break;
-    }
-  }
-  return { text, toolCalls, usage, model: model || requestedModel, stopReason };
 }

@@ -340,6 +340,16 @@ describe('direct MongoDB path: semantics over the storage fixture (mingo)', () =
     }
   });
 
+  it('reports the protected fields each identity lacks (what the analytics tools project around)', async () => {
+    expect(await mongoPath({ aclUser: 'u_alice' }).protectedFields('Order')).toEqual([
+      'secretNote',
+    ]);
+    expect(await mongoPath({ aclUser: 'u_carol' }).protectedFields('Order')).toEqual([]);
+    expect(await mongoPath({ aclUser: 'u_alice' }).protectedFields('_User')).toContain('email');
+    expect(await mongoPath({}).protectedFields('_User')).toEqual([]);
+    expect(await mongoPath({ aclUser: 'u_alice' }).protectedFields('NoSuchClass')).toEqual([]);
+  });
+
   it('presents storage shapes in API names: objectId, createdAt, pointers as objectIds', async () => {
     const [row] = await mongoPath({}).aggregate('Order', [{ $match: { objectId: 'o0001' } }]);
     expect(row).toMatchObject({

@@ -1,14 +1,16 @@
 import type { AgentIdentity } from '../../core/agent-identity';
 import { AgentValidationError, ParseAgentError } from '../../core/errors';
-import type {
-  AggregateOptions,
-  DataFindQuery,
-  DataOperation,
-  DataPath,
-  DataPathProvider,
-  DataRow,
-  ExplainSummary,
+import {
+  directDatabaseRank,
+  type AggregateOptions,
+  type DataFindQuery,
+  type DataOperation,
+  type DataPath,
+  type DataPathProvider,
+  type DataRow,
+  type ExplainSummary,
 } from '../../ports/data-path';
+import { classesNamed } from '../../query/pipeline-classes';
 import { clpRowMatch, protectedFieldsFor, type ClpOperation } from './mongo-clp';
 import type { MongoCursorLike, MongoDatabaseLike, MongoDoc } from './mongo-driver';
 import { summarizeExplain } from './mongo-explain';
@@ -126,6 +128,13 @@ export class MongoDataPath implements DataPath {
       merged[key] = [...new Set([...(own[key] ?? []), ...list])];
     }
     return { ...(schema.clp ?? {}), protectedFields: merged };
+  }
+
+  async protectedFields(className: string, signal?: AbortSignal): Promise<string[]> {
+    const principals = await this.scopePrincipals(signal);
+    const schema = await this.services.schemas.get(className);
+    if (!principals || !schema) return [];
+    return [...protectedFieldsFor(this.mergedClp(className, schema), principals)];
   }
 
   /** Runs a validated pipeline (API names) on `className`. */
@@ -281,23 +290,6 @@ function translateMongoError(error: unknown): unknown {
   return error;
 }
 
-/** The classes a pipeline's stages name ($lookup.from, $unionWith.coll), at any depth. */
-export function classesNamed(value: unknown, out: string[] = []): string[] {
-  if (Array.isArray(value)) value.forEach((v) => classesNamed(v, out));
-  else if (typeof value === 'object' && value !== null) {
-    for (const [key, inner] of Object.entries(value)) {
-      if (key === '$lookup' && typeof (inner as { from?: unknown })?.from === 'string')
-        out.push((inner as { from: string }).from);
-      if (key === '$unionWith') {
-        const coll = typeof inner === 'string' ? inner : (inner as { coll?: unknown })?.coll;
-        if (typeof coll === 'string') out.push(coll);
-      }
-      classesNamed(inner, out);
-    }
-  }
-  return out;
-}
-
 function assertMongoWhere(where: unknown): void {
   if (Array.isArray(where)) return where.forEach(assertMongoWhere);
   if (typeof where !== 'object' || where === null) return;
@@ -365,9 +357,24 @@ export class MongoDataPathProvider implements DataPathProvider {
     return this.closeConnection();
   }
 
+  /** One small read of `_SCHEMA`: proves the connection and the login (the start-up check). */
+  async probe(signal?: AbortSignal): Promise<void> {
+    const db = await this.services.db();
+    signal?.throwIfAborted();
+    await db
+      .collection(this.services.collection('_SCHEMA'))
+      .aggregate([{ $limit: 1 }, { $project: { _id: 1 } }], { maxTimeMS: 5_000 })
+      .toArray();
+  }
+
   refusal(operation: DataOperation): string | undefined {
     if (operation === 'write') return 'the direct MongoDB path only reads';
     return undefined;
+  }
+
+  /** Analytics here first; row reads and writes go through Parse Server when it serves them. */
+  rank(operation: DataOperation): number {
+    return directDatabaseRank(operation);
   }
 
   bind(identity: AgentIdentity): MongoDataPath {

@@ -1,6 +1,11 @@
-import http from 'node:http';
-import https from 'node:https';
-import { AgentCancelledError, ParseAgentConfigError, ParseRequestError } from '../../core/errors';
+import * as http from 'node:http';
+import * as https from 'node:https';
+import {
+  AgentCancelledError,
+  ParseAgentConfigError,
+  ParseRequestError,
+  quotingUntrusted,
+} from '../../core/errors';
 import type { ParseSchema } from '../../core/parse-schema';
 
 export interface ParseConnectionOptions {
@@ -245,10 +250,14 @@ export class ParseRestClient {
       }
     }
     if (response.status < 200 || response.status >= 300) {
-      throw new ParseRequestError(
-        `Parse error: ${typeof json.error === 'string' ? json.error : `HTTP ${response.status}`}`,
-        typeof json.code === 'number' ? json.code : undefined,
-        response.status,
+      const code = typeof json.code === 'number' ? json.code : undefined;
+      if (typeof json.error !== 'string') {
+        throw new ParseRequestError(`Parse error: HTTP ${response.status}`, code, response.status);
+      }
+      // Parse's text can quote stored values (a Cloud Code trigger's message, say): marked.
+      throw quotingUntrusted(
+        new ParseRequestError(`Parse error: ${json.error}`, code, response.status),
+        `Parse Server refused the request (HTTP ${response.status}${code === undefined ? '' : `, code ${code}`}); its message:`,
       );
     }
     return json as T;

@@ -1,16 +1,18 @@
 import type { AgentIdentity } from '../../core/agent-identity';
 import { AccessDeniedError, ParseRequestError } from '../../core/errors';
-import type {
-  DataClassSpec,
-  DataCreateResult,
-  AggregateOptions,
-  DistinctSpec,
-  DataFindQuery,
-  DataPrincipals,
-  DataOperation,
-  DataPath,
-  DataPathProvider,
-  DataRow,
+import {
+  DATA_PATH_RANK,
+  PARSE_SERVER_FIRST,
+  type DataClassSpec,
+  type DataCreateResult,
+  type AggregateOptions,
+  type DistinctSpec,
+  type DataFindQuery,
+  type DataPrincipals,
+  type DataOperation,
+  type DataPath,
+  type DataPathProvider,
+  type DataRow,
 } from '../../ports/data-path';
 import type { ParseAuth, ParseRestClient } from './parse-rest-client';
 
@@ -160,6 +162,11 @@ export class ParseRestDataPathProvider implements DataPathProvider {
         : `'${operation}' needs Parse REST /aggregate, which is only used when parse.database is declared 'mongo'`;
     }
     return `Parse REST does not serve '${operation}'`;
+  }
+
+  /** Row reads and writes here first: Parse Server enforces ACL and CLP and runs triggers itself. */
+  rank(operation: DataOperation): number {
+    return PARSE_SERVER_FIRST.has(operation) ? DATA_PATH_RANK.preferred : DATA_PATH_RANK.fallback;
   }
 
   bind(identity: AgentIdentity): ParseRestDataPath {

@@ -59,6 +59,21 @@ describe('count, group_by, group_by_date, distinct and select builders', () => {
     );
   });
 
+  it('refuses a protected field and a missing one alike, naming no other column', () => {
+    const messages = ['secret', 'nosuch'].map((field) => {
+      try {
+        distinctSql({ className: 'Order', field }, ctx);
+      } catch (error) {
+        expect(error).toBeInstanceOf(AccessDeniedError);
+        return (error as Error).message.replace(field, 'F');
+      }
+      throw new Error(`distinct on ${field} was not refused`);
+    });
+    expect(messages[0]).toBe(messages[1]);
+    expect(messages[0]).not.toMatch(/protected|status|amount/);
+    expect(messages[0]).toContain('get_schema lists the fields you can use');
+  });
+
   it('group_by_date truncates in the bound time zone with a fixed unit literal', () => {
     const q = groupByDateSql(
       { className: 'Order', interval: 'week', timeZone: 'Asia/Kolkata' },

@@ -57,22 +57,57 @@ export function isKnownTimeZone(timeZone: string): boolean {
  * period in `timeZone` as `YYYY-MM-DDTHH:MM:SS` (weeks start on Monday, ISO-8601); `at` is the
  * instant that period starts (a timestamptz).
  */
+/** The SQL literal of a `date_trunc` unit, or the refusal naming the units there are. */
+function unitSql(interval: unknown): string {
+  if (typeof interval === 'string' && Object.prototype.hasOwnProperty.call(UNITS, interval)) {
+    return UNITS[interval as DateInterval];
+  }
+  throw new AgentValidationError(
+    `Unknown interval '${String(interval)}'. Use one of: ${Object.keys(UNITS).join(', ')}.`,
+  );
+}
+
+/** A time zone name or fixed offset, checked; undefined stands for UTC. */
+function checkedTimeZone(timeZone: unknown): string {
+  const zone = timeZone ?? 'UTC';
+  const offset = typeof zone === 'string' ? offsetMinutes(zone) : undefined;
+  if (typeof zone !== 'string' || (offset === undefined && !isKnownTimeZone(zone))) {
+    throw new AgentValidationError(
+      `Unknown time zone ${JSON.stringify(zone)}. Use an IANA name such as 'Europe/Lisbon' or an offset such as '+05:30'.`,
+    );
+  }
+  return zone;
+}
+
+/**
+ * The period of `interval` containing the timestamptz `col`, cut in `timeZone`: `local` is the
+ * period's local start (a timestamp), `instant` the moment it starts (a timestamptz). Weeks start
+ * on Monday (ISO-8601), as MongoDB's `$dateTrunc` with `startOfWeek: 'monday'`.
+ */
+export function dateBucketSql(
+  col: string,
+  interval: unknown,
+  timeZone: unknown,
+  params: SqlParams,
+): { local: string; instant: string } {
+  const unit = unitSql(interval);
+  const zone = checkedTimeZone(timeZone);
+  const offset = offsetMinutes(zone);
+  // Local wall-clock time in the zone, truncated, then back to the instant the bucket starts at.
+  // A fixed offset is applied as an interval: PostgreSQL reads '+05:30' as a POSIX zone (sign flipped).
+  if (offset !== undefined) {
+    const shift = `make_interval(mins => ${params.add(offset)}::int)`;
+    const local = `date_trunc(${unit}, (${col} AT TIME ZONE 'UTC') + ${shift})`;
+    return { local, instant: `((${local} - ${shift}) AT TIME ZONE 'UTC')` };
+  }
+  const sqlZone = `${params.add(zone)}::text`;
+  const local = `date_trunc(${unit}, ${col} AT TIME ZONE ${sqlZone})`;
+  return { local, instant: `(${local} AT TIME ZONE ${sqlZone})` };
+}
+
 export function groupByDateSql(input: GroupByDateInput, ctx: SqlContext): SqlQuery {
-  const unit = Object.prototype.hasOwnProperty.call(UNITS, input.interval)
-    ? UNITS[input.interval]
-    : undefined;
-  if (!unit) {
-    throw new AgentValidationError(
-      `Unknown interval '${String(input.interval)}'. Use one of: ${Object.keys(UNITS).join(', ')}.`,
-    );
-  }
-  const timeZone = input.timeZone ?? 'UTC';
-  const offset = typeof timeZone === 'string' ? offsetMinutes(timeZone) : undefined;
-  if (typeof timeZone !== 'string' || (offset === undefined && !isKnownTimeZone(timeZone))) {
-    throw new AgentValidationError(
-      `Unknown time zone ${JSON.stringify(timeZone)}. Use an IANA name such as 'Europe/Lisbon' or an offset such as '+05:30'.`,
-    );
-  }
+  unitSql(input.interval);
+  checkedTimeZone(input.timeZone);
   const params = new SqlParams();
   const source = scopedSource(input.className, ctx, params);
   const t = params.alias();
@@ -86,19 +121,7 @@ export function groupByDateSql(input: GroupByDateInput, ctx: SqlContext): SqlQue
   const value = accumulatorSql(input, source, t);
   const cond = compileWhere(input.where ?? {}, source, params, t);
   const col = columnRef(fieldName, t);
-  // Local wall-clock time in the zone, truncated, then back to the instant the bucket starts at.
-  // A fixed offset is applied as an interval: PostgreSQL reads '+05:30' as a POSIX zone (sign flipped).
-  let bucket: string;
-  let instant: string;
-  if (offset !== undefined) {
-    const shift = `make_interval(mins => ${params.add(offset)}::int)`;
-    bucket = `date_trunc(${unit}, (${col} AT TIME ZONE 'UTC') + ${shift})`;
-    instant = `((${bucket} - ${shift}) AT TIME ZONE 'UTC')`;
-  } else {
-    const zone = `${params.add(timeZone)}::text`;
-    bucket = `date_trunc(${unit}, ${col} AT TIME ZONE ${zone})`;
-    instant = `(${bucket} AT TIME ZONE ${zone})`;
-  }
+  const { local: bucket, instant } = dateBucketSql(col, input.interval, input.timeZone, params);
   const limit = params.addCount(input.limit ?? 1000, 'limit', { min: 1 });
   const order = groupOrderSql(input.sort, 'key_asc').replace(/"key"/g, '"local"');
   return params.query(

@@ -12,6 +12,8 @@ const ctx: SqlContext = {
         customer: { type: 'Pointer', targetClass: 'Customer' },
         tags: { type: 'Array' },
         secret: { type: 'String' },
+        placedAt: { type: 'Date' },
+        isDeleted: { type: 'Boolean' },
       },
     },
     Customer: {
@@ -24,7 +26,9 @@ const ctx: SqlContext = {
     where: c === 'Order' ? { status: { $ne: 'void' } } : {},
   }),
   columnsFor: (c) =>
-    c === 'Order' ? ['objectId', 'status', 'amount', 'customer', 'tags'] : ['objectId', 'tier'],
+    c === 'Order'
+      ? ['objectId', 'status', 'amount', 'customer', 'tags', 'placedAt', 'isDeleted']
+      : ['objectId', 'tier'],
 };
 
 describe('compilePipeline', () => {
@@ -146,5 +150,73 @@ describe('compilePipeline', () => {
     expect(() => compilePipeline('Order', [{ $project: { amount: 1, status: 0 } }], ctx)).toThrow(
       /cannot mix/,
     );
+  });
+
+  it("never lists the class's own columns in a refusal: this path does not know the allowlist", () => {
+    // isDeleted is visible to this reader but may be outside the agent's allowlist; secret is protected.
+    for (const pipeline of [
+      [{ $group: { _id: '$secret' } }],
+      [{ $match: { secret: 'x' } }],
+      [{ $sort: { nosuch: 1 } }],
+    ]) {
+      let message = '';
+      try {
+        compilePipeline('Order', pipeline, ctx);
+      } catch (error) {
+        message = (error as Error).message;
+      }
+      expect(message).toMatch(/get_schema lists the fields you can use/);
+      expect(message).not.toMatch(/isDeleted|status|protected/);
+    }
+  });
+
+  it('lists the fields a $project or $group set, which come from what the agent may read', () => {
+    const projected = [{ $project: { objectId: 1, status: 1, amount: 1 } }];
+    expect(() => compilePipeline('Order', [...projected, { $sort: { secret: 1 } }], ctx)).toThrow(
+      /Fields at this stage: objectId, status, amount\./,
+    );
+    expect(() =>
+      compilePipeline(
+        'Order',
+        [...projected, { $group: { _id: '$status', n: { $sum: 1 } } }, { $match: { x: 1 } }],
+        ctx,
+      ),
+    ).toThrow(/Fields you can filter on: _id, n\./);
+  });
+
+  it.each(['year', 'quarter', 'month', 'week', 'day', 'hour', 'minute', 'second'])(
+    'groups by { $dateTrunc: { unit: %s } } (the group_by_date pipeline)',
+    (unit) => {
+      const trunc: Record<string, unknown> = { date: '$placedAt', unit, timezone: 'Europe/Lisbon' };
+      if (unit === 'week') trunc.startOfWeek = 'monday';
+      const q = compilePipeline(
+        'Order',
+        [
+          { $group: { _id: { $dateTrunc: trunc }, value: { $sum: 1 } } },
+          { $sort: { _id: 1 } },
+          { $limit: 10 },
+        ],
+        ctx,
+      );
+      expect(q.text).toContain(`date_trunc('${unit}', s`);
+      expect(q.values).toContain('Europe/Lisbon');
+      expect(q.fields).toEqual({ _id: { type: 'Date' }, value: { type: 'Number' } });
+    },
+  );
+
+  it('refuses $dateTrunc shapes it cannot compute as MongoDB does', () => {
+    const group = (trunc: unknown) => [{ $group: { _id: { $dateTrunc: trunc } } }];
+    const cases: Array<[unknown, RegExp]> = [
+      [{ date: '$placedAt', unit: 'week' }, /startOfWeek: 'monday'/],
+      [{ date: '$placedAt', unit: 'week', startOfWeek: 'sunday' }, /only supported as 'monday'/],
+      [{ date: '$placedAt', unit: 'day', binSize: 2 }, /'binSize' is not supported/],
+      [{ date: '$placedAt', unit: 'fortnight' }, /Unknown interval/],
+      [{ date: '$placedAt', unit: 'day', timezone: "x'; --" }, /Unknown time zone/],
+      [{ date: '$status', unit: 'day' }, /needs a Date field/],
+      [{ date: '$secret', unit: 'day' }, /unknown field/],
+    ];
+    for (const [trunc, message] of cases) {
+      expect(() => compilePipeline('Order', group(trunc), ctx)).toThrow(message);
+    }
   });
 });

@@ -1,9 +1,10 @@
 import { AgentValidationError, InvalidQueryError } from '../../core/errors';
+import { dateBucketSql } from './group-by-date-sql';
 import { assertOutputName, columnRef, quoteIdent } from './pg-identifiers';
 import { ownField, type PgField } from './pg-schema';
 import { SqlParams, type SqlQuery } from './sql-params';
 import { scopedSource, type SqlContext } from './scoped-source';
-import { compileWhere } from './where-to-sql';
+import { compileWhere, fieldsHint } from './where-to-sql';
 
 export const SUPPORTED_STAGES = [
   '$match',
@@ -27,6 +28,12 @@ interface Relation {
   sql: string;
   fields: Record<string, PgField>;
   ordered: boolean;
+  /**
+   * The fields may be named in errors: true once a $project, $group or $count has set them. The
+   * class's own visible columns are not listed (see WhereFields.listable); the pipeline validator
+   * opens every allowlisted class with a $project of what the agent may read.
+   */
+  listable: boolean;
 }
 
 /** The compiled pipeline and the fields of its output rows (to shape them for the API). */
@@ -56,7 +63,7 @@ export function compilePipeline(
   }
   const params = new SqlParams();
   const base = scopedSource(className, ctx, params);
-  let rel: Relation = { sql: base.sql, fields: base.fields, ordered: false };
+  let rel: Relation = { sql: base.sql, fields: base.fields, ordered: false, listable: false };
   const compiler = new StageCompiler(params, ctx);
   pipeline.forEach((stage, index) => {
     rel = compiler.stage(stage, rel, index);
@@ -142,6 +149,7 @@ class StageCompiler {
       sql: `SELECT ${list(rel.fields, a, this.keepOrd(rel, a))} FROM (${rel.sql}) AS ${a} WHERE ${cond}`,
       fields: rel.fields,
       ordered: rel.ordered,
+      listable: rel.listable,
     };
   }
 
@@ -165,6 +173,7 @@ class StageCompiler {
         `FROM (${rel.sql}) AS ${a}`,
       fields: rel.fields,
       ordered: true,
+      listable: rel.listable,
     };
   }
 
@@ -178,6 +187,7 @@ class StageCompiler {
       sql: `SELECT ${list(rel.fields, a, this.keepOrd(rel, a))} FROM (${rel.sql}) AS ${a}${order} ${clause} ${n}`,
       fields: rel.fields,
       ordered: rel.ordered,
+      listable: rel.listable,
     };
   }
 
@@ -232,6 +242,7 @@ class StageCompiler {
       sql: `SELECT ${all.length ? all.join(', ') : 'NULL AS "__none"'} FROM (${rel.sql}) AS ${a}`,
       fields,
       ordered: rel.ordered,
+      listable: true,
     };
   }
 
@@ -258,6 +269,12 @@ class StageCompiler {
       keyCols.push(`${g}."__k0"`);
       idSql = `${g}."__k0"`;
       idField = ref.field;
+    } else if (isPlainObject(id) && Object.keys(id).length === 1 && '$dateTrunc' in id) {
+      const trunc = this.dateTrunc(id.$dateTrunc, rel, a);
+      inner.push(`${trunc} AS "__k0"`);
+      keyCols.push(`${g}."__k0"`);
+      idSql = `${g}."__k0"`;
+      idField = { type: 'Date' };
     } else if (isPlainObject(id) && Object.keys(id).length > 0) {
       const parts: string[] = [];
       Object.entries(id).forEach(([name, path], i) => {
@@ -270,7 +287,9 @@ class StageCompiler {
       idSql = `jsonb_build_object(${parts.join(', ')})`;
       idField = { type: 'Object' };
     } else {
-      throw new InvalidQueryError('$group _id must be null, a "$field" or an object of "$field"s.');
+      throw new InvalidQueryError(
+        '$group _id must be null, a "$field", an object of "$field"s or { $dateTrunc: { date, unit } }.',
+      );
     }
     const outputs: string[] = [`${idSql} AS "_id"`];
     const fields: Record<string, PgField> = { _id: idField };
@@ -319,7 +338,43 @@ class StageCompiler {
       sql: `SELECT ${outputs.join(', ')} FROM (${innerSql}) AS ${g}${tail}`,
       fields,
       ordered: false,
+      listable: true,
     };
+  }
+
+  /**
+   * `{ date: '$field', unit, timezone?, startOfWeek? }`: the instant the period containing the
+   * date starts, as MongoDB's `$dateTrunc` computes it (weeks only from Monday, as the group_by_date
+   * tool asks; binSize is not supported).
+   */
+  private dateTrunc(spec: unknown, rel: Relation, a: string): string {
+    const where = '$group _id $dateTrunc';
+    const known = ['date', 'unit', 'timezone', 'startOfWeek'];
+    const extra = isPlainObject(spec) ? Object.keys(spec).filter((k) => !known.includes(k)) : [];
+    if (!isPlainObject(spec) || extra.length || typeof spec.unit !== 'string') {
+      throw new InvalidQueryError(
+        `${where} takes { date: '$field', unit, timezone?, startOfWeek? }` +
+          (extra.length ? `; '${extra[0]}' is not supported on the PostgreSQL path.` : '.'),
+      );
+    }
+    if (spec.startOfWeek !== undefined) {
+      const monday = typeof spec.startOfWeek === 'string' && /^mon(day)?$/i.test(spec.startOfWeek);
+      if (spec.unit !== 'week' || !monday) {
+        throw new InvalidQueryError(
+          `${where}: startOfWeek is only supported as 'monday' with unit 'week' on the PostgreSQL path.`,
+        );
+      }
+    } else if (spec.unit === 'week') {
+      // MongoDB's default week starts on Sunday; date_trunc's on Monday.
+      throw new InvalidQueryError(`${where}: unit 'week' needs startOfWeek: 'monday' here.`);
+    }
+    const ref = this.ref(spec.date, rel, a, where);
+    if (ref.field.type !== 'Date') {
+      throw new InvalidQueryError(
+        `${where} needs a Date field; '${String(spec.date)}' is ${ref.field.type}.`,
+      );
+    }
+    return dateBucketSql(ref.expr, spec.unit, spec.timezone, this.params).instant;
   }
 
   /** The per-row value an accumulator folds: numbers (jsonb numbers extracted), dates or strings. */
@@ -343,6 +398,7 @@ class StageCompiler {
       sql: `SELECT count(*)::float8 AS ${quoteIdent(name)} FROM (${rel.sql}) AS ${a} HAVING count(*) > 0`,
       fields: { [name]: { type: 'Number' } },
       ordered: false,
+      listable: true,
     };
   }
 
@@ -385,6 +441,7 @@ class StageCompiler {
       sql: `SELECT ${cols.join(', ')} FROM (${rel.sql}) AS ${a} ${join}`,
       fields: { ...rel.fields, [name]: { type: 'Json' } },
       ordered: rel.ordered,
+      listable: rel.listable,
     };
   }
 
@@ -432,6 +489,7 @@ class StageCompiler {
       sql: `SELECT ${list(kept, a, [docs, ...this.keepOrd(rel, a)])} FROM (${rel.sql}) AS ${a}`,
       fields: { ...kept, [as]: { type: 'Array' } },
       ordered: rel.ordered,
+      listable: rel.listable,
     };
   }
 
@@ -439,7 +497,8 @@ class StageCompiler {
     const field = ownField(rel.fields, name);
     if (!field) {
       throw new AgentValidationError(
-        `${where}: unknown field '${name}'. Fields at this stage: ${Object.keys(rel.fields).join(', ')}.`,
+        `${where}: unknown field '${name}': not a field this reader can use at this stage. ` +
+          fieldsHint(rel, 'Fields at this stage'),
       );
     }
     return field;

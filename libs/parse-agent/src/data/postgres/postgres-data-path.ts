@@ -1,17 +1,18 @@
 import type { AgentIdentity } from '../../core/agent-identity';
 import { AccessDeniedError, AgentValidationError } from '../../core/errors';
-import type {
-  AggregateOptions,
-  DataFindQuery,
-  DataOperation,
-  DataPath,
-  DataPathProvider,
-  DataRow,
-  DistinctSpec,
-  ExplainSummary,
-  GroupByDateSpec,
-  GroupBySpec,
-  GroupRow,
+import {
+  directDatabaseRank,
+  type AggregateOptions,
+  type DataFindQuery,
+  type DataOperation,
+  type DataPath,
+  type DataPathProvider,
+  type DataRow,
+  type DistinctSpec,
+  type ExplainSummary,
+  type GroupByDateSpec,
+  type GroupBySpec,
+  type GroupRow,
 } from '../../ports/data-path';
 import { isInternalField } from '../../query/internal-fields';
 import type { ParseRestClient } from '../parse-rest/parse-rest-client';
@@ -317,6 +318,12 @@ export class PostgresDataPath implements DataPath {
     });
   }
 
+  async protectedFields(className: string, signal?: AbortSignal): Promise<string[]> {
+    const reader = await this.access.principals.readerFor(this.identity, signal);
+    const info = (await this.access.catalog.snapshot()).classes.get(className);
+    return info ? protectedFieldsFor(info.protectedFields, reader) : [];
+  }
+
   /** Resolves who reads and the class rules, then runs `work` in one read-only transaction. */
   protected async read<T>(
     operation: DataOperation,
@@ -471,6 +478,11 @@ export class PostgresDataPathProvider implements DataPathProvider {
       return 'session tokens need Parse REST to resolve the user';
     }
     return undefined;
+  }
+
+  /** Analytics here first; row reads and writes go through Parse Server when it serves them. */
+  rank(operation: DataOperation): number {
+    return directDatabaseRank(operation);
   }
 
   bind(identity: AgentIdentity): PostgresDataPath {

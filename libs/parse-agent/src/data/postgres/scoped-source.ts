@@ -32,8 +32,6 @@ export interface ScopedSource {
   sql: string;
   /** The visible columns (API name -> type). */
   fields: Record<string, PgField>;
-  /** Every column field of the class, visible or not: to tell "protected" from "unknown". */
-  allFields: Record<string, PgField>;
 }
 
 export function classSchema(className: string, ctx: SqlContext): PgClassSchema {
@@ -42,7 +40,7 @@ export function classSchema(className: string, ctx: SqlContext): PgClassSchema {
     : undefined;
   if (!schema) {
     throw new AgentValidationError(
-      `Unknown class '${className}'. Known classes: ${Object.keys(ctx.schemas).join(', ')}.`,
+      `Unknown class '${className}'. Check the class name with get_all_schemas.`,
     );
   }
   return withDefaultFields(schema);
@@ -72,22 +70,20 @@ export function scopedSource(className: string, ctx: SqlContext, params: SqlPara
   const sql =
     `SELECT ${columns.length ? columns.join(', ') : 'NULL AS "__none"'} ` +
     `FROM ${quoteIdent(className)} AS ${alias} WHERE ${acl} AND ${scopeWhere}`;
-  return { className, sql, fields, allFields };
+  return { className, sql, fields };
 }
 
-/** The visible field `name` of a source, or the error saying it is protected or unknown. */
+/**
+ * The visible field `name` of a source, or a refusal. A protected field and a missing one get the
+ * same answer, and no field is listed: this path does not know the agent's allowlist, so naming
+ * the visible columns (or which one is protected) could reveal fields the agent may not use.
+ */
 export function visibleField(source: ScopedSource, name: string, role: string): PgField {
   const field = ownField(source.fields, name);
   if (field) return field;
-  const allowedFields = Object.keys(source.fields);
-  if (ownField(source.allFields, name)) {
-    throw new AccessDeniedError(`${role}: field '${name}' of ${source.className} is protected.`, {
-      kind: 'field_denied',
-      deniedField: name,
-      allowedFields,
-    });
-  }
-  throw new AgentValidationError(
-    `${role}: unknown field '${name}' on ${source.className}. Fields: ${allowedFields.join(', ')}.`,
+  throw new AccessDeniedError(
+    `${role}: '${name}' is not a field of ${source.className} this reader can use. ` +
+      `get_schema lists the fields you can use.`,
+    { kind: 'field_denied', deniedField: name },
   );
 }

@@ -136,6 +136,16 @@ describe('compileWhere', () => {
     }
   });
 
+  it("names no column of the class when it refuses a field (the agent's allowlist is not known here)", () => {
+    expect(() => compile({ nope: 'x' })).toThrow(/get_schema lists the fields you can use/);
+    expect(() => compile({ nope: 'x' })).not.toThrow(/amount|active|owner/);
+    // Rows a pipeline stage shaped carry only fields the agent may use: those are listed.
+    const stage = { fields: { _id: { type: 'String' }, n: { type: 'Number' } }, listable: true };
+    expect(() => compileWhere({ nope: 1 }, stage, new SqlParams())).toThrow(
+      /Fields you can filter on: _id, n\./,
+    );
+  });
+
   it('refuses values of the wrong type instead of casting them', () => {
     expect(() => compile({ amount: '1; DROP' })).toThrow(AgentValidationError);
     expect(() => compile({ amount: Infinity })).toThrow(AgentValidationError);

@@ -9,6 +9,18 @@ export type Where = Record<string, unknown>;
 /** The fields a where may name: the visible columns of a class, or of a pipeline stage's rows. */
 export interface WhereFields {
   fields: Record<string, PgField>;
+  /**
+   * The fields may be named in an error. A class's visible columns may not: this path knows
+   * nothing of the agent's allowlist, so they can include fields the agent may not use.
+   */
+  listable?: boolean;
+}
+
+/** What an unknown-field refusal adds: the usable fields when they are known, else where to look. */
+export function fieldsHint(target: WhereFields, what: string): string {
+  if (!target.listable) return 'get_schema lists the fields you can use.';
+  const names = Object.keys(target.fields).filter((n) => isColumnField(target.fields[n]));
+  return `${what}: ${names.slice(0, 40).join(', ') || '(none)'}.`;
 }
 
 export const SUPPORTED_LOGICAL_OPERATORS = ['$and', '$or', '$nor'] as const;
@@ -128,11 +140,9 @@ class WhereCompiler {
     const [head, ...rest] = segments;
     const field = ownField(this.target.fields, head);
     if (!isColumnField(field) || segments.some((s) => s.length === 0)) {
-      const known = Object.keys(this.target.fields)
-        .filter((name) => isColumnField(this.target.fields[name]))
-        .slice(0, 40);
       throw new AgentValidationError(
-        `Unknown field '${path}' in where. Fields you can filter on: ${known.join(', ')}.`,
+        `Unknown field '${path}' in where: not a field this reader can filter on. ` +
+          fieldsHint(this.target, 'Fields you can filter on'),
       );
     }
     const column = columnRef(head, this.alias);

@@ -2,6 +2,7 @@ import 'reflect-metadata';
 import { ParseAgentConfigError } from '../../core/errors';
 import { MetadataRegistry } from '../metadata-registry';
 import { AgentMethod } from './agent-method.decorator';
+import { IsInt, Min } from 'class-validator';
 
 describe('@AgentMethod', () => {
   it('records instance and static methods, readonly by default', () => {
@@ -26,6 +27,40 @@ describe('@AgentMethod', () => {
         static: true,
       },
     ]);
+  });
+
+  it('takes a class-validator DTO as parameters: its JSON Schema is derived once, the class kept', () => {
+    class RefundDto {
+      @IsInt()
+      @Min(1)
+      amount!: number;
+    }
+    class Order {
+      @AgentMethod({ permission: 'write', parameters: RefundDto })
+      refund() {}
+      @AgentMethod({ parameters: { type: 'object', properties: {} } })
+      static plain() {}
+    }
+    const [refund, plain] = new MetadataRegistry().register(Order).get('Order')!.methods;
+    expect(refund.parametersDto).toBe(RefundDto);
+    expect(refund.parameters).toEqual({
+      type: 'object',
+      properties: { amount: { type: 'integer', minimum: 1 } },
+      required: ['amount'],
+      additionalProperties: false,
+    });
+    expect(plain.parametersDto).toBeUndefined();
+    expect(plain.parameters).toEqual({ type: 'object', properties: {} });
+  });
+
+  it('refuses parameters that are neither a JSON Schema nor a DTO class', () => {
+    expect(() => {
+      class Order {
+        @AgentMethod({ parameters: 'amount:number' as never })
+        refund() {}
+      }
+      return Order;
+    }).toThrow(/parameters must be a JSON Schema object or a class-validator DTO class/);
   });
 
   it.each(['owner', 'root', 'WRITE'])('refuses the permission %p', (permission) => {

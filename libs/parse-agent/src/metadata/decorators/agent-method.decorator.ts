@@ -2,6 +2,7 @@ import { isPermissionLevel } from '../../core/constants';
 import { METADATA } from '../metadata.constants';
 import type { AgentMethodDeclaration, AgentMethodOptions } from '../metadata.types';
 import { decoratorError } from './decorator-errors';
+import { dtoJsonSchema, isDtoClass } from '../../validation/dto';
 
 /** Declares a model method agents may call through `call_method`. */
 export function AgentMethod(options: AgentMethodOptions = {}): MethodDecorator {
@@ -19,15 +20,31 @@ export function AgentMethod(options: AgentMethodOptions = {}): MethodDecorator {
     if (options.permittedKeys !== undefined && !Array.isArray(options.permittedKeys)) {
       throw decoratorError('AgentMethod', target, 'permittedKeys must be an array of field names.');
     }
+    const dto = isDtoClass(options.parameters) ? options.parameters : undefined;
+    if (options.parameters !== undefined && !dto && !isPlainSchema(options.parameters)) {
+      throw decoratorError(
+        'AgentMethod',
+        target,
+        'parameters must be a JSON Schema object or a class-validator DTO class.',
+      );
+    }
     const list = [
       ...((Reflect.getMetadata(METADATA.methods, target) ?? []) as AgentMethodDeclaration[]),
     ];
     list.push({
       ...options,
+      // A DTO's schema is derived once, here; calls are validated with the class itself.
+      ...(dto
+        ? { parameters: dtoJsonSchema(dto), parametersDto: dto }
+        : { parameters: options.parameters as Record<string, unknown> | undefined }),
       permission: options.permission ?? 'readonly',
       name: String(propertyKey),
       static: isStatic,
     });
     Reflect.defineMetadata(METADATA.methods, list, target);
   };
+}
+
+function isPlainSchema(value: unknown): boolean {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

@@ -45,6 +45,20 @@ describe('@AgentDescription', () => {
     );
   });
 
+  it('records an optional usage hint apart from the description', () => {
+    @AgentDescription('Customer orders.', { usage: '  Group by status; filter on createdAt.  ' })
+    class Order {}
+    class Plain {}
+    const registry = new MetadataRegistry().register(Order).register(Plain);
+    expect(registry.get('Order')?.usage).toBe('Group by status; filter on createdAt.');
+    expect(registry.get('Plain')?.usage).toBeUndefined();
+    for (const usage of ['', ' ', 3]) {
+      expect(() => AgentDescription('x', { usage: usage as never })(class Order {})).toThrow(
+        '@AgentDescription on Order: usage must be a non-empty string.',
+      );
+    }
+  });
+
   it.each(['', '   ', 3])('refuses %p', (text) => {
     expect(() => AgentDescription(text as never)(class Order {})).toThrow(
       '@AgentDescription on Order: the description must be a non-empty string.',

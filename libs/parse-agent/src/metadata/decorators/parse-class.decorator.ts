@@ -16,8 +16,12 @@ export function ParseClass(name: string): ClassDecorator {
   };
 }
 
-/** A description shown to agents in get_schema and get_all_schemas. */
-export function AgentDescription(text: string): ClassDecorator {
+/**
+ * A description shown to agents in get_schema and get_all_schemas. `usage`, optional, is a hint on
+ * how to query or analyse the class (which fields to group by, what to filter first), shown by
+ * get_schema apart from the description.
+ */
+export function AgentDescription(text: string, options: { usage?: string } = {}): ClassDecorator {
   return (target) => {
     if (typeof text !== 'string' || !text.trim()) {
       throw decoratorError(
@@ -26,7 +30,12 @@ export function AgentDescription(text: string): ClassDecorator {
         'the description must be a non-empty string.',
       );
     }
+    const usage: unknown = options?.usage;
+    if (usage !== undefined && (typeof usage !== 'string' || !usage.trim())) {
+      throw decoratorError('AgentDescription', target, 'usage must be a non-empty string.');
+    }
     Reflect.defineMetadata(METADATA.description, text.trim(), target);
+    if (typeof usage === 'string') Reflect.defineMetadata(METADATA.usage, usage.trim(), target);
   };
 }
 

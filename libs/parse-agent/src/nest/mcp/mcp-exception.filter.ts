@@ -7,16 +7,18 @@ import {
   type ArgumentsHost,
   type ExceptionFilter,
 } from '@nestjs/common';
-import type { ServerResponse } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { StoreUnavailableError } from '../../core/errors';
 import { MCP_LOG_CONTEXT } from '../../transport/http/mcp-http.constants';
 import { sendJsonRpcError, sendUnauthorized } from '../../transport/http/mcp-http-response';
 import { RateLimitedLogger } from '../../transport/http/rate-limited-logger';
+import { requestIdOf, unauthorizedLogLine } from '../../transport/http/unauthorized-log';
 
 /**
  * Keeps the endpoint speaking JSON-RPC when something outside the handler throws, typically a host
  * guard: a refusal (Unauthorized or Forbidden) is the same fixed 401 body agentFactory refusals
- * get, with no reason; anything unexpected is "Internal error". Only the class name is logged.
+ * get, with no reason on the wire (the log line has the guard's message and the request id);
+ * anything unexpected is "Internal error", with only the class name logged.
  */
 @Catch()
 export class McpExceptionFilter implements ExceptionFilter {
@@ -32,7 +34,8 @@ export class McpExceptionFilter implements ExceptionFilter {
       return;
     }
     if (exception instanceof UnauthorizedException || exception instanceof ForbiddenException) {
-      this.logger.warn(`Unauthorized: ${name}`);
+      const req = host.switchToHttp().getRequest<IncomingMessage>();
+      this.logger.warn(unauthorizedLogLine(name, guardReason(exception), requestIdOf(req, res)));
       return sendUnauthorized(res);
     }
     if (exception instanceof StoreUnavailableError) {
@@ -56,4 +59,12 @@ export class McpExceptionFilter implements ExceptionFilter {
     this.logger.warn(`Internal error: ${name}`);
     sendJsonRpcError(res, 500, -32603, 'Internal error');
   }
+}
+
+/** The refusing guard's own message; Nest's defaults say nothing, so they are not a reason. */
+function guardReason(exception: UnauthorizedException | ForbiddenException): string | undefined {
+  const message = exception.message;
+  if (exception instanceof ForbiddenException && message === 'Forbidden resource')
+    return 'a guard returned false';
+  return message && message !== 'Unauthorized' ? message : undefined;
 }

@@ -29,6 +29,7 @@ import type {
   MongoConnectionConfig,
   ParseAgentModuleOptions,
   ParseConnectionConfig,
+  PostgresConnectionConfig,
 } from '../parse-agent-options.interface';
 import type { McpEndpointOptions } from './mcp-endpoint-options';
 import { HEADER } from '../../transport/http/mcp-http.constants';
@@ -37,7 +38,10 @@ import { isLoopbackAddress } from '../../transport/http/transport-checks';
 
 export interface StandaloneMcpServerOptions {
   parse: ParseConnectionConfig;
+  /** The direct MongoDB path (Parse-on-MongoDB): analytics for users, aclUser/aclRole reads. */
   mongo?: MongoConnectionConfig;
+  /** The direct PostgreSQL path (Parse-on-PostgreSQL): analytics for users, aclUser/aclRole reads. */
+  postgres?: PostgresConnectionConfig;
   /** Interface to bind (default 127.0.0.1). Anything but loopback requires an API key. */
   host?: string;
   /** Port (default 3001; 0 picks a free one). */
@@ -141,6 +145,7 @@ class StandaloneMcpModule {
         ParseAgentModule.forRoot({
           parse: options.parse,
           mongo: options.mongo,
+          postgres: options.postgres,
           models: options.models,
           hiddenClasses: options.hiddenClasses,
           unregisteredClasses: options.unregisteredClasses,

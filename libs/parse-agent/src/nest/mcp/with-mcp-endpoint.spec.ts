@@ -69,7 +69,13 @@ describe('resolveMcpEndpointOptions', () => {
         maxJsonDepth: 20,
         sessions: true,
         allowedHosts: [],
+        maxSessions: 10_000,
+        maxSessionsPerPrincipal: 32,
+        initializeRateLimit: { limit: 30, windowSeconds: 60 },
       }),
+    );
+    expect(resolveMcpEndpointOptions({ initializeRateLimit: false }).initializeRateLimit).toBe(
+      false,
     );
   });
 
@@ -96,6 +102,18 @@ describe('resolveMcpEndpointOptions', () => {
     );
     expect(() => resolveMcpEndpointOptions({ maxGetStreamsPerPrincipal: 0 })).toThrow(
       /maxGetStreamsPerPrincipal must be a positive number/,
+    );
+    expect(() => resolveMcpEndpointOptions({ maxSessions: -1 })).toThrow(
+      /maxSessions must be a positive number/,
+    );
+    expect(() =>
+      resolveMcpEndpointOptions({ initializeRateLimit: { limit: 0, windowSeconds: 60 } }),
+    ).toThrow(/initializeRateLimit must be false or \{ limit/);
+    expect(() => resolveMcpEndpointOptions({ initializeRateLimit: true as never })).toThrow(
+      /initializeRateLimit/,
+    );
+    expect(() => resolveMcpEndpointOptions({ userKey: 'id' as never })).toThrow(
+      /userKey must be a function/,
     );
   });
 

@@ -1,3 +1,4 @@
+import type { Server } from 'node:http';
 import { Logger, type DynamicModule, type Provider } from '@nestjs/common';
 import { ExternalContextCreator, HttpAdapterHost } from '@nestjs/core';
 import { take } from 'rxjs';
@@ -14,15 +15,24 @@ import { MCP_ENDPOINT_OPTIONS } from '../parse-agent.constants';
 import { ParseAgentFactory } from '../parse-agent.factory';
 import { PARSE_AGENT_MODULE_OPTIONS } from '../parse-agent.module-definition';
 import type { ParseAgentModuleOptions } from '../parse-agent-options.interface';
-import { MCP_LIST_CHANGES, mcpStoreProviders, type McpListChanges } from '../redis/redis.providers';
+import {
+  MCP_INITIALIZE_LIMITER,
+  MCP_LIST_CHANGES,
+  mcpStoreProviders,
+  type McpListChanges,
+} from '../redis/redis.providers';
+import { ParseRestClient } from '../../data/parse-rest/parse-rest-client';
+import type { RateLimiter } from '../../ports/rate-limiter';
+import { UserKeys } from '../../transport/http/user-key';
+import { principalUserKey } from '../../auth/principal-user-key';
 import { createMcpController } from './mcp.controller';
 import type { McpEndpointOptions, ResolvedMcpEndpointOptions } from './mcp-endpoint-options';
 
 /**
  * Adds the MCP endpoint (controller, handler, transport gate, session store, cancellation bus) to
- * the module definition when the `mcp` extra is present. The session store and cancellation bus
- * are Redis-backed with the `redis` option, in-memory otherwise; an application can provide its own
- * under the port tokens.
+ * the module definition when the `mcp` extra is present. The stores are the application's when it
+ * passes them (`sessionStore`, `cancellationBus`, `eventStore`), else Redis-backed with the `redis`
+ * option, else in-memory.
  */
 export function withMcpEndpoint(
   definition: DynamicModule,
@@ -71,9 +81,13 @@ export function withMcpEndpoint(
         sessions: SessionStore,
         cancellations: CancellationBus,
         events: EventStore | null,
+        initializeLimiter: RateLimiter | null,
+        parse: ParseRestClient,
+        adapterHost: HttpAdapterHost,
       ) =>
         new McpHttpHandler({
-          options: o,
+          // The shipped guards already know the user: no second /users/me to count sessions.
+          options: { ...o, userKey: withPrincipalUserKey(o.userKey) },
           agentFactory: moduleOptions.agentFactory?.bind(moduleOptions),
           agents,
           dispatcher,
@@ -83,7 +97,17 @@ export function withMcpEndpoint(
           sessions,
           cancellations,
           events: events ?? undefined,
+          initializeLimiter: initializeLimiter ?? undefined,
+          userKeys: new UserKeys(
+            async (sessionToken) =>
+              (
+                await parse.request<{ objectId?: string }>('GET', '/users/me', undefined, {
+                  sessionToken,
+                })
+              ).objectId ?? '',
+          ),
           logger: new RateLimitedLogger(new Logger(MCP_LOG_CONTEXT)),
+          httpServer: () => adapterHost.httpAdapter?.getHttpServer?.() as Server | undefined,
         }),
       inject: [
         MCP_ENDPOINT_OPTIONS,
@@ -95,6 +119,9 @@ export function withMcpEndpoint(
         SessionStore,
         CancellationBus,
         EventStore,
+        MCP_INITIALIZE_LIMITER,
+        ParseRestClient,
+        HttpAdapterHost,
       ],
     },
   ];
@@ -104,6 +131,14 @@ export function withMcpEndpoint(
     providers: [...(definition.providers ?? []), ...providers],
     exports: [...(definition.exports ?? []), SessionStore, CancellationBus],
   };
+}
+
+/** The host's `mcp.userKey` first, then the user the shipped guards put on the request. */
+function withPrincipalUserKey(
+  own: ResolvedMcpEndpointOptions['userKey'],
+): NonNullable<ResolvedMcpEndpointOptions['userKey']> {
+  return async (request, agent) =>
+    (await own?.(request, agent)) ?? principalUserKey(request, agent);
 }
 
 /** Nest keeps the global prefix in its ApplicationConfig, reachable through the guards' context. */

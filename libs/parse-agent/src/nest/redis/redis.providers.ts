@@ -1,17 +1,19 @@
 import { Logger, type Provider } from '@nestjs/common';
 import type { Observable } from 'rxjs';
+import {
+  createCancellationBus,
+  createEventStore,
+  createSessionStore,
+} from '../../composition/mcp-endpoint-stores';
 import { PromptRegistry } from '../../mcp/prompt-registry';
 import { CancellationBus } from '../../ports/cancellation-bus';
-import { InMemoryCancellationBus } from '../../ports/in-memory-cancellation-bus';
-import { InMemorySessionStore } from '../../ports/in-memory-session-store';
 import { SessionStore } from '../../ports/session-store';
 import { EventStore } from '../../ports/event-store';
-import { InMemoryEventStore } from '../../ports/in-memory-event-store';
-import { RedisEventStore } from '../../redis/redis-event-store';
-import { RedisCancellationBus } from '../../redis/redis-cancellation-bus';
-import { RedisConnection } from '../../redis/redis-connection';
+import { RedisConnection, validateRedisOptions } from '../../redis/redis-connection';
 import { RedisListChangedRelay } from '../../redis/redis-list-changed-relay';
-import { RedisSessionStore } from '../../redis/redis-session-store';
+import { RedisRateLimiter } from '../../redis/redis-rate-limiter';
+import { KeyedSlidingWindowRateLimiter } from '../../ports/in-memory-rate-limiter';
+import type { RateLimiter } from '../../ports/rate-limiter';
 import { ToolRegistry } from '../../tools/tool-registry';
 import type { ResolvedMcpEndpointOptions } from '../../transport/http/mcp-endpoint-options';
 import { PARSE_AGENT_REDIS } from '../parse-agent.constants';
@@ -20,6 +22,9 @@ import type { ParseAgentModuleOptions } from '../parse-agent-options.interface';
 
 /** Log context of the Redis-backed stores. */
 export const REDIS_LOG_CONTEXT = 'ParseAgentRedis';
+
+/** Internal token: the limiter of `initialize` requests per user (null when turned off). */
+export const MCP_INITIALIZE_LIMITER = Symbol('parse-agent:mcp-initialize-limiter');
 
 /** Internal token: the tool and prompt list changes the endpoint's streams hear. */
 export const MCP_LIST_CHANGES = Symbol('parse-agent:mcp-list-changes');
@@ -37,7 +42,8 @@ export const redisConnectionProvider: Provider = {
   provide: PARSE_AGENT_REDIS,
   useFactory: async (options: ParseAgentModuleOptions): Promise<RedisConnection | null> => {
     if (!options.redis) return null;
-    const connection = RedisConnection.fromOptions(options.redis);
+    // The option is typed without ioredis; the check narrows it to the connection's own type.
+    const connection = RedisConnection.fromOptions(validateRedisOptions(options.redis));
     if (!(await connection.waitReady(2000))) {
       new Logger(REDIS_LOG_CONTEXT).warn(
         `Redis is not reachable yet (connection ${connection.client.status}); rate-limited calls and sessions are refused until it is.`,
@@ -48,50 +54,59 @@ export const redisConnectionProvider: Provider = {
   inject: [PARSE_AGENT_MODULE_OPTIONS],
 };
 
-/** Endpoint stores: Redis-backed when the module has a Redis connection, in-memory otherwise. */
+/**
+ * Endpoint stores: the application's when the module options name one (`sessionStore`,
+ * `cancellationBus`, `eventStore`), else Redis-backed when the module has a Redis connection,
+ * in-memory otherwise. The choice is the composition root's; these providers only inject.
+ */
 export function mcpStoreProviders(endpointOptionsToken: symbol): Provider[] {
+  const context = (redis: RedisConnection | null) => ({
+    redis,
+    logger: new Logger(REDIS_LOG_CONTEXT),
+    optionsName: 'ParseAgentModule.forRoot',
+  });
   return [
     {
       provide: SessionStore,
-      useFactory: async (
+      useFactory: (
+        o: ResolvedMcpEndpointOptions,
+        options: ParseAgentModuleOptions,
+        redis: RedisConnection | null,
+      ): Promise<SessionStore> => createSessionStore(o, options.sessionStore, context(redis)),
+      inject: [endpointOptionsToken, PARSE_AGENT_MODULE_OPTIONS, PARSE_AGENT_REDIS],
+    },
+    {
+      // null with `initializeRateLimit: false`; shared by every node with the redis option.
+      provide: MCP_INITIALIZE_LIMITER,
+      useFactory: (
         o: ResolvedMcpEndpointOptions,
         redis: RedisConnection | null,
-      ): Promise<SessionStore> => {
-        if (!redis) {
-          return new InMemorySessionStore(o.sessionIdleTimeoutMs, o.maxSessions, undefined, {
-            maxPerOwner: o.maxSessionsPerPrincipal,
-          });
-        }
-        const store = new RedisSessionStore(redis, {
-          idleTimeoutMs: o.sessionIdleTimeoutMs,
-          maxSessionsPerPrincipal: o.maxSessionsPerPrincipal,
-          logger: new Logger(REDIS_LOG_CONTEXT),
-        });
-        await store.start();
-        return store;
+      ): RateLimiter | null => {
+        if (o.initializeRateLimit === false) return null;
+        const { limit, windowSeconds: window } = o.initializeRateLimit;
+        return redis
+          ? new RedisRateLimiter(redis, { limit, window, logger: new Logger(REDIS_LOG_CONTEXT) })
+          : new KeyedSlidingWindowRateLimiter(limit, window);
       },
       inject: [endpointOptionsToken, PARSE_AGENT_REDIS],
     },
     {
       provide: CancellationBus,
-      useFactory: async (redis: RedisConnection | null): Promise<CancellationBus> => {
-        if (!redis) return new InMemoryCancellationBus();
-        const bus = new RedisCancellationBus(redis);
-        await bus.start();
-        return bus;
-      },
-      inject: [PARSE_AGENT_REDIS],
+      useFactory: (
+        options: ParseAgentModuleOptions,
+        redis: RedisConnection | null,
+      ): Promise<CancellationBus> => createCancellationBus(options.cancellationBus, context(redis)),
+      inject: [PARSE_AGENT_MODULE_OPTIONS, PARSE_AGENT_REDIS],
     },
     {
       // null when the endpoint is not resumable.
       provide: EventStore,
-      useFactory: (o: ResolvedMcpEndpointOptions, redis: RedisConnection | null) => {
-        if (o.resumable === false) return null;
-        if (o.resumable !== true) return o.resumable;
-        const retention = { retentionMs: o.eventRetentionMs };
-        return redis ? new RedisEventStore(redis, retention) : new InMemoryEventStore(retention);
-      },
-      inject: [endpointOptionsToken, PARSE_AGENT_REDIS],
+      useFactory: (
+        o: ResolvedMcpEndpointOptions,
+        options: ParseAgentModuleOptions,
+        redis: RedisConnection | null,
+      ): EventStore | null => createEventStore(o, options.eventStore, context(redis)),
+      inject: [endpointOptionsToken, PARSE_AGENT_MODULE_OPTIONS, PARSE_AGENT_REDIS],
     },
     {
       provide: MCP_LIST_CHANGES,

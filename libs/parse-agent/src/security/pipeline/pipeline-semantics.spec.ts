@@ -244,6 +244,67 @@ describe('helpers through the validator, evaluated with mingo', () => {
     ]);
   });
 
+  it.each([
+    ['year', [['2024', 3]]],
+    ['quarter', [['2024-Q1', 3]]],
+    [
+      'month',
+      [
+        ['2024-01', 2],
+        ['2024-02', 1],
+      ],
+    ],
+    [
+      'week',
+      [
+        ['2024-W01', 1],
+        ['2024-W03', 1],
+        ['2024-W05', 1],
+      ],
+    ],
+    [
+      'day',
+      [
+        ['2024-01-05', 1],
+        ['2024-01-20', 1],
+        ['2024-02-01', 1],
+      ],
+    ],
+    [
+      'hour',
+      [
+        ['2024-01-05 10:00', 1],
+        ['2024-01-20 10:00', 1],
+        ['2024-02-01 10:00', 1],
+      ],
+    ],
+    [
+      'minute',
+      [
+        ['2024-01-05 10:00', 1],
+        ['2024-01-20 10:00', 1],
+        ['2024-02-01 10:00', 1],
+      ],
+    ],
+    [
+      'second',
+      [
+        ['2024-01-05 10:00:00', 1],
+        ['2024-01-20 10:00:00', 1],
+        ['2024-02-01 10:00:00', 1],
+      ],
+    ],
+  ] as const)('group_by_date by %s counts the tenant rows per bucket', (interval, expected) => {
+    const { pipeline } = validatePipeline(
+      'Order',
+      buildGroupByDatePipeline({ field: 'createdAt', interval }),
+      policy,
+    );
+    const rows = new Aggregator(pipeline).run(orders) as { _id: unknown; value: unknown }[];
+    const out = shapeGroupByDateResult({ className: 'Order', field: 'createdAt', interval, rows });
+    expect(out.groups).toEqual(expected.map(([key, value]) => ({ key, value })));
+  });
+
   it('distinct lists only the tenant values', () => {
     const { pipeline } = validatePipeline(
       'Order',

@@ -10,7 +10,24 @@ const INTEGER = { type: 'integer' };
 const BOOLEAN = { type: 'boolean' };
 const OBJECT = { type: 'object' };
 const ARRAY = { type: 'array' };
-const NULLABLE_STRING = { type: ['string', 'null'] };
+
+/**
+ * "This type, or null", spelled with one `type` per branch: several MCP clients read `type` as a
+ * single string and reject or ignore the array form (`["string", "null"]`).
+ */
+export function nullable(schema: JsonSchema): JsonSchema {
+  return { anyOf: [schema, { type: 'null' }] };
+}
+
+/**
+ * Any JSON value, with every branch typed: an empty schema (`{}`) says the same to a validator but
+ * is flagged as untyped by strict clients.
+ */
+export const ANY_JSON_VALUE: JsonSchema = {
+  anyOf: ['string', 'number', 'boolean', 'object', 'array', 'null'].map((type) => ({ type })),
+};
+
+const NULLABLE_STRING = nullable(STRING);
 
 /**
  * The failure envelope these tools send as structuredContent (as they did before they had output
@@ -29,6 +46,24 @@ export const TOOL_FAILURE_SCHEMA: JsonSchema = {
 
 function orFailure(success: JsonSchema): JsonSchema {
   return { type: 'object', anyOf: [success, TOOL_FAILURE_SCHEMA] };
+}
+
+/**
+ * The schema, or it with the failure envelope as an alternative when it has none: every built-in
+ * tool then answers a failure the same way (structuredContent with error, error_code, details),
+ * reads and writes alike.
+ */
+export function withFailureAlternative(schema: JsonSchema): JsonSchema {
+  const alternatives = schema.anyOf;
+  const admits =
+    Array.isArray(alternatives) &&
+    alternatives.some(
+      (alt: unknown) =>
+        typeof alt === 'object' &&
+        alt !== null &&
+        'error_code' in ((alt as { properties?: object }).properties ?? {}),
+    );
+  return admits ? schema : orFailure(schema);
 }
 
 const PAGINATION = {
@@ -133,6 +168,7 @@ export const GET_SCHEMA_OUTPUT: JsonSchema = orFailure({
     class_name: STRING,
     type: STRING,
     description: STRING,
+    usage: STRING,
     fields: { type: 'array', items: OBJECT },
     indexes: ARRAY,
     permissions: OBJECT,
@@ -151,9 +187,10 @@ export const LIST_TOOLS_OUTPUT: JsonSchema = orFailure({
         required: ['name', 'category'],
       },
     },
-    categories: ARRAY,
+    // Each category the agent may meet, with what it is for (the spec's map, not a list).
+    categories: { type: 'object', additionalProperties: STRING },
   },
-  required: ['tools'],
+  required: ['tools', 'categories'],
 });
 
 export const CALL_METHOD_OUTPUT: JsonSchema = orFailure({
@@ -164,9 +201,10 @@ export const CALL_METHOD_OUTPUT: JsonSchema = orFailure({
     method: STRING,
     object_id: STRING,
     dry_run: BOOLEAN,
-    result: {},
+    result: ANY_JSON_VALUE,
     would_call: OBJECT,
     note: STRING,
+    dry_run_note: STRING,
   },
   required: ['class_name', 'method'],
 });

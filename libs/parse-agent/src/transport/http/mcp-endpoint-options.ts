@@ -1,10 +1,13 @@
 import type { IncomingMessage } from 'node:http';
 import { ParseAgentConfigError } from '../../core/errors';
-import type { EventStore } from '../../ports/event-store';
+import { DEFAULT_CALL_LEASE_MS, type EventStore } from '../../ports/event-store';
 import { DEFAULT_EVENT_RETENTION_MS } from '../../ports/in-memory-event-store';
+import type { ParseAgent } from '../../agent/parse-agent';
 import type { RateLimiter } from '../../ports/rate-limiter';
 import {
   DEFAULT_HEARTBEAT_INTERVAL_MS,
+  DEFAULT_INITIALIZE_LIMIT,
+  DEFAULT_INITIALIZE_WINDOW_SECONDS,
   DEFAULT_MAX_BODY_BYTES,
   DEFAULT_MAX_GET_STREAMS_PER_PRINCIPAL,
   DEFAULT_MAX_JSON_DEPTH,
@@ -16,6 +19,13 @@ import {
   DEFAULT_SHUTDOWN_GRACE_PERIOD_MS,
 } from './mcp-http.constants';
 import { normalizeAllowedOrigins, normalizeRequiredHeader } from './transport-checks';
+
+/**
+ * Streaming tool calls in flight per process unless `maxConcurrentStreams` says otherwise: finite,
+ * so slow or hostile clients cannot hold an unbounded number open, and far above what one node
+ * serves in normal use.
+ */
+export const DEFAULT_MAX_CONCURRENT_STREAMS = 1_000;
 
 /**
  * The `mcp` extra of `ParseAgentModule.forRoot({ parse, agentFactory, mcp })`: where the endpoint is mounted and
@@ -57,7 +67,10 @@ export interface McpEndpointOptions<TGuard = unknown> {
   requireCustomHeader?: string | Record<string, string>;
   /** Checked before anything else (key `mcp:<client ip>`); a refusal answers 429. */
   preAuthRateLimiter?: RateLimiter;
-  /** Cap on streaming tool calls in flight in this process; above it POST answers 503. */
+  /**
+   * Cap on streaming tool calls in flight in this process (default 1 000); above it POST answers
+   * 503 "server busy".
+   */
   maxConcurrentStreams?: number;
   /**
    * Open GET streams (server notifications) per principal in this process (default 8); opening one
@@ -79,10 +92,31 @@ export interface McpEndpointOptions<TGuard = unknown> {
   /** Idle time after which a session is forgotten (default 30 minutes). */
   sessionIdleTimeoutMs?: number;
   /**
-   * Open sessions per principal (default 32): one caller opening many sessions ends its own oldest
-   * ones, never other callers'.
+   * Open sessions per user (default 32), counted across all of that user's tokens (see `userKey`).
+   * Past it `initialize` is refused with 429 until the user ends a session (DELETE) or one expires;
+   * no open session is ended to make room, the user's own included.
    */
   maxSessionsPerPrincipal?: number;
+  /**
+   * Open sessions in total (default 10 000; with Redis sessions, all nodes together). Past it
+   * `initialize` is refused with 503 until sessions end or expire; none is ended to make room.
+   */
+  maxSessions?: number;
+  /**
+   * `initialize` requests per user (see `userKey`), default 30 per 60 s; over it 429 with
+   * Retry-After. Counted across nodes with the module's `redis` option. `false` turns it off.
+   */
+  initializeRateLimit?: { limit: number; windowSeconds: number } | false;
+  /**
+   * Whom a request acts for, as a stable string (a user id, an account), when your guards already
+   * know it: sessions are counted and `initialize` is rate-limited per key. Return undefined to use
+   * the default: the Parse user of a session-token agent (asked of Parse Server's `/users/me` once
+   * per token, then cached), the aclUser or aclRole, or one shared key for master-key agents.
+   */
+  userKey?: (
+    request: IncomingMessage,
+    agent: ParseAgent,
+  ) => string | undefined | Promise<string | undefined>;
   /**
    * On application shutdown, how long calls in flight may run on (default 10 000 ms; 0 cancels at
    * once). New calls are refused with 503 meanwhile; calls still running afterwards are cancelled
@@ -100,6 +134,12 @@ export interface McpEndpointOptions<TGuard = unknown> {
   resumable?: boolean | EventStore;
   /** How long a resumable stream's events are kept after its last one (default 5 minutes). */
   eventRetentionMs?: number;
+  /**
+   * With Redis: how long a streaming call's lease outlives the last sign of life of the node
+   * running it (default 10 s). A client resuming on another node after its node stopped gets a
+   * JSON-RPC error answer within about this time instead of waiting for an answer that never comes.
+   */
+  callLeaseMs?: number;
 }
 
 /** The endpoint settings with defaults applied and inputs normalised. */
@@ -115,17 +155,23 @@ export interface ResolvedMcpEndpointOptions<TGuard = unknown> {
   allowedOrigins?: string[];
   requiredHeader?: { name: string; value?: string };
   preAuthRateLimiter?: RateLimiter;
-  maxConcurrentStreams?: number;
+  maxConcurrentStreams: number;
   maxGetStreamsPerPrincipal: number;
   allowedHosts: string[];
   sessions: boolean;
   sessionIdleTimeoutMs: number;
   maxSessions: number;
   maxSessionsPerPrincipal: number;
+  initializeRateLimit: { limit: number; windowSeconds: number } | false;
+  userKey?: (
+    request: IncomingMessage,
+    agent: ParseAgent,
+  ) => string | undefined | Promise<string | undefined>;
   shutdownGracePeriodMs: number;
   /** Off, on with the module's store, or on with the application's store. */
   resumable: boolean | EventStore;
   eventRetentionMs: number;
+  callLeaseMs: number;
 }
 
 /** Validates the `mcp` extra and fills in defaults; errors name the setting to fix. */
@@ -183,7 +229,9 @@ export function resolveMcpEndpointOptions<TGuard>(
   const maxJsonDepth = Math.floor(
     positive('maxJsonDepth', options.maxJsonDepth, DEFAULT_MAX_JSON_DEPTH)!,
   );
-  const maxConcurrentStreams = positive('maxConcurrentStreams', options.maxConcurrentStreams);
+  const maxConcurrentStreams = Math.floor(
+    positive('maxConcurrentStreams', options.maxConcurrentStreams, DEFAULT_MAX_CONCURRENT_STREAMS)!,
+  );
   const sessionIdleTimeoutMs = positive(
     'sessionIdleTimeoutMs',
     options.sessionIdleTimeoutMs,
@@ -224,6 +272,25 @@ export function resolveMcpEndpointOptions<TGuard>(
       'resumable must be true, false or an EventStore (storeEvent and replayEventsAfter methods).',
     );
   }
+  const initializeRateLimit = options.initializeRateLimit ?? {
+    limit: DEFAULT_INITIALIZE_LIMIT,
+    windowSeconds: DEFAULT_INITIALIZE_WINDOW_SECONDS,
+  };
+  if (
+    initializeRateLimit !== false &&
+    (typeof initializeRateLimit !== 'object' ||
+      !Number.isInteger(initializeRateLimit.limit) ||
+      initializeRateLimit.limit < 1 ||
+      typeof initializeRateLimit.windowSeconds !== 'number' ||
+      !(initializeRateLimit.windowSeconds > 0))
+  ) {
+    fail(
+      `initializeRateLimit must be false or { limit: <positive integer>, windowSeconds: <positive number> } (got ${JSON.stringify(initializeRateLimit)}).`,
+    );
+  }
+  if (options.userKey !== undefined && typeof options.userKey !== 'function') {
+    fail('userKey must be a function (request, agent) => string | undefined.');
+  }
   let requiredHeader: ResolvedMcpEndpointOptions['requiredHeader'];
   try {
     requiredHeader = normalizeRequiredHeader(options.requireCustomHeader);
@@ -242,7 +309,7 @@ export function resolveMcpEndpointOptions<TGuard>(
     allowedOrigins: normalizeAllowedOrigins(options.allowedOrigins),
     requiredHeader,
     preAuthRateLimiter: limiter,
-    maxConcurrentStreams: maxConcurrentStreams && Math.floor(maxConcurrentStreams),
+    maxConcurrentStreams,
     maxGetStreamsPerPrincipal: Math.floor(
       positive(
         'maxGetStreamsPerPrincipal',
@@ -253,7 +320,7 @@ export function resolveMcpEndpointOptions<TGuard>(
     allowedHosts: (options.allowedHosts ?? []).map((h) => h.trim().toLowerCase()).filter(Boolean),
     sessions: options.sessions ?? true,
     sessionIdleTimeoutMs,
-    maxSessions: DEFAULT_MAX_SESSIONS,
+    maxSessions: Math.floor(positive('maxSessions', options.maxSessions, DEFAULT_MAX_SESSIONS)!),
     maxSessionsPerPrincipal: Math.floor(
       positive(
         'maxSessionsPerPrincipal',
@@ -261,6 +328,8 @@ export function resolveMcpEndpointOptions<TGuard>(
         DEFAULT_MAX_SESSIONS_PER_PRINCIPAL,
       )!,
     ),
+    initializeRateLimit,
+    userKey: options.userKey,
     shutdownGracePeriodMs: grace,
     resumable,
     eventRetentionMs: positive(
@@ -268,6 +337,7 @@ export function resolveMcpEndpointOptions<TGuard>(
       options.eventRetentionMs,
       DEFAULT_EVENT_RETENTION_MS,
     )!,
+    callLeaseMs: positive('callLeaseMs', options.callLeaseMs, DEFAULT_CALL_LEASE_MS)!,
   };
 }
 

@@ -13,8 +13,11 @@ export const DEFAULT_MAX_GET_STREAMS_PER_PRINCIPAL = 8;
 export const DEFAULT_MAX_JSON_DEPTH = 20;
 export const DEFAULT_SESSION_IDLE_TIMEOUT_MS = 30 * 60 * 1000;
 export const DEFAULT_MAX_SESSIONS = 10_000;
-/** Open sessions one principal may hold; its oldest is ended when it opens one more. */
+/** Open sessions one user may hold (all of its tokens together); one more is refused. */
 export const DEFAULT_MAX_SESSIONS_PER_PRINCIPAL = 32;
+/** `initialize` requests one user may send per window. */
+export const DEFAULT_INITIALIZE_LIMIT = 30;
+export const DEFAULT_INITIALIZE_WINDOW_SECONDS = 60;
 export const DEFAULT_SHUTDOWN_GRACE_PERIOD_MS = 10_000;
 /** The first revision whose clients accept an SSE event without data (the priming event). */
 export const PRIMING_PROTOCOL_VERSION = '2025-11-25';
@@ -25,7 +28,7 @@ export const SHUTDOWN_SETTLE_MS = 1_000;
  * After the drain, the endpoint keeps answering late calls (503, Connection: close) until none has
  * arrived for SHUTDOWN_LINGER_QUIET_MS, at most SHUTDOWN_LINGER_MAX_MS: a request a client sent on
  * a keep-alive connection just as the last call finished gets that answer, not a connection the
- * server closes under it.
+ * server closes under it. Then the listener closes and each connection ends after its answer.
  */
 export const SHUTDOWN_LINGER_QUIET_MS = 150;
 export const SHUTDOWN_LINGER_MAX_MS = 1_000;

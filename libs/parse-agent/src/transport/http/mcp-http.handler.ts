@@ -1,5 +1,6 @@
 import type { TransportLogger } from './transport-logger';
-import type { ServerResponse } from 'node:http';
+import type { Server, ServerResponse } from 'node:http';
+import { Server as NetServer } from 'node:net';
 import {
   filter,
   fromEvent,
@@ -19,6 +20,7 @@ import {
   AgentUnauthorizedError,
   ParseAgentConfigError,
   RateLimitExceededError,
+  StoreUnavailableError,
 } from '../../core/errors';
 import { ParseAgent, type AgentOptions } from '../../agent/parse-agent';
 import type { McpDispatcher, DispatchTerminal } from '../../mcp/mcp-dispatcher';
@@ -41,9 +43,13 @@ import {
   SSE_HEADERS,
 } from './mcp-http.constants';
 import { sendJson, sendJsonRpcError, sendUnauthorized } from './mcp-http-response';
+import { requestIdOf, unauthorizedLogLine } from './unauthorized-log';
 import type { McpGateState, McpRequest, McpRequestGate } from './mcp-request-gate';
-import type { McpSession, SessionStore } from '../../ports/session-store';
+import { SessionLimitError, type McpSession, type SessionStore } from '../../ports/session-store';
+import { checkRateLimit, type RateLimiter } from '../../ports/rate-limiter';
+import { UserKeys, UserUnresolvedError } from './user-key';
 import {
+  DEFAULT_CALL_LEASE_MS,
   splitEventId,
   UnknownEventError,
   type EventStore,
@@ -65,7 +71,7 @@ import {
   type SseFrame,
 } from './sse-operators';
 import { acceptsEventStream } from './transport-checks';
-import { SseElicitations } from './sse-elicitation';
+import { declaresElicitation, SseElicitations } from './sse-elicitation';
 import {
   classifyEra,
   dispatchModern,
@@ -86,7 +92,11 @@ export type McpAgentFactory = (
 export interface McpHttpHandlerDependencies {
   options: ResolvedMcpEndpointOptions;
   agentFactory: McpAgentFactory | undefined;
-  agents: { create(options: AgentOptions): ParseAgent };
+  agents: {
+    create(options: AgentOptions): ParseAgent;
+    /** Builds an agent after checking its session token (options with `validateSession: true`). */
+    createValidated?(options: AgentOptions): Promise<ParseAgent>;
+  };
   dispatcher: McpDispatcher;
   toolChanges$: Observable<unknown>;
   promptChanges$: Observable<unknown>;
@@ -95,7 +105,16 @@ export interface McpHttpHandlerDependencies {
   cancellations: CancellationBus;
   /** Set when the endpoint is resumable: streaming calls keep their events here. */
   events?: EventStore;
+  /** Whom a request acts for: sessions are counted and initialize limited per user. */
+  userKeys: UserKeys;
+  /** Limits initialize per user (absent: `initializeRateLimit: false`). */
+  initializeLimiter?: RateLimiter;
   logger: TransportLogger;
+  /**
+   * The HTTP server the endpoint is mounted on: at the end of the drain its listener is closed
+   * here, and its connections end after their answer, before the host force-closes any socket.
+   */
+  httpServer?: () => Server | undefined;
 }
 
 /** Methods charged to the rate limit here; tools/call and resources/* are charged by execute(). */
@@ -121,6 +140,15 @@ const PROMPTS_CHANGED: JsonRpcNotification = {
 const SHUTTING_DOWN_MESSAGE = 'Server shutting down: the call was not completed; retry it shortly.';
 const SHUTTING_DOWN_CODE = -32000;
 const SHUTDOWN_REASON = 'server_shutdown';
+/** The answer of a call whose node stopped (crashed, killed, cut off) before it answered. */
+const NODE_STOPPED_MESSAGE =
+  'The server node running this call stopped before answering; the call may or may not have taken effect: check, then send it again.';
+
+function noop(): void {}
+
+const netClose = NetServer.prototype.close;
+/** After the listener closes, how long a just-accepted connection gets to send its request. */
+const SHUTDOWN_IDLE_CLOSE_MS = 100;
 
 /**
  * Streamable HTTP for one MCP endpoint: after the gate's transport checks and the host's guards,
@@ -151,17 +179,16 @@ export class McpHttpHandler {
     }
     this.agentFactory = deps.agentFactory;
     this.getStreams = new PrincipalStreams(deps.options.maxGetStreamsPerPrincipal);
+    // Answers to this node's questions that clients POSTed to another node.
+    deps.cancellations.onAnswer?.((sessionId, response) =>
+      this.elicitations.settle(response, sessionId),
+    );
     const { logger } = deps;
     this.dispatchLogger = {
       error: (message, error) =>
         logger.error(message, error instanceof Error ? error.stack : undefined),
       warn: (message) => logger.warn(message),
     };
-    if (deps.options.streaming && deps.options.maxConcurrentStreams === undefined) {
-      logger.warn(
-        'MCP streaming is on without mcp.maxConcurrentStreams: slow or hostile clients can hold unlimited tool calls open. Set a finite cap (e.g. 100).',
-      );
-    }
   }
 
   /** Streaming tool calls in flight on this endpoint. */
@@ -210,6 +237,7 @@ export class McpHttpHandler {
       this.shutdown$.next();
       await this.deps.sessions.clear();
       await this.linger();
+      await this.closeListener();
     })();
     return this.draining;
   }
@@ -223,6 +251,30 @@ export class McpHttpHandler {
       if (quietFor >= SHUTDOWN_LINGER_QUIET_MS || now - started >= SHUTDOWN_LINGER_MAX_MS) return;
       await new Promise((resolve) => setTimeout(resolve, SHUTDOWN_LINGER_QUIET_MS - quietFor));
     }
+  }
+
+  /**
+   * Stops accepting connections, closes the idle ones, and waits (bounded) until every other
+   * connection has ended after its answer (each late call gets 503 with Connection: close). The
+   * host's own close then finds no socket to destroy under a request being sent.
+   */
+  protected closeListener(): Promise<void> {
+    const server = this.deps.httpServer?.();
+    if (!server?.listening) return Promise.resolve();
+    return new Promise((resolve) => {
+      const timer = setTimeout(done, SHUTDOWN_LINGER_MAX_MS);
+      // net.Server's close: http.Server's would also close every connection without a request
+      // parsed yet, including one just accepted whose request is on its way (a reset for it).
+      netClose.call(server, done);
+      // A connection accepted just now sends its request within a moment and gets the 503; those
+      // left idle after that (kept-alive, nothing sent) are closed then.
+      const idle = setTimeout(() => server.closeIdleConnections?.(), SHUTDOWN_IDLE_CLOSE_MS);
+      function done() {
+        clearTimeout(timer);
+        clearTimeout(idle);
+        resolve();
+      }
+    });
   }
 
   /** Resolves when no call is in flight, or after `ms`. */
@@ -287,6 +339,12 @@ export class McpHttpHandler {
     const owner = principalKey(agent);
     const headers: Record<string, string> = {};
 
+    let user: string | undefined;
+    if (kind === 'request' && body.method === 'initialize') {
+      user = await this.userOf(req, res, agent, bodyId);
+      if (user === undefined || !(await this.admitInitialize(res, user, bodyId))) return;
+    }
+
     // Methods that do work without running a tool count against the caller's rate limit too
     // (tool calls and resource reads are charged by execute()).
     if (kind === 'request' && CHARGED_METHODS.has(String(body.method))) {
@@ -305,7 +363,19 @@ export class McpHttpHandler {
     let session: McpSession | undefined;
     if (this.deps.options.sessions && era.era !== 'modern') {
       if (body.method === 'initialize' && kind === 'request') {
-        session = await this.deps.sessions.create(owner);
+        try {
+          session = await this.deps.sessions.create(owner, {
+            user,
+            elicitation: declaresElicitation(body.params),
+          });
+        } catch (error) {
+          if (!(error instanceof SessionLimitError)) throw error;
+          // The user's own cap is theirs to manage (429); a full table is the server's (503).
+          return sendJsonRpcError(res, error.scope === 'user' ? 429 : 503, -32000, error.message, {
+            id: bodyId,
+            headers: { 'Retry-After': String(error.retryAfter) },
+          });
+        }
         headers[RESPONSE_HEADER.sessionId] = session.id;
         this.elicitations.remember(session.id, session.ended$, body.params);
       } else {
@@ -327,8 +397,20 @@ export class McpHttpHandler {
       return sendJson(res, 202, undefined);
     }
     if (kind === 'response') {
-      // A client's answer to a server request (elicitation); unknown ids are ignored.
-      this.elicitations.settle(body, session?.id);
+      // A client's answer to a server request (elicitation); unknown ids are ignored. One asked
+      // on another node is relayed there (the session was checked to be the caller's).
+      if (!this.elicitations.settle(body, session?.id) && session) {
+        const id = body.id;
+        if (typeof id === 'string' || typeof id === 'number') {
+          await Promise.resolve(
+            this.deps.cancellations.relayAnswer?.(session.id, {
+              id,
+              result: body.result,
+              error: body.error,
+            }),
+          ).catch(() => false);
+        }
+      }
       return sendJson(res, 202, undefined);
     }
     // Client responses and notifications get no reply; a request method sent as a notification
@@ -430,7 +512,9 @@ export class McpHttpHandler {
     if (!id) {
       return sendJsonRpcError(res, 400, -32600, 'Bad Request: Mcp-Session-Id header is required');
     }
-    if (!(await this.deps.sessions.get(id, principalKey(agent)))) return this.sessionNotFound(res);
+    const session = await this.findSession(res, id, principalKey(agent));
+    if (session === false) return;
+    if (!session) return this.sessionNotFound(res);
     await this.deps.sessions.delete(id);
     res.statusCode = 204;
     res.end();
@@ -457,8 +541,9 @@ export class McpHttpHandler {
   }
 
   /**
-   * Runs agentFactory and builds the agent. Refusals answer the fixed 401 body, other failures a
-   * 500 "Internal error"; only the error's class is logged, never its message or reason.
+   * Runs agentFactory and builds the agent. Refusals answer the fixed 401 body (the log line names
+   * the error's class, its `reason` and the request id, never its message); other failures a 500
+   * "Internal error" with only the error's class logged.
    */
   protected async authenticate(
     req: McpRequest,
@@ -466,11 +551,16 @@ export class McpHttpHandler {
   ): Promise<ParseAgent | undefined> {
     try {
       const produced = await this.agentFactory(req);
-      return produced instanceof ParseAgent ? produced : this.deps.agents.create(produced ?? {});
+      if (produced instanceof ParseAgent) return produced;
+      const options = produced ?? {};
+      // Without createValidated, create() refuses validateSession (fail closed: 500).
+      return options.validateSession === true && this.deps.agents.createValidated
+        ? await this.deps.agents.createValidated(options)
+        : this.deps.agents.create(options);
     } catch (error) {
       const name = errorClassName(error);
       if (error instanceof AgentUnauthorizedError) {
-        this.deps.logger.warn(`Unauthorized: ${name}`);
+        this.deps.logger.warn(unauthorizedLogLine(name, error.reason, requestIdOf(req, res)));
         sendUnauthorized(res);
       } else {
         const frames = error instanceof Error ? stackFrames(error) : '';
@@ -478,6 +568,67 @@ export class McpHttpHandler {
         sendJsonRpcError(res, 500, -32603, 'Internal error');
       }
       return undefined;
+    }
+  }
+
+  /**
+   * Whom the request acts for (`mcp.userKey`, else derived from the agent), as an opaque key;
+   * undefined after answering: 401 when Parse rejects the session token, 503 when it cannot tell.
+   */
+  protected async userOf(
+    req: McpRequest,
+    res: ServerResponse,
+    agent: ParseAgent,
+    requestId: JsonRpcId,
+  ): Promise<string | undefined> {
+    try {
+      const own = await this.deps.options.userKey?.(req, agent);
+      if (typeof own === 'string' && own) return UserKeys.ofHostKey(own);
+      return await this.deps.userKeys.of(agent);
+    } catch (error) {
+      if (error instanceof AgentUnauthorizedError) {
+        this.deps.logger.warn(
+          unauthorizedLogLine(errorClassName(error), error.reason, requestIdOf(req, res)),
+        );
+        sendUnauthorized(res);
+      } else if (error instanceof UserUnresolvedError) {
+        sendJsonRpcError(res, 503, -32000, error.message, {
+          id: requestId,
+          headers: { 'Retry-After': String(error.retryAfter) },
+        });
+      } else {
+        this.deps.logger.warn(`userKey error: ${errorClassName(error)}`);
+        sendJsonRpcError(res, 500, -32603, 'Internal error', { id: requestId });
+      }
+      return undefined;
+    }
+  }
+
+  /** Charges one initialize to the user's window; false after answering 429. */
+  protected async admitInitialize(
+    res: ServerResponse,
+    user: string,
+    requestId: JsonRpcId,
+  ): Promise<boolean> {
+    const limiter = this.deps.initializeLimiter;
+    if (!limiter) return true;
+    try {
+      await checkRateLimit(limiter, `mcp-initialize:${user}`, (error) =>
+        this.deps.logger.warn(`initialize rate limiter failure: ${errorClassName(error)}`),
+      );
+      return true;
+    } catch (error) {
+      if (!(error instanceof RateLimitExceededError)) throw error;
+      const retryAfter = Math.max(1, Math.ceil(error.retryAfter));
+      const message =
+        error.constructor === RateLimitExceededError
+          ? `Too many initialize requests for this user (at most ${error.limit} per ${error.window}s): keep using an open session (Mcp-Session-Id) instead of starting new ones; retry after ${retryAfter}s.`
+          : error.message;
+      sendJsonRpcError(res, 429, -32000, message, {
+        id: requestId,
+        headers: { 'Retry-After': String(retryAfter) },
+      });
+      return false;
     }
   }
 
@@ -490,12 +641,35 @@ export class McpHttpHandler {
   ): Promise<McpSession | undefined | false> {
     const id = headerValue(req, HEADER.sessionId);
     if (id === undefined) return undefined; // stateless clients are welcome
-    const session = await this.deps.sessions.get(id, owner);
+    const session = await this.findSession(res, id, owner, requestId);
+    if (session === false) return false;
     if (!session) {
       this.sessionNotFound(res, requestId);
       return false;
     }
     return session;
+  }
+
+  /**
+   * The session, undefined when it does not exist, or false once a 503 was sent because the store
+   * cannot tell (a live session is never declared gone because its store was slow).
+   */
+  protected async findSession(
+    res: ServerResponse,
+    id: string,
+    owner: string,
+    requestId: JsonRpcId = null,
+  ): Promise<McpSession | undefined | false> {
+    try {
+      return await this.deps.sessions.get(id, owner);
+    } catch (error) {
+      if (!(error instanceof StoreUnavailableError)) throw error;
+      sendJsonRpcError(res, 503, -32000, `Service Unavailable: ${error.message}`, {
+        id: requestId,
+        headers: { 'Retry-After': String(error.retryAfter) },
+      });
+      return false;
+    }
   }
 
   /** 404 echoing the request's id, so the client can tell which call to restart. */
@@ -584,7 +758,7 @@ export class McpHttpHandler {
     modern?: ModernEnvelope,
   ): void {
     const cap = this.deps.options.maxConcurrentStreams;
-    if (cap !== undefined && this.activeStreams >= cap) {
+    if (this.activeStreams >= cap) {
       return sendJsonRpcError(res, 503, -32000, 'server busy', { id: requestId });
     }
     const controller = new AbortController();
@@ -603,9 +777,12 @@ export class McpHttpHandler {
     let resumable = false;
     let released = false;
     let answered = false;
+    // The call's lease in a shared store: lets a node resuming the stream tell this node's death.
+    const releaseLease = store && streamId && store.hold ? store.hold(streamId, requestId) : noop;
     const release = () => {
       if (released) return;
       released = true;
+      releaseLease();
       this.activeStreams--;
       deregister();
       untrack();
@@ -640,7 +817,7 @@ export class McpHttpHandler {
     // Tool calls of a session whose client can answer may ask the person on this stream.
     const questions = new Subject<SseFrame>();
     const elicitation =
-      body.method === 'tools/call' && !modern && session && this.elicitations.supports(session.id)
+      body.method === 'tools/call' && !modern && session && this.elicitations.supports(session)
         ? this.elicitations.channel(session.id, questions)
         : undefined;
     const clientLeft$ = fromEvent(res, 'close').pipe(filter(() => !resumable));
@@ -757,10 +934,11 @@ export class McpHttpHandler {
     if (res.writableEnded) return;
     if (!store.follow) return end(); // nothing more can arrive on this connection
     armIdle();
+    const closed$ = merge(fromEvent(res, 'close'), this.shutdown$, done$, session?.ended$ ?? NEVER);
     interval(this.deps.options.heartbeatIntervalMs)
       .pipe(
         map((): SseFrame => ({ kind: 'comment', text: 'keep-alive' })),
-        takeUntil(merge(fromEvent(res, 'close'), this.shutdown$, done$, session?.ended$ ?? NEVER)),
+        takeUntil(closed$),
       )
       .subscribe({
         next: (frame) => {
@@ -768,6 +946,20 @@ export class McpHttpHandler {
         },
         complete: end,
       });
+    // A shared store knows whether a node still runs the call: once its lease has lapsed without
+    // an answer, the call is answered with an error (stored once, for every client resuming it).
+    if (store.settleAbandoned) {
+      const probe = () =>
+        void store.settleAbandoned!(streamId, {
+          code: SHUTTING_DOWN_CODE,
+          message: NODE_STOPPED_MESSAGE,
+        })
+          .then((event) => event && deliver(event))
+          .catch(() => undefined);
+      probe();
+      const every = Math.max(50, Math.ceil((store.leaseMs ?? DEFAULT_CALL_LEASE_MS) / 2));
+      interval(every).pipe(takeUntil(closed$)).subscribe(probe);
+    }
   }
 
   protected openEventStream(

@@ -19,8 +19,9 @@ interface Pending {
  * Server-to-client requests over Streamable HTTP: `elicitation/create` goes out on the SSE stream
  * of the tool call that asks, and the client POSTs its JSON-RPC response to the endpoint with the
  * same session. Only sessions whose client declared the `elicitation` capability at initialize get
- * a channel. Pending questions live in this process: the answer must reach the node that asked
- * (sticky sessions when scaled out).
+ * a channel (the session store keeps the flag, so with Redis a call on any node may ask). Pending
+ * questions live in the process that asked; an answer POSTed to another node is relayed to it
+ * (the shared CancellationBus' relayAnswer).
  */
 export class SseElicitations {
   protected readonly capable = new Set<string>();
@@ -28,22 +29,24 @@ export class SseElicitations {
 
   /** Remembers that the session's client can answer elicitations, until the session ends. */
   remember(sessionId: string, ended$: Observable<void>, initializeParams: unknown): void {
-    const capabilities = isPlainObject(initializeParams)
-      ? initializeParams.capabilities
-      : undefined;
-    const elicitation = isPlainObject(capabilities) ? capabilities.elicitation : undefined;
-    if (!isPlainObject(elicitation)) return;
-    // 2025-11-25 clients name their modes; `{}` (earlier revisions) means form. Our questions are
-    // forms, so a client declaring only `url` is never asked.
-    const modes = Object.keys(elicitation);
-    if (modes.length && !isPlainObject(elicitation.form)) return;
+    if (!declaresElicitation(initializeParams)) return;
     this.capable.add(sessionId);
-    const forget = () => this.forget(sessionId);
-    ended$.subscribe({ next: forget, complete: forget });
+    this.watch(sessionId, ended$);
   }
 
-  supports(sessionId: string | undefined): boolean {
-    return sessionId !== undefined && this.capable.has(sessionId);
+  /** Whether a call of this session may ask (its client declared elicitation at initialize). */
+  supports(session: { id: string; elicitation?: boolean; ended$: Observable<void> }): boolean {
+    if (this.capable.has(session.id)) return true;
+    if (session.elicitation !== true) return false;
+    // Initialized on another node: forget it here too when it ends.
+    this.capable.add(session.id);
+    this.watch(session.id, session.ended$);
+    return true;
+  }
+
+  protected watch(sessionId: string, ended$: Observable<void>): void {
+    const forget = () => this.forget(sessionId);
+    ended$.subscribe({ next: forget, complete: forget });
   }
 
   /** A channel writing its requests to `frames` (merged into the call's SSE stream). */
@@ -85,12 +88,13 @@ export class SseElicitations {
    * Settles the question a client's response answers. Returns false when the id is not a pending
    * question of this session (another session cannot answer it).
    */
-  settle(body: Record<string, unknown>, sessionId: string | undefined): boolean {
-    const id = typeof body.id === 'string' ? body.id : undefined;
+  settle(body: object, sessionId: string | undefined): boolean {
+    const answer = body as { id?: unknown; result?: unknown };
+    const id = typeof answer.id === 'string' ? answer.id : undefined;
     const entry = id ? this.pending.get(id) : undefined;
     if (!id || !entry || entry.sessionId !== sessionId) return false;
     this.pending.delete(id);
-    const result = body.result;
+    const result = answer.result;
     if (isPlainObject(result) && ['accept', 'decline', 'cancel'].includes(String(result.action))) {
       entry.resolve({
         action: result.action as ElicitationResult['action'],
@@ -111,4 +115,15 @@ export class SseElicitations {
       entry.reject(new AgentCancelledError('session ended'));
     }
   }
+}
+
+/** Whether initialize params declare that the client answers form elicitations. */
+export function declaresElicitation(initializeParams: unknown): boolean {
+  const capabilities = isPlainObject(initializeParams) ? initializeParams.capabilities : undefined;
+  const elicitation = isPlainObject(capabilities) ? capabilities.elicitation : undefined;
+  if (!isPlainObject(elicitation)) return false;
+  // 2025-11-25 clients name their modes; `{}` (earlier revisions) means form. Our questions are
+  // forms, so a client declaring only `url` is never asked.
+  const modes = Object.keys(elicitation);
+  return !modes.length || isPlainObject(elicitation.form);
 }

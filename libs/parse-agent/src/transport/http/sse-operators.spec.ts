@@ -50,6 +50,22 @@ describe('SSE operators', () => {
     });
   });
 
+  it('keeps heartbeat progress above zero and increasing when beats come faster than a tenth of a second', () => {
+    const s = scheduler();
+    s.run(({ cold, expectObservable }) => {
+      const source = cold<SseFrame>('170ms (b|)', { b: response });
+      const out = source.pipe(withHeartbeats(40, 't', { now: () => s.now() }));
+      // Elapsed 0.04 s rounds to 0, 0.08 and 0.12 to 0.1, 0.16 to 0.2.
+      expectObservable(out).toBe('40ms h 39ms i 39ms j 39ms k 9ms (b|)', {
+        h: beat(0.001),
+        i: beat(0.1),
+        j: beat(0.101),
+        k: beat(0.2),
+        b: response,
+      });
+    });
+  });
+
   it('sends keep-alive comments for the whole call when the client gave no token', () => {
     const s = scheduler();
     s.run(({ cold, expectObservable }) => {

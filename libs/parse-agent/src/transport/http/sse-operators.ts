@@ -149,13 +149,21 @@ export function withHeartbeats(
   return (source) =>
     new Observable<SseFrame>((subscriber) => {
       const started = now();
+      let last = 0;
+      // MCP requires progress to increase with each notification: elapsed seconds to the tenth,
+      // nudged past the previous value when two beats land in the same tenth (or before the first).
+      const elapsed = (): number => {
+        const seconds = Math.round((now() - started) / 100) / 10;
+        last = seconds > last ? seconds : Math.round((last + 0.001) * 1000) / 1000;
+        return last;
+      };
       const beat = (): SseFrame =>
         progressToken === undefined
           ? { kind: 'comment', text: 'keep-alive' }
           : messageFrame({
               jsonrpc: '2.0',
               method: 'notifications/progress',
-              params: { progressToken, progress: Math.round((now() - started) / 100) / 10 },
+              params: { progressToken, progress: elapsed() },
             });
       return source
         .pipe(

@@ -1,5 +1,5 @@
 import { PassThrough } from 'node:stream';
-import { createAgentServices } from '../../agent/create-agent-services';
+import { createAgentServices } from '../../composition/create-agent-services';
 import { ParseAgent } from '../../agent/parse-agent';
 import { suppressSecurityBanners } from '../../core/security-banner';
 import { McpDispatcher } from '../../mcp/mcp-dispatcher';

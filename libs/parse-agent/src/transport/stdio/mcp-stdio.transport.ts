@@ -7,6 +7,7 @@ import { stringifyJsonRpc } from '../../mcp/preserialized';
 import { JSON_RPC_ERROR_CODES } from '../../mcp/protocol.constants';
 import { parseBoundedJson } from '../http/bounded-json';
 import { DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_JSON_DEPTH } from '../http/mcp-http.constants';
+import { readLines } from './line-framing';
 
 export interface McpStdioOptions {
   dispatcher: McpDispatcher;
@@ -31,8 +32,6 @@ export interface McpStdioSession {
   close(): Promise<void>;
 }
 
-const NEWLINE = 0x0a;
-
 /**
  * MCP over stdio: newline-delimited JSON-RPC in, the dispatcher's messages out, one per line. The
  * transport owns bytes and framing only; what a message may do is the dispatcher's and the agent's
@@ -47,9 +46,6 @@ export function serveMcpOverStdio(options: McpStdioOptions): McpStdioSession {
   const maxDepth = options.maxJsonDepth ?? DEFAULT_MAX_JSON_DEPTH;
   const inFlight = new Map<string, Subscription>();
   const pending = new Set<Subscription>();
-  let buffered: Buffer[] = [];
-  let bufferedBytes = 0;
-  let discarding = false;
   let ended = false;
   let resolveClosed!: () => void;
   const closed = new Promise<void>((resolve) => (resolveClosed = resolve));
@@ -103,63 +99,27 @@ export function serveMcpOverStdio(options: McpStdioOptions): McpStdioSession {
     if (key !== undefined) inFlight.set(key, subscription);
   };
 
-  const onData = (chunk: Buffer | string) => {
-    let data = typeof chunk === 'string' ? Buffer.from(chunk, 'utf8') : chunk;
-    for (let at = data.indexOf(NEWLINE); at !== -1; at = data.indexOf(NEWLINE)) {
-      const head = data.subarray(0, at);
-      data = data.subarray(at + 1);
-      if (discarding) {
-        discarding = false;
-        continue;
-      }
-      if (bufferedBytes + head.length > maxLineBytes) {
-        tooLong();
-        buffered = [];
-        bufferedBytes = 0;
-        continue;
-      }
-      const line = Buffer.concat([...buffered, head]).toString('utf8');
-      buffered = [];
-      bufferedBytes = 0;
-      handleLine(line);
-    }
-    if (!data.length || discarding) return;
-    if (bufferedBytes + data.length > maxLineBytes) {
-      // Drop the rest of this line as it arrives; memory stays bounded by the cap.
-      tooLong();
-      buffered = [];
-      bufferedBytes = 0;
-      discarding = true;
-      return;
-    }
-    buffered.push(Buffer.from(data));
-    bufferedBytes += data.length;
-  };
-  const tooLong = () => {
-    log(`dropped a message longer than ${maxLineBytes} bytes`);
-    writeError(
-      null,
-      JSON_RPC_ERROR_CODES.invalidRequest,
-      `Message too large: over ${maxLineBytes} bytes`,
-    );
-  };
-  const onEnd = () => {
-    if (ended) return;
-    if (bufferedBytes && !discarding) handleLine(Buffer.concat(buffered).toString('utf8'));
-    buffered = [];
-    ended = true;
-    input.off('data', onData);
-    maybeClosed();
-  };
-
-  input.on('data', onData);
-  input.once('end', onEnd);
-  input.once('close', onEnd);
+  const lines = readLines(input, {
+    maxLineBytes,
+    onLine: handleLine,
+    onTooLong: () => {
+      log(`dropped a message longer than ${maxLineBytes} bytes`);
+      writeError(
+        null,
+        JSON_RPC_ERROR_CODES.invalidRequest,
+        `Message too large: over ${maxLineBytes} bytes`,
+      );
+    },
+    onEnd: () => {
+      ended = true;
+      maybeClosed();
+    },
+  });
 
   return {
     closed,
     close: async () => {
-      onEnd();
+      lines.end();
       for (const subscription of [...pending]) subscription.unsubscribe();
       await closed;
     },

@@ -2,13 +2,20 @@ import { autoLimitNotice } from '../../../security/pipeline/auto-limit';
 import { compactPointers } from '../../../security/pipeline/pointer-compaction';
 import type { ToolDefinition } from '../../tool-definition';
 import { READ_ONLY_TOOL } from '../tool-annotations';
-import { CLASS_NAME_ARG } from '../tool-schemas';
-import { leadingMatch, runPipeline, validateFor } from './analytics-support';
+import { APPLY_CANONICAL_FILTER_ARG, CLASS_NAME_ARG } from '../tool-schemas';
+import {
+  leadingMatch,
+  runPipeline,
+  validateFor,
+  withheldFor,
+  withheldNote,
+} from './analytics-support';
 
 interface Args {
   class_name: string;
   pipeline: unknown[];
   compact_pointers?: boolean;
+  apply_canonical_filter?: boolean;
 }
 
 export const PIPELINE_ARG = {
@@ -24,6 +31,7 @@ export const aggregate: ToolDefinition<Args> = {
     "Run an aggregation pipeline on a class ($match, $group, $sort, $project, $lookup, $facet, $bucket...). Code-running and writing stages are refused; the agent's scopes are applied to every class the pipeline reads. For simple counts per value prefer group_by, group_by_date or distinct.",
   category: 'aggregate',
   permission: 'readonly',
+  dataOperation: 'aggregate',
   timeout: 60,
   annotations: READ_ONLY_TOOL,
   inputSchema: {
@@ -31,6 +39,7 @@ export const aggregate: ToolDefinition<Args> = {
     properties: {
       class_name: CLASS_NAME_ARG,
       pipeline: PIPELINE_ARG,
+      apply_canonical_filter: APPLY_CANONICAL_FILTER_ARG,
       compact_pointers: {
         type: 'boolean',
         description:
@@ -50,6 +59,9 @@ export const aggregate: ToolDefinition<Args> = {
       auto_limited: { type: 'boolean' },
       auto_limit: { type: 'integer' },
       hint: { type: 'string' },
+      withheld_fields: { type: 'object', additionalProperties: { type: 'string' } },
+      withheld_note: { type: 'string' },
+      apply_canonical_filter: { type: 'boolean' },
     },
     required: ['class_name', 'result_count', 'results'],
   },
@@ -57,7 +69,15 @@ export const aggregate: ToolDefinition<Args> = {
     const { access } = context;
     const className = args.class_name;
     await access.requireReadableClass(className);
-    const validated = await validateFor(access, className, args.pipeline);
+    const withheld = await withheldFor(context, 'aggregate', className, args.pipeline);
+    const validated = await validateFor(
+      access,
+      className,
+      args.pipeline,
+      {},
+      withheld,
+      args.apply_canonical_filter !== false,
+    );
     const raw = await runPipeline(
       context,
       'aggregate',
@@ -82,6 +102,8 @@ export const aggregate: ToolDefinition<Args> = {
       results,
       ...(Object.keys(pointerClasses).length ? { pointer_classes: pointerClasses } : {}),
       ...autoLimitNotice(validated.autoLimited, validated.autoLimit, results.length),
+      ...withheldNote(access, className, withheld),
+      ...(args.apply_canonical_filter === false ? { apply_canonical_filter: false } : {}),
     };
   },
 };

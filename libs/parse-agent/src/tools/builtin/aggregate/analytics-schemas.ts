@@ -1,8 +1,11 @@
+import { ANY_JSON_VALUE, nullable } from '../output-schemas';
+
 /** JSON Schema fragments for the aggregation tools' arguments and results. */
 
 export const GROUP_ROW_SCHEMA = {
   type: 'object',
-  properties: { key: {}, value: { type: ['number', 'null'] } },
+  // A group's key is the field's value (a string, number, date, pointer id... or null).
+  properties: { key: ANY_JSON_VALUE, value: nullable({ type: 'number' }) },
   required: ['key', 'value'],
 };
 

@@ -2,6 +2,8 @@
 import { AccessDeniedError, SecurityBlockedError } from '../../../core/errors';
 import { DataPathUnavailableError } from '../../../data/data-router';
 import type { AggregateOptions, DataOperation, DataPath, DataRow } from '../../../ports/data-path';
+import { WITHHELD_NOTE } from '../../../format/query-result';
+import { classesNamed } from '../../../query/pipeline-classes';
 import { validatePipeline } from '../../../security/pipeline/pipeline-validator';
 import type { PipelineLimits, ValidatedPipeline } from '../../../security/pipeline/pipeline-policy';
 import { pipelinePolicyFor } from '../../../security/read-pipeline-policy';
@@ -26,9 +28,67 @@ export async function validateFor(
   className: string,
   pipeline: unknown,
   limits: Partial<PipelineLimits> = {},
+  withheld?: ReadonlyMap<string, readonly string[]>,
+  applyCanonicalFilter = true,
 ): Promise<ValidatedPipeline> {
-  const policy = await pipelinePolicyFor(access);
+  const policy = await pipelinePolicyFor(access, { withheld });
+  if (!applyCanonicalFilter) {
+    // The opt-out covers the pipeline's own class only: classes it joins keep their canonical
+    // filter, as the classes of a query's subqueries do. Tenant scope and agent filters stay.
+    const unfiltered = await pipelinePolicyFor(access, { withheld, applyCanonicalFilter: false });
+    const scoped = policy.scopeMatches.bind(policy);
+    policy.scopeMatches = (name) =>
+      name === className ? unfiltered.scopeMatches(name) : scoped(name);
+  }
   return validatePipeline(className, pipeline, policy, limits);
+}
+
+/**
+ * Per class the pipeline reads (the root and every $lookup/$unionWith class), the fields Parse's
+ * protectedFields hide from this agent, as the path the operation runs on reports them. Empty
+ * when no path serves the operation (a dry run still validates) or the path cannot tell.
+ */
+export async function withheldFor(
+  context: ToolContext,
+  operation: DataOperation,
+  className: string,
+  pipeline: unknown,
+): Promise<Map<string, string[]>> {
+  const out = new Map<string, string[]>();
+  let path: DataPath;
+  try {
+    path = context.dataFor(operation);
+  } catch (error) {
+    if (error instanceof DataPathUnavailableError) return out;
+    throw error;
+  }
+  if (!path.protectedFields) return out;
+  for (const name of new Set([className, ...classesNamed(pipeline)])) {
+    // Only classes this agent may read: a hidden class is refused by the validator, unasked.
+    if (typeof name !== 'string' || context.access.isDenied(name)) continue;
+    const hidden = await path.protectedFields(name, context.signal);
+    if (hidden.length) out.set(name, hidden);
+  }
+  return out;
+}
+
+/**
+ * The allowlisted fields of `className` the agent's view lacks, as `withheld_fields` reports them
+ * (query_class reports protected fields the same way); undefined when nothing was withheld.
+ */
+export function withheldNote(
+  access: ReadPolicy,
+  className: string,
+  withheld: ReadonlyMap<string, readonly string[]>,
+): { withheld_fields: Record<string, string>; withheld_note: string } | undefined {
+  const allowed = access.meta(className)?.fields;
+  const hidden = withheld.get(className) ?? [];
+  const names = allowed ? hidden.filter((f) => allowed.includes(f)) : [];
+  if (!names.length) return undefined;
+  return {
+    withheld_fields: Object.fromEntries(names.sort().map((f) => [f, 'protected'])),
+    withheld_note: WITHHELD_NOTE,
+  };
 }
 
 /** The path the router chooses for the operation; it must be able to run pipelines. */

@@ -16,7 +16,9 @@ import {
   pointerTarget,
   runPipeline,
   validateFor,
+  withheldFor,
 } from './analytics-support';
+import { dryRunFlag } from '../dry-run-flag';
 
 interface Args {
   class_name: string;
@@ -44,6 +46,7 @@ export const distinct: ToolDefinition<Args> = {
     'List the distinct values of one field of a class (optionally filtered). Pointer values come back as objectIds with pointer_class.',
   category: 'aggregate',
   permission: 'readonly',
+  dataOperation: 'distinct',
   timeout: 30,
   annotations: READ_ONLY_TOOL,
   inputSchema: {
@@ -92,9 +95,10 @@ export const distinct: ToolDefinition<Args> = {
       limit,
       flattenArrays: args.flatten_arrays,
     });
-    const validated = await validateFor(access, className, pipeline);
+    const withheld = await withheldFor(context, 'distinct', className, pipeline);
+    const validated = await validateFor(access, className, pipeline, {}, withheld);
     const pointerClass = await pointerTarget(access, className, args.field);
-    if (args.dry_run) {
+    if (dryRunFlag(args.dry_run)) {
       return dryRunEnvelope(
         className,
         { field: args.field, sort: args.sort, limit, flatten_arrays: args.flatten_arrays },

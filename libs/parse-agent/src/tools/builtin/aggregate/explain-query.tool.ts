@@ -3,6 +3,7 @@ import type { ToolDefinition } from '../../tool-definition';
 import { READ_ONLY_TOOL } from '../tool-annotations';
 import { CLASS_NAME_ARG, WHERE_ARG } from '../tool-schemas';
 import { CollscanRefusedError, pathOptions } from './analytics-support';
+import { nullable } from '../output-schemas';
 
 interface Args {
   class_name: string;
@@ -16,6 +17,7 @@ export const explainQuery: ToolDefinition<Args> = {
     'Explain how the database would run a query on a class (no rows): whether it scans the whole collection or uses an index.',
   category: 'query',
   permission: 'readonly',
+  dataOperation: 'explain',
   timeout: 30,
   annotations: READ_ONLY_TOOL,
   inputSchema: {
@@ -34,7 +36,8 @@ export const explainQuery: ToolDefinition<Args> = {
       collection_scan: { type: 'boolean' },
       plan: { type: 'string' },
       indexes_used: { type: 'array', items: { type: 'string' } },
-      winning_plan: {},
+      // The path's plan details (a MongoDB or PostgreSQL plan object), null when it has none.
+      winning_plan: nullable({ type: 'object' }),
     },
     required: ['class_name', 'collection_scan', 'plan'],
   },

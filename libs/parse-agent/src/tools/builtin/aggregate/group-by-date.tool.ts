@@ -30,8 +30,10 @@ import {
   pathOptions,
   runPipeline,
   validateFor,
+  withheldFor,
 } from './analytics-support';
 import { pathOperation } from './group-by.tool';
+import { dryRunFlag } from '../dry-run-flag';
 
 interface Args {
   class_name: string;
@@ -62,6 +64,7 @@ export const groupByDate: ToolDefinition<Args> = {
     'Bucket the objects of a class by a date field (year, quarter, month, week, day, hour, minute, second) in a time zone, counting them or summing/averaging a value_field per bucket. Keys are readable dates such as "2024-11", "2024-W48", "2024-11-25".',
   category: 'aggregate',
   permission: 'readonly',
+  dataOperation: 'group_by_date',
   timeout: 60,
   annotations: READ_ONLY_TOOL,
   inputSchema: {
@@ -118,9 +121,10 @@ export const groupByDate: ToolDefinition<Args> = {
       limit,
       sort: args.sort,
     });
-    const validated = await validateFor(access, className, pipeline);
+    const withheld = await withheldFor(context, 'group_by_date', className, pipeline);
+    const validated = await validateFor(access, className, pipeline, {}, withheld);
     const timezone = args.timezone ?? 'UTC';
-    if (args.dry_run) {
+    if (dryRunFlag(args.dry_run)) {
       return dryRunEnvelope(
         className,
         {

@@ -28,7 +28,9 @@ import {
   pointerTarget,
   runPipeline,
   validateFor,
+  withheldFor,
 } from './analytics-support';
+import { dryRunFlag } from '../dry-run-flag';
 
 interface Args {
   class_name: string;
@@ -53,6 +55,7 @@ export const groupBy: ToolDefinition<Args> = {
     'Group the objects of a class by one field and count them (or sum/avg/min/max a value_field per group). Returns groups [{ key, value }], largest first by default; pointer keys come back as objectIds with pointer_class.',
   category: 'aggregate',
   permission: 'readonly',
+  dataOperation: 'group_by',
   timeout: 60,
   annotations: READ_ONLY_TOOL,
   inputSchema: {
@@ -108,9 +111,10 @@ export const groupBy: ToolDefinition<Args> = {
       flattenArrays: args.flatten_arrays,
     });
     // Every gate runs before a dry run returns: fields, allowlists, tenant, hidden pointer targets.
-    const validated = await validateFor(access, className, pipeline);
+    const withheld = await withheldFor(context, 'group_by', className, pipeline);
+    const validated = await validateFor(access, className, pipeline, {}, withheld);
     const pointerClass = await pointerTarget(access, className, args.field);
-    if (args.dry_run) {
+    if (dryRunFlag(args.dry_run)) {
       return dryRunEnvelope(
         className,
         {

@@ -11,7 +11,13 @@ import {
   KEYS_ARG,
   WHERE_ARG,
 } from '../tool-schemas';
-import { leadingMatch, runPipeline, validateFor } from '../aggregate/analytics-support';
+import {
+  leadingMatch,
+  runPipeline,
+  validateFor,
+  withheldFor,
+  withheldNote,
+} from '../aggregate/analytics-support';
 import { PIPELINE_ARG } from '../aggregate/aggregate.tool';
 
 export const DEFAULT_EXPORT_ROW_CAP = 1_000;
@@ -153,7 +159,15 @@ export const exportData: ToolDefinition<Args> = {
     const display = { simplifyTyped: simplifyTypedValue };
     if (args.pipeline !== undefined) {
       // The export cap replaces the aggregate auto-limit: one row more shows truncation.
-      const validated = await validateFor(access, className, args.pipeline, { autoLimit: cap + 1 });
+      const withheld = await withheldFor(context, 'aggregate', className, args.pipeline);
+      const validated = await validateFor(
+        access,
+        className,
+        args.pipeline,
+        { autoLimit: cap + 1 },
+        withheld,
+      );
+      withheldFields = withheldNote(access, className, withheld)?.withheld_fields;
       rows = access.redactRows(
         await runPipeline(
           context,

@@ -2,8 +2,12 @@ import Ajv, { type ValidateFunction } from 'ajv';
 import { OBJECT_ID_PATTERN } from '../../../core/constants';
 import {
   AccessDeniedError,
+  AgentCancelledError,
   AgentValidationError,
   ParseAgentConfigError,
+  ParseAgentError,
+  quotingUntrusted,
+  ToolTimeoutError,
 } from '../../../core/errors';
 import type { AgentMethodDeclaration } from '../../../metadata/metadata.types';
 import type { DataRow } from '../../../ports/data-path';
@@ -17,7 +21,14 @@ import { objectNotFound } from '../query/get-object.tool';
 import { DOMAIN_ACTION_TOOL } from '../tool-annotations';
 import { CLASS_NAME_ARG } from '../tool-schemas';
 import { findAgentMethod, methodDenial } from './agent-method-gate';
+import { writeToReadableObject } from './write-refused';
 import { CALL_METHOD_OUTPUT } from '../output-schemas';
+import { methodDataPath, writtenKeys } from './method-data-path';
+import { sdkMethodTarget, type SdkMethodTarget } from './sdk-method-target';
+import { isParseObjectModel } from '../../../metadata/parse-object-model';
+import { DRY_RUN_ARG } from './mutation-schemas';
+import { dryRunFlag } from '../dry-run-flag';
+import { validateDto } from '../../../validation/dto';
 
 interface Args {
   class_name: string;
@@ -57,7 +68,11 @@ function parameterValidator(method: AgentMethodDeclaration): ValidateFunction | 
  * else the properties of its parameters schema, else none. Anything else is refused, so a model
  * cannot mass-assign fields the author never meant to expose.
  */
-function checkArguments(qualified: string, method: AgentMethodDeclaration, args: DataRow): void {
+async function checkArguments(
+  qualified: string,
+  method: AgentMethodDeclaration,
+  args: DataRow,
+): Promise<DataRow> {
   const schemaKeys = isPlainObject(method.parameters?.properties)
     ? Object.keys(method.parameters.properties)
     : undefined;
@@ -69,6 +84,14 @@ function checkArguments(qualified: string, method: AgentMethodDeclaration, args:
       { kind: 'field_denied', deniedField: extra[0] },
     );
   }
+  // A DTO is checked by class-validator (the method receives the DTO instance); a JSON Schema by ajv.
+  if (method.parametersDto) {
+    return (await validateDto(
+      method.parametersDto,
+      args,
+      `arguments for '${qualified}'`,
+    )) as DataRow;
+  }
   const validate = parameterValidator(method);
   if (validate && !validate(args)) {
     const problems = (validate.errors ?? [])
@@ -79,6 +102,7 @@ function checkArguments(qualified: string, method: AgentMethodDeclaration, args:
       .join('; ');
     throw new AgentValidationError(`arguments for '${qualified}': ${problems}`);
   }
+  return args;
 }
 
 async function fetchObject(
@@ -96,6 +120,9 @@ async function fetchObject(
   if (!rows[0]) throw objectNotFound(className, objectId);
   return access.redactRows(rows[0], className);
 }
+
+const DRY_RUN_WRITE_NOTE =
+  'A dry run does not check write permission: the real call can still be refused if the user may not write the object.';
 
 export const callMethod: ToolDefinition<Args> = {
   name: 'call_method',
@@ -119,6 +146,7 @@ export const callMethod: ToolDefinition<Args> = {
       arguments: {
         type: 'object',
         description: 'The method\'s arguments; add "dry_run": true for a preview.',
+        properties: { dry_run: DRY_RUN_ARG },
       },
     },
     required: ['class_name', 'method_name'],
@@ -158,9 +186,9 @@ export const callMethod: ToolDefinition<Args> = {
     if (args.arguments !== undefined && !isPlainObject(args.arguments)) {
       throw new AgentValidationError('arguments must be an object.');
     }
-    const { dry_run: dryRunArg, ...methodArgs } = args.arguments ?? {};
-    const dryRun = dryRunArg === true || dryRunArg === 'true';
-    checkArguments(qualified, method, methodArgs);
+    const { dry_run: dryRunArg, ...sentArgs } = args.arguments ?? {};
+    const dryRun = dryRunFlag(dryRunArg, 'arguments.dry_run');
+    const methodArgs = await checkArguments(qualified, method, sentArgs);
 
     if (method.static && args.object_id !== undefined) {
       throw new AgentValidationError(`'${qualified}' is a class method; omit object_id.`);
@@ -180,6 +208,9 @@ export const callMethod: ToolDefinition<Args> = {
       method: args.method_name,
       ...(args.object_id ? { object_id: args.object_id } : {}),
     };
+    // A preview reads; Parse checks write permission (row ACL, CLP) only when the write runs.
+    const writeNote =
+      dryRun && permission !== 'readonly' ? { dry_run_note: DRY_RUN_WRITE_NOTE } : {};
     if (dryRun && !method.supportsDryRun) {
       // Every gate passed, but the method has no preview of its own: say what would be called.
       return {
@@ -194,6 +225,7 @@ export const callMethod: ToolDefinition<Args> = {
           args: methodArgs,
         },
         note: `'${qualified}' has no preview of its own (supportsDryRun is not declared): every check passed and nothing ran. Call again without dry_run to run it.`,
+        ...writeNote,
       };
     }
     if (!dryRun && permission === 'admin') {
@@ -205,16 +237,35 @@ export const callMethod: ToolDefinition<Args> = {
       });
     }
 
-    const model = access.meta(className)?.model as
-      (Record<string, unknown> & { prototype: object }) | undefined;
-    const target: Record<string, unknown> | undefined = method.static
-      ? model
-      : model
-        ? (Object.assign(Object.create(model.prototype) as object, object) as Record<
-            string,
-            unknown
-          >)
-        : undefined;
+    // Writes go through a path that records them (the audit names what was written) and refuses
+    // them outright in a preview or from a readonly method.
+    const methodData = methodDataPath(
+      permission === 'readonly' ? context.data : context.writeData,
+      dryRun
+        ? `'${qualified}' was called with dry_run: true and may not write`
+        : permission === 'readonly'
+          ? `'${qualified}' is a readonly method and may not write`
+          : undefined,
+    );
+    const model = access.meta(className)?.model;
+    let target = model as Record<string, unknown> | undefined;
+    let sdkTarget: SdkMethodTarget | undefined;
+    if (model && object && !method.static) {
+      if (isParseObjectModel(model)) {
+        // A real SDK instance built from the row; its save() and destroy() write through
+        // methodData, with the agent's identity.
+        sdkTarget = sdkMethodTarget(model, {
+          className,
+          qualified,
+          row: object,
+          data: methodData.path,
+          signal,
+        });
+        target = sdkTarget.object as Record<string, unknown>;
+      } else {
+        target = Object.assign(Object.create(model.prototype as object) as object, object);
+      }
+    }
     const fn = target?.[method.name];
     if (typeof fn !== 'function') {
       throw new ParseAgentConfigError(`Agent method '${qualified}' has no implementation.`);
@@ -222,7 +273,7 @@ export const callMethod: ToolDefinition<Args> = {
     const methodContext: AgentMethodContext = {
       agent,
       className,
-      data: permission === 'readonly' ? context.data : context.writeData,
+      data: methodData.path,
       access,
       object,
       objectId: args.object_id,
@@ -230,20 +281,45 @@ export const callMethod: ToolDefinition<Args> = {
       signal,
       reportProgress: (u) => context.reportProgress(u),
     };
-    const result: unknown = await (fn as (a: DataRow, c: AgentMethodContext) => unknown).call(
-      target,
-      methodArgs,
-      methodContext,
-    );
-    if (!dryRun && permission !== 'readonly') {
+    const audit = (failed: boolean) =>
       context.audit({
         action: 'call_method',
         class_name: className,
         object_id: args.object_id,
         method: qualified,
-        changed_keys: Object.keys(methodArgs).sort(),
+        changed_keys: writtenKeys(methodData.writes),
+        ...(methodData.writes.length ? { writes: methodData.writes } : {}),
+        ...(failed ? { failed: true as const } : {}),
       });
+    const run = async () =>
+      (fn as (a: DataRow, c: AgentMethodContext) => unknown).call(
+        target,
+        methodArgs,
+        methodContext,
+      );
+    let result: unknown;
+    try {
+      // A write method on an object this agent just read: "not found" from Parse then most likely
+      // means the user may not write it (the dry run could not tell).
+      result =
+        !dryRun && permission !== 'readonly' && object && args.object_id
+          ? await writeToReadableObject(className, args.object_id, run)
+          : await run();
+    } catch (caught) {
+      // A write that happened is audited even when the method failed afterwards.
+      if (methodData.writes.length) audit(true);
+      // A timeout or cancellation that reached the method through its signal is the library's own
+      // and stays plain.
+      const own = caught instanceof AgentCancelledError || caught instanceof ToolTimeoutError;
+      // An SDK call refused for using the application's credentials is the reason the method
+      // failed, even when the SDK wrapped it in an error of its own (saveAll does).
+      const error = (!own && sdkTarget?.refusal()) || caught;
+      // The method's message is the application's text and may quote stored values.
+      throw error instanceof ParseAgentError && !own
+        ? quotingUntrusted(error, `'${qualified}' stopped with this message from the method:`)
+        : error;
     }
-    return { ...base, ...(dryRun ? { dry_run: true } : {}), result: result ?? null };
+    if (!dryRun && permission !== 'readonly') audit(false);
+    return { ...base, ...(dryRun ? { dry_run: true, ...writeNote } : {}), result: result ?? null };
   },
 };

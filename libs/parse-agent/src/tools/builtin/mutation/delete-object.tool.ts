@@ -4,6 +4,7 @@ import { DESTRUCTIVE_IDEMPOTENT_TOOL } from '../tool-annotations';
 import { CLASS_NAME_ARG, OBJECT_ID_ARG } from '../tool-schemas';
 import { WRITE_RESULT_SCHEMA } from './mutation-schemas';
 import { writeOperation } from './write-path';
+import { writeToReadableObject } from './write-refused';
 
 interface Args {
   class_name: string;
@@ -41,11 +42,8 @@ export const deleteObject: ToolDefinition<Args> = {
       className: args.class_name,
       objectId: args.object_id,
     });
-    await writeOperation(writeData, 'delete').call(
-      writeData,
-      args.class_name,
-      args.object_id,
-      signal,
+    await writeToReadableObject(args.class_name, args.object_id, () =>
+      writeOperation(writeData, 'delete').call(writeData, args.class_name, args.object_id, signal),
     );
     audit({
       action: 'delete',

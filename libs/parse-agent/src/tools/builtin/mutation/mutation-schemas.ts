@@ -14,3 +14,9 @@ export const WRITE_RESULT_SCHEMA = {
   },
   required: ['class_name'],
 };
+
+/** call_method's `arguments.dry_run`: a JSON boolean, nothing that merely looks like one. */
+export const DRY_RUN_ARG = {
+  type: 'boolean',
+  description: 'true: preview what would happen and change nothing; false or absent: run it.',
+};

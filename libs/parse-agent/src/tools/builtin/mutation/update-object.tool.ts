@@ -4,6 +4,7 @@ import { DESTRUCTIVE_IDEMPOTENT_TOOL } from '../tool-annotations';
 import { CLASS_NAME_ARG, OBJECT_ID_ARG } from '../tool-schemas';
 import { VALUES_ARG, WRITE_RESULT_SCHEMA } from './mutation-schemas';
 import { writeOperation } from './write-path';
+import { writeToReadableObject } from './write-refused';
 
 interface Args {
   class_name: string;
@@ -32,12 +33,14 @@ export const updateObject: ToolDefinition<Args> = {
     const policy = new WritePolicy(access);
     const plan = await policy.planUpdate(args.class_name, args.values);
     await policy.assertRowWritable(writeData, args.class_name, args.object_id, signal);
-    const updated = await writeOperation(writeData, 'update').call(
-      writeData,
-      args.class_name,
-      args.object_id,
-      plan.values,
-      signal,
+    const updated = await writeToReadableObject(args.class_name, args.object_id, () =>
+      writeOperation(writeData, 'update').call(
+        writeData,
+        args.class_name,
+        args.object_id,
+        plan.values,
+        signal,
+      ),
     );
     audit({
       action: 'update',

@@ -115,7 +115,8 @@ export async function describeSchema(
     };
     if (doc?.description) entry.description = doc.description;
     if (doc?.allowedValues?.length) entry.allowed_values = doc.allowedValues;
-    if (large.has(name)) entry.large_field = true;
+    // A pointer or relation holds a small reference, whatever it points to: never flagged large.
+    if (large.has(name) && f.type !== 'Pointer' && f.type !== 'Relation') entry.large_field = true;
     if ((f.type === 'Pointer' || f.type === 'Relation') && f.targetClass) {
       const hidden = access.isDenied(f.targetClass);
       if (!hidden) {
@@ -142,6 +143,7 @@ export async function describeSchema(
     type: BUILTIN_TYPES[className] ?? 'custom',
   };
   if (meta?.description) data.description = meta.description;
+  if (meta?.usage) data.usage = meta.usage;
   data.fields = fields;
   data.indexes = indexes;
   data.permissions = permissionSummary(schema.classLevelPermissions);

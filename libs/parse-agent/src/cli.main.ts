@@ -1,22 +1,27 @@
 #!/usr/bin/env node
 import 'reflect-metadata';
-import { runCli, type CliServeRequest, type CliServer } from '../cli/parse-agent-cli';
+import { runCli, type CliServeRequest, type CliServer } from './cli/parse-agent-cli';
 
 /**
- * The `parse-agent` executable. It lives in the Nest layer because `serve` runs the standalone
- * server, a Nest application, and the CLI layer sits below Nest; the server module is loaded only
- * when `serve` runs, so the other commands (stdio above all) start without Nest.
+ * The `parse-agent` executable, an entry point beside index.ts (outside the layers, like it): the
+ * commands live in `cli/`, below Nest, and `serve` runs the standalone server, a Nest application,
+ * so only an entry point may join the two. The server module is loaded only when `serve` runs, so
+ * the other commands (stdio above all) start without Nest.
  */
 async function startServer(request: CliServeRequest): Promise<CliServer> {
-  const { startStandaloneMcpServer } = await import('./mcp/standalone-server');
+  const { startStandaloneMcpServer } = await import('./nest/mcp/standalone-server');
+  const database = request.database;
   return startStandaloneMcpServer({
-    parse: request.parse,
+    parse: { ...request.parse, database: database?.kind },
+    postgres: database?.kind === 'postgres' ? { uri: database.uri } : undefined,
+    mongo: database?.kind === 'mongo' ? { uri: database.uri } : undefined,
     host: request.host,
     port: request.port,
     permissions: request.permissions,
     sessionToken: request.sessionToken,
     models: request.models,
     defaults: request.tenantId ? { tenantId: request.tenantId } : undefined,
+    mcp: { maxConcurrentStreams: request.maxConcurrentStreams },
     logger: ['warn', 'error'],
   });
 }

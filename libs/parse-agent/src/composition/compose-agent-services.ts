@@ -1,0 +1,283 @@
+import type { AgentServices } from '../agent/parse-agent';
+import { conversationFactory, resolveLlmProvider } from '../client/conversation-factory';
+import { AgentEvents } from '../core/agent-events';
+import { ParseAgentConfigError } from '../core/errors';
+import { DataRouter } from '../data/data-router';
+import {
+  createMongoDataPathProvider,
+  type MongoPathOptions,
+} from '../data/mongo/create-mongo-data-path';
+import { ParseRestClient, type ParseConnectionOptions } from '../data/parse-rest/parse-rest-client';
+import {
+  ParseRestDataPathProvider,
+  type ParseDatabaseKind,
+} from '../data/parse-rest/parse-rest-data-path';
+import {
+  PostgresDataAccess,
+  PostgresDataPathProvider,
+  type PostgresDataPathOptions,
+} from '../data/postgres/postgres-data-path';
+import { SchemaCache } from '../data/schema-cache';
+import { BUILTIN_PROMPTS } from '../mcp/builtin-prompts';
+import { McpDispatcher } from '../mcp/mcp-dispatcher';
+import { PromptRegistry } from '../mcp/prompt-registry';
+import type { UnregisteredClassPolicy } from '../metadata/builtin-hidden-classes';
+import { MetadataRegistry } from '../metadata/metadata-registry';
+import type { ModelClass } from '../metadata/metadata.types';
+import type { ConversationFactory, LlmProviderOptions } from '../ports/conversation';
+import type { DataPathProvider, DataPathProvidersOption } from '../ports/data-path';
+import { KeyedSlidingWindowRateLimiter } from '../ports/in-memory-rate-limiter';
+import type { LlmProvider } from '../ports/llm-provider';
+import type { RateLimiter } from '../ports/rate-limiter';
+import type { RedisConnection, RedisStoreLogger } from '../redis/redis-connection';
+import { RedisRateLimiter } from '../redis/redis-rate-limiter';
+import { BUILTIN_TOOLS } from '../tools/builtin';
+import { ToolRegistry } from '../tools/tool-registry';
+
+/** What the services are built from: the part of `ParseAgentModule.forRoot`'s options they use. */
+export interface AgentCompositionOptions {
+  parse: ParseConnectionOptions & {
+    /** What Parse Server runs on; only `'mongo'` sends master-key pipelines to REST /aggregate. */
+    database?: ParseDatabaseKind;
+  };
+  /** The direct PostgreSQL path; a pool made from `uri` is ended by `close()`. */
+  postgres?: PostgresDataPathOptions;
+  /** The direct MongoDB path; a client made from `uri` is closed by `close()`. */
+  mongo?: MongoPathOptions;
+  models?: ModelClass[];
+  hiddenClasses?: Array<string | { className: string; except?: 'masterKey' }>;
+  unregisteredClasses?: UnregisteredClassPolicy;
+  analytics?: AgentServices['analytics'];
+  queryLimits?: AgentServices['queryLimits'];
+  /** How long Parse schemas are cached (ms, default 30 000). */
+  schemaCacheTtlMs?: number;
+  /** MCP tool results as untrusted data (default true). */
+  wrapUntrustedData?: boolean;
+  /** Default: a sliding window per identity (60 per 60 s), on Redis when there is a connection. */
+  rateLimiter?: RateLimiter;
+  /** Default: Parse REST, then the PostgreSQL and MongoDB paths that are configured. */
+  dataPathProviders?: DataPathProvidersOption;
+  /** The model behind conversations; takes the place of `llm`. */
+  llmProvider?: LlmProvider;
+  /** A provider or provider options; default LLM_* from the environment when LLM_PROVIDER is set. */
+  llm?: LlmProvider | LlmProviderOptions;
+  /**
+   * How agents open conversations. Default: the client's conversations with the resolved model.
+   * `null`: agents of these services hold none (`ask()` says so).
+   */
+  conversations?: ConversationFactory | null;
+}
+
+/** What the host gives the root besides options: resources it owns and where lines go. */
+export interface AgentCompositionContext {
+  /** The Redis connection the host opened (the rate limiter then lives on it), or none. */
+  redis?: RedisConnection | null;
+  /** Agent warnings and tool failures. */
+  warn?: (message: string) => void;
+  /** Where the Redis-backed rate limiter reports a Redis failure. */
+  redisLogger?: RedisStoreLogger;
+  /** Names the options in error messages (default `createAgentServices`). */
+  optionsName?: string;
+}
+
+/** Everything agents and the MCP dispatcher run on, built once from one options object. */
+export interface AgentComposition {
+  services: AgentServices;
+  metadata: MetadataRegistry;
+  tools: ToolRegistry;
+  prompts: PromptRegistry;
+  dispatcher: McpDispatcher;
+  events: AgentEvents;
+  rateLimiter: RateLimiter;
+  parse: ParseRestClient;
+  schemas: SchemaCache;
+  /** The direct PostgreSQL access when `postgres` is configured and its path is in use. */
+  postgres: PostgresDataAccess | null;
+  /** The providers the router tries: the library's, or the application's. */
+  dataPathProviders: DataPathProvider[];
+  data: DataRouter;
+  /** The configured language model, or null (conversations then say how to configure one). */
+  llm: LlmProvider | null;
+  /**
+   * Releases what was opened here: the keep-alive sockets to Parse Server and the database
+   * clients of the library's own data paths. An application's pool, client, Redis connection and
+   * data path providers are left open.
+   */
+  close(): Promise<void>;
+}
+
+/**
+ * The one composition root: the Nest module (through its providers), the standalone server (a Nest
+ * app on that module), `createAgentServices` and the CLI build their services here, so a setting
+ * means the same thing on every host. Port options replace the library's defaults.
+ */
+export function composeAgentServices(
+  options: AgentCompositionOptions,
+  context: AgentCompositionContext = {},
+): AgentComposition {
+  const optionsName = context.optionsName ?? 'createAgentServices';
+  const fail = (problem: string): never => {
+    throw new ParseAgentConfigError(`${optionsName}: ${problem}`);
+  };
+  checkPortOptions(options, fail);
+
+  const metadata = new MetadataRegistry({ unregisteredClasses: options.unregisteredClasses });
+  metadata.register(...(options.models ?? []));
+  for (const entry of options.hiddenClasses ?? []) {
+    if (typeof entry === 'string') metadata.hide(entry);
+    else metadata.hide(entry.className, { except: entry.except });
+  }
+  const tools = new ToolRegistry(BUILTIN_TOOLS);
+  const prompts = new PromptRegistry(BUILTIN_PROMPTS);
+  const dispatcher = new McpDispatcher(tools, prompts, {
+    wrapUntrustedData: options.wrapUntrustedData,
+  });
+  const events = new AgentEvents();
+  const redis = context.redis ?? null;
+  // With a Redis connection the window is shared by every node (one limit per principal overall).
+  const rateLimiter =
+    options.rateLimiter ??
+    (redis
+      ? new RedisRateLimiter(redis, { logger: context.redisLogger })
+      : new KeyedSlidingWindowRateLimiter());
+  const parse = new ParseRestClient(options.parse);
+  const schemas = new SchemaCache(parse, options.schemaCacheTtlMs ?? 30_000);
+
+  // The library's own paths are built only when they are used: a replacing list skips them.
+  const own = options.dataPathProviders;
+  let library: ReturnType<typeof libraryDataPaths> | undefined;
+  let dataPathProviders: DataPathProvider[];
+  if (Array.isArray(own)) dataPathProviders = [...own];
+  else {
+    library = libraryDataPaths(options, parse);
+    dataPathProviders = own ? own(library.paths) : library.paths;
+  }
+  if (!Array.isArray(dataPathProviders) || !dataPathProviders.every(isDataPathProvider)) {
+    fail(
+      'dataPathProviders returned something other than a list of DataPathProviders (objects with kind, refusal() and bind()).',
+    );
+  }
+  const postgres = library?.postgres ?? null;
+  const data = new DataRouter(dataPathProviders);
+
+  // Given conversations bring their own model: the environment is then not read here.
+  const llm =
+    options.llmProvider ??
+    (options.conversations === undefined ? resolveLlmProvider(options.llm) : undefined) ??
+    null;
+  const conversations =
+    options.conversations === undefined
+      ? conversationFactory({ provider: llm ?? undefined })
+      : (options.conversations ?? undefined);
+  const services: AgentServices = {
+    data,
+    schemas,
+    metadata,
+    tools,
+    events,
+    rateLimiter,
+    analytics: options.analytics,
+    queryLimits: options.queryLimits,
+    conversations,
+    warn: context.warn,
+  };
+
+  let closing: Promise<void> | undefined;
+  const close = () =>
+    (closing ??= (async () => {
+      parse.close();
+      // Only the clients the library's own paths opened; an application's providers stay open.
+      for (const path of library?.opened ?? []) await path.close?.();
+      await postgres?.close();
+    })());
+
+  return {
+    services,
+    metadata,
+    tools,
+    prompts,
+    dispatcher,
+    events,
+    rateLimiter,
+    parse,
+    schemas,
+    postgres,
+    dataPathProviders,
+    data,
+    llm,
+    close,
+  };
+}
+
+/** Parse REST, then the direct database paths that are configured. */
+function libraryDataPaths(
+  options: AgentCompositionOptions,
+  parse: ParseRestClient,
+): { paths: DataPathProvider[]; postgres?: PostgresDataAccess; opened: DataPathProvider[] } {
+  const paths: DataPathProvider[] = [new ParseRestDataPathProvider(parse, options.parse.database)];
+  const opened: DataPathProvider[] = [];
+  let postgres: PostgresDataAccess | undefined;
+  if (options.postgres) {
+    // The pg driver is loaded here, on first use.
+    postgres = new PostgresDataAccess(options.postgres, parse);
+    paths.push(new PostgresDataPathProvider(postgres));
+  }
+  if (options.mongo) {
+    // The driver is loaded and connected on first use, so boot never waits on MongoDB.
+    const mongo = createMongoDataPathProvider(options.mongo, parse);
+    paths.push(mongo);
+    opened.push(mongo);
+  }
+  return { paths, postgres, opened };
+}
+
+function isDataPathProvider(value: unknown): value is DataPathProvider {
+  const p = value as Partial<DataPathProvider> | null;
+  return (
+    typeof p === 'object' &&
+    p !== null &&
+    typeof p.kind === 'string' &&
+    typeof p.refusal === 'function' &&
+    typeof p.bind === 'function'
+  );
+}
+
+/** Fails with one message naming the port option to fix. */
+function checkPortOptions(options: AgentCompositionOptions, fail: (problem: string) => never) {
+  const own = options.dataPathProviders;
+  if (own !== undefined) {
+    if (typeof own !== 'function' && !Array.isArray(own)) {
+      fail(
+        'dataPathProviders must be a list of DataPathProviders, or a function that receives the library’s list and returns the one to use.',
+      );
+    }
+    if (Array.isArray(own)) {
+      if (!own.length || !own.every(isDataPathProvider)) {
+        fail(
+          'dataPathProviders must hold at least one DataPathProvider (an object with kind, refusal() and bind()).',
+        );
+      }
+      const unused = (['postgres', 'mongo'] as const).filter((key) => options[key]);
+      if (unused.length) {
+        fail(
+          `a dataPathProviders list replaces the library's data paths, so ${unused.join(' and ')} would be ignored. Pass a function instead to keep them, e.g. dataPathProviders: (paths) => [...paths, myProvider], or drop ${unused.join(' and ')}.`,
+        );
+      }
+    }
+  }
+  const llm = options.llmProvider;
+  if (llm !== undefined) {
+    if (typeof (llm as Partial<LlmProvider> | null)?.complete !== 'function') {
+      fail('llmProvider must be an LlmProvider (an object with a complete(request) method).');
+    }
+    if (options.llm !== undefined) {
+      fail('pass the language model once: llmProvider (an LlmProvider) or llm, not both.');
+    }
+  }
+  if (
+    options.rateLimiter !== undefined &&
+    typeof (options.rateLimiter as Partial<RateLimiter> | null)?.check !== 'function'
+  ) {
+    fail('rateLimiter must have a check(key) method.');
+  }
+}

@@ -1,0 +1,79 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import * as root from 'nestjs-parse-agent';
+// Resolved by tsconfig paths when type-checked, by jest's moduleNameMapper when run.
+import * as anthropic from 'nestjs-parse-agent/anthropic';
+import * as openai from 'nestjs-parse-agent/openai';
+import * as redis from 'nestjs-parse-agent/redis';
+
+const LIBRARY = resolve(__dirname, '..', '..', 'libs', 'parse-agent');
+
+interface PackageJson {
+  main: string;
+  types: string;
+  bin: Record<string, string>;
+  files: string[];
+  exports: Record<string, string | { types: string; default: string }>;
+  typesVersions: Record<string, Record<string, string[]>>;
+}
+const pkg = JSON.parse(readFileSync(join(LIBRARY, 'package.json'), 'utf8')) as PackageJson;
+
+/** The optional integrations: subpath, and names that must be there and not in the root. */
+const SUBPATHS: Record<string, string[]> = {
+  redis: [
+    'RedisConnection',
+    'RedisRateLimiter',
+    'RedisSessionStore',
+    'RedisEventStore',
+    'RedisCancellationBus',
+    'RedisListChangedRelay',
+    'RateLimiterUnavailableError',
+  ],
+  openai: ['OpenAiProvider'],
+  anthropic: ['AnthropicProvider'],
+};
+
+/**
+ * The package's entry points, as jest (moduleNameMapper), tsconfig paths and the published
+ * package.json ("exports" for Node and modern resolvers, "typesVersions" for `moduleResolution:
+ * node`) each see them. The packaging e2e proves the published side; this keeps the maps in step.
+ */
+describe('package entry points', () => {
+  it('exports the root and one subpath per optional integration, with types first', () => {
+    expect(Object.keys(pkg.exports).sort()).toEqual(
+      ['.', './package.json', ...Object.keys(SUBPATHS).map((name) => `./${name}`)].sort(),
+    );
+    expect(pkg.exports['.']).toEqual({ types: `./${pkg.types}`, default: `./${pkg.main}` });
+    for (const name of Object.keys(SUBPATHS)) {
+      const entry = pkg.exports[`./${name}`];
+      // "types" must come before "default": resolvers take the first condition that matches.
+      expect(entry).toEqual({ types: `./dist/${name}.d.ts`, default: `./dist/${name}.js` });
+      expect(Object.keys(entry)[0]).toBe('types');
+      expect(pkg.typesVersions['*'][name]).toEqual([`dist/${name}.d.ts`]);
+      expect(existsSync(join(LIBRARY, 'src', `${name}.ts`))).toBe(true);
+    }
+  });
+
+  it('keeps the optional integrations out of the root and resolves their subpaths', () => {
+    expect([redis.RedisSessionStore, openai.OpenAiProvider, anthropic.AnthropicProvider]).toEqual([
+      expect.any(Function),
+      expect.any(Function),
+      expect.any(Function),
+    ]);
+    for (const [name, names] of Object.entries(SUBPATHS)) {
+      // eslint-disable-next-line @typescript-eslint/no-require-imports
+      const subpath = require(`nestjs-parse-agent/${name}`) as Record<string, unknown>;
+      for (const exported of names) {
+        expect({ [exported]: typeof subpath[exported] }).toEqual({ [exported]: 'function' });
+        expect(Object.keys(root)).not.toContain(exported);
+      }
+    }
+  });
+
+  it('ships a committed bin that npm can link before the build', () => {
+    const bin = pkg.bin['parse-agent'];
+    expect(bin).toBe('bin/parse-agent.js');
+    expect(pkg.files).toEqual(expect.arrayContaining(['bin', 'dist', '.env.sample']));
+    expect(readFileSync(join(LIBRARY, bin), 'utf8')).toMatch(/^#!\/usr\/bin\/env node\n/);
+  });
+});
