@@ -72,7 +72,7 @@ function startOnce(dataDir, port) {
         );
       else if (code !== 0)
         reject(
-          new Error(`the demo exited with ${code ?? signal} after SIGINT:\n${output.slice(-3000)}`),
+          new Error(`the demo exited with ${code ?? signal} after SIGINT:\n${firstError(output)}`),
         );
       else
         resolve({
@@ -82,6 +82,13 @@ function startOnce(dataDir, port) {
         });
     });
   });
+}
+
+/** The first error line and what follows it (a dumped object can bury its head otherwise). */
+function firstError(output) {
+  const at = output.search(/uncaught|Error|error:/);
+  const from = at < 0 ? Math.max(0, output.length - 3000) : Math.max(0, at - 200);
+  return output.slice(from, from + 3000);
 }
 
 async function main() {

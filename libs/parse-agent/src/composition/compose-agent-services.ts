@@ -149,7 +149,7 @@ export function composeAgentServices(
   let dataPathProviders: DataPathProvider[];
   if (Array.isArray(own)) dataPathProviders = [...own];
   else {
-    library = libraryDataPaths(options, parse);
+    library = libraryDataPaths(options, parse, context.warn);
     dataPathProviders = own ? own(library.paths) : library.paths;
   }
   if (!Array.isArray(dataPathProviders) || !dataPathProviders.every(isDataPathProvider)) {
@@ -213,13 +213,14 @@ export function composeAgentServices(
 function libraryDataPaths(
   options: AgentCompositionOptions,
   parse: ParseRestClient,
+  warn: ((message: string) => void) | undefined,
 ): { paths: DataPathProvider[]; postgres?: PostgresDataAccess; opened: DataPathProvider[] } {
   const paths: DataPathProvider[] = [new ParseRestDataPathProvider(parse, options.parse.database)];
   const opened: DataPathProvider[] = [];
   let postgres: PostgresDataAccess | undefined;
   if (options.postgres) {
     // The pg driver is loaded here, on first use.
-    postgres = new PostgresDataAccess(options.postgres, parse);
+    postgres = new PostgresDataAccess(options.postgres, parse, warn);
     paths.push(new PostgresDataPathProvider(postgres));
   }
   if (options.mongo) {

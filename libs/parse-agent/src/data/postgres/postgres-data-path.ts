@@ -91,13 +91,20 @@ export class PostgresDataAccess {
   constructor(
     readonly options: PostgresDataPathOptions,
     parse?: ParseRestClient,
+    /** Told when an idle connection of the library's own pool is closed by the server. */
+    warn?: (message: string) => void,
   ) {
     this.resolvesSessions = !!parse;
     if (options.pool) {
       this.pool = options.pool;
       this.ownsPool = false;
     } else if (typeof options.uri === 'string' && options.uri) {
-      this.pool = createPgPool(options.uri, options.maxConnections ?? 10);
+      this.pool = createPgPool(options.uri, options.maxConnections ?? 10, (error) =>
+        warn?.(
+          `PostgreSQL closed an idle connection of the direct path's pool (${error.message}); ` +
+            'the next query opens a new one.',
+        ),
+      );
       this.ownsPool = true;
     } else {
       throw new AgentValidationError('postgres needs a uri or a pool.');
