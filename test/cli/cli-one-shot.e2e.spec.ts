@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { DEMO_PASSWORD, seedDemo } from '../harness/demo-data';
 import { CLI_CWD, cliCommand, cliEnv, DEMO_MODELS, runCliProcess } from './cli-process';
 
-const COMMANDS = ['chat', 'call', 'tools', 'describe', 'serve', 'stdio'];
+const COMMANDS = ['chat', 'call', 'tools', 'describe', 'console', 'serve', 'stdio'];
 
 /** The one-shot commands (`tools`, `call`, `describe`) as child processes on the real Parse Server. */
 describe('parse-agent one-shot commands (child process, real Parse Server)', () => {
