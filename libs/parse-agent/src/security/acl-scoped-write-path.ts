@@ -96,7 +96,11 @@ export class AclScopedWritePath implements DataPath {
     await this.sources.reads.refreshPrincipals?.(signal);
   }
 
-  async create(className: string, values: DataRow, signal?: AbortSignal): Promise<DataCreateResult> {
+  async create(
+    className: string,
+    values: DataRow,
+    signal?: AbortSignal,
+  ): Promise<DataCreateResult> {
     await this.checkClass(className, 'create', signal);
     return this.writer('create').call(this.sources.writes, className, values, signal);
   }
