@@ -218,6 +218,16 @@ export type { ListFilterInput } from './security/class-filter';
 export type { ReadPolicy, PlannedRead, ReadRequest } from './security/read-policy';
 export { WritePolicy } from './security/write-policy';
 export type { PlannedWrite } from './security/write-policy';
+// Row-ACL helpers for custom tools and agent methods on the direct database paths
+export { agentPrincipals, refreshAgentPrincipals } from './security/agent-principals';
+export type { PrincipalContext } from './security/agent-principals';
+export {
+  aclReadMatchStage,
+  aclReadSqlClause,
+  aclWriteMatchStage,
+  aclWriteSqlClause,
+} from './security/acl-match';
+export type { AclMatchStage, AclSqlClause, AclSqlOptions } from './security/acl-match';
 
 // Data: the Parse REST client (the demo verifies sessions with it)
 export { ParseRestClient } from './data/parse-rest/parse-rest-client';

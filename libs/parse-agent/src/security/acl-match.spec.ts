@@ -11,6 +11,7 @@ import {
   aclReadSqlClause,
   aclWriteMatchStage,
   aclWriteSqlClause,
+  type AclMatchStage,
 } from './acl-match';
 
 /**
@@ -21,8 +22,8 @@ import {
  */
 const as = (...principals: string[]): DataPrincipals => ({ master: false, principals });
 
-const ids = (docs: StorageDoc[], stage: object | undefined): string[] =>
-  new Aggregator(stage ? [stage] : [])
+const ids = (docs: StorageDoc[], stage: AclMatchStage | undefined): string[] =>
+  new Aggregator(stage ? [{ ...stage }] : [])
     .run(docs)
     .map((d) => String((d as StorageDoc)._id))
     .sort();
