@@ -103,7 +103,12 @@ export {
   UnknownToolError,
 } from './core/errors';
 export type { AccessDeniedKind } from './core/errors';
-export { routeSecurityBanners, suppressSecurityBanners } from './core/security-banner';
+export {
+  resetSecurityBanners,
+  routeSecurityBanners,
+  securityBannersSuppressed,
+  suppressSecurityBanners,
+} from './core/security-banner';
 export type { SecurityBannerSink } from './core/security-banner';
 
 // Ports: interfaces with same-named injection tokens, and their in-memory defaults
@@ -270,6 +275,14 @@ export {
 export { MongoDataPathProvider, MongoTimeLimitError } from './data/mongo/mongo-data-path';
 export { pipelinePolicyFor } from './security/read-pipeline-policy';
 export { ENV_GATES, isTruthyEnv } from './tools/env-gates';
+export {
+  rawCrudEnabled,
+  rawSchemaEnabled,
+  schemaOpsEnabled,
+  toolAllowed,
+  toolCategory,
+  writeToolsEnabled,
+} from './tools/tool-introspection';
 export type { ToolEnvGate } from './tools/env-gates';
 export { PERMISSION_LEVELS } from './tools/tool-tiers';
 export { BUILTIN_CATEGORIES } from './tools/tool-categories';
