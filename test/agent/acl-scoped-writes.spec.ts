@@ -245,6 +245,32 @@ describe('aclRole / aclUser writes (real Parse Server, real PostgreSQL)', () => 
     expect((await row(NOTE, writable)).objectId).toBe(writable);
   });
 
+  it('refuses a delete before asking anyone to confirm it when the CLP would refuse it', async () => {
+    const asking = bed.factory.create({
+      aclRole: WRITER,
+      permissions: 'admin',
+      allowMutations: true,
+    });
+    let asked = 0;
+    const result = refused(
+      await asking.execute(
+        'delete_object',
+        { class_name: NOTE, object_id: writable },
+        {
+          elicitation: {
+            elicit: async () => {
+              asked++;
+              return { action: 'accept', content: { confirm: true } };
+            },
+          },
+        },
+      ),
+    );
+    expect(result.details).toMatchObject({ kind: 'clp_denied' });
+    expect(asked).toBe(0);
+    expect((await row(NOTE, writable)).objectId).toBe(writable);
+  });
+
   it('refuses create and update in a class whose CLP grants nobody, even where the ACL would allow', async () => {
     const created = refused(
       await writer.execute('create_object', { class_name: LOCKED, values: { title: 'nope' } }),

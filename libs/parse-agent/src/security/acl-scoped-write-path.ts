@@ -120,6 +120,20 @@ export class AclScopedWritePath implements DataPath {
     return this.writer('delete').call(this.sources.writes, className, objectId, signal);
   }
 
+  /**
+   * The checks a write would run, without writing: lets a tool refuse before it asks a person to
+   * confirm a change that would be refused anyway.
+   */
+  async checkWrite(
+    operation: RowWriteOperation,
+    className: string,
+    objectId?: string,
+    signal?: AbortSignal,
+  ): Promise<void> {
+    if (operation === 'create') await this.checkClass(className, 'create', signal);
+    else await this.checkRow(className, String(objectId), operation, signal);
+  }
+
   createClass(className: string, _spec: DataClassSpec): Promise<void> {
     return Promise.reject(this.schemaChangeRefused('create', className));
   }
