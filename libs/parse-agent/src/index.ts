@@ -103,7 +103,12 @@ export {
   UnknownToolError,
 } from './core/errors';
 export type { AccessDeniedKind } from './core/errors';
-export { routeSecurityBanners, suppressSecurityBanners } from './core/security-banner';
+export {
+  resetSecurityBanners,
+  routeSecurityBanners,
+  securityBannersSuppressed,
+  suppressSecurityBanners,
+} from './core/security-banner';
 export type { SecurityBannerSink } from './core/security-banner';
 
 // Ports: interfaces with same-named injection tokens, and their in-memory defaults
@@ -218,6 +223,16 @@ export type { ListFilterInput } from './security/class-filter';
 export type { ReadPolicy, PlannedRead, ReadRequest } from './security/read-policy';
 export { WritePolicy } from './security/write-policy';
 export type { PlannedWrite } from './security/write-policy';
+// Row-ACL helpers for custom tools and agent methods on the direct database paths
+export { agentPrincipals, refreshAgentPrincipals } from './security/agent-principals';
+export type { PrincipalContext } from './security/agent-principals';
+export {
+  aclReadMatchStage,
+  aclReadSqlClause,
+  aclWriteMatchStage,
+  aclWriteSqlClause,
+} from './security/acl-match';
+export type { AclMatchStage, AclSqlClause, AclSqlOptions } from './security/acl-match';
 
 // Data: the Parse REST client (the demo verifies sessions with it)
 export { ParseRestClient } from './data/parse-rest/parse-rest-client';
@@ -260,6 +275,14 @@ export {
 export { MongoDataPathProvider, MongoTimeLimitError } from './data/mongo/mongo-data-path';
 export { pipelinePolicyFor } from './security/read-pipeline-policy';
 export { ENV_GATES, isTruthyEnv } from './tools/env-gates';
+export {
+  rawCrudEnabled,
+  rawSchemaEnabled,
+  schemaOpsEnabled,
+  toolAllowed,
+  toolCategory,
+  writeToolsEnabled,
+} from './tools/tool-introspection';
 export type { ToolEnvGate } from './tools/env-gates';
 export { PERMISSION_LEVELS } from './tools/tool-tiers';
 export { BUILTIN_CATEGORIES } from './tools/tool-categories';

@@ -42,8 +42,12 @@ describe('composeAgentServices', () => {
         return [mine, ...paths];
       },
     });
-    expect(seen).toEqual(['parse-rest']);
-    expect(built.dataPathProviders.map((p) => p.kind)).toEqual(['mine', 'parse-rest']);
+    expect(seen).toEqual(['parse-rest', 'acl-scoped-write']);
+    expect(built.dataPathProviders.map((p) => p.kind)).toEqual([
+      'mine',
+      'parse-rest',
+      'acl-scoped-write',
+    ]);
     await built.close();
     // An application's provider is closed by the application.
     expect(mine.closed).toBe(0);

@@ -3,6 +3,7 @@ import { conversationFactory, resolveLlmProvider } from '../client/conversation-
 import { AgentEvents } from '../core/agent-events';
 import { ParseAgentConfigError } from '../core/errors';
 import { DataRouter } from '../data/data-router';
+import { AclScopedWriteProvider } from '../security/acl-scoped-write-path';
 import {
   createMongoDataPathProvider,
   type MongoPathOptions,
@@ -149,7 +150,7 @@ export function composeAgentServices(
   let dataPathProviders: DataPathProvider[];
   if (Array.isArray(own)) dataPathProviders = [...own];
   else {
-    library = libraryDataPaths(options, parse, context.warn);
+    library = libraryDataPaths(options, parse, context.warn, () => data);
     dataPathProviders = own ? own(library.paths) : library.paths;
   }
   if (!Array.isArray(dataPathProviders) || !dataPathProviders.every(isDataPathProvider)) {
@@ -158,6 +159,7 @@ export function composeAgentServices(
     );
   }
   const postgres = library?.postgres ?? null;
+  // The ACL-scoped write provider reads through the router once it exists (`() => data`).
   const data = new DataRouter(dataPathProviders);
 
   // Given conversations bring their own model: the environment is then not read here.
@@ -214,8 +216,19 @@ function libraryDataPaths(
   options: AgentCompositionOptions,
   parse: ParseRestClient,
   warn: ((message: string) => void) | undefined,
+  router: () => DataRouter,
 ): { paths: DataPathProvider[]; postgres?: PostgresDataAccess; opened: DataPathProvider[] } {
-  const paths: DataPathProvider[] = [new ParseRestDataPathProvider(parse, options.parse.database)];
+  const rest = new ParseRestDataPathProvider(parse, options.parse.database);
+  // aclUser/aclRole writes: checked against CLP and row ACL here, then written with the master key.
+  const aclWrites = new AclScopedWriteProvider({
+    writer: rest,
+    reads: {
+      pathFor: (operation, identity) => router().pathFor(operation, identity),
+      serves: (operation, identity) => router().serves(operation, identity),
+    },
+    schema: (className, signal) => parse.schema(className, signal),
+  });
+  const paths: DataPathProvider[] = [rest, aclWrites];
   const opened: DataPathProvider[] = [];
   let postgres: PostgresDataAccess | undefined;
   if (options.postgres) {

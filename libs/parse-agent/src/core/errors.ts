@@ -55,6 +55,7 @@ export type AccessDeniedKind =
   | 'field_denied'
   | 'storage_form_field_ref'
   | 'clp_denied'
+  | 'acl_denied'
   | 'tenant_scope'
   | 'internal_field'
   | 'confirmation_declined'

@@ -165,6 +165,11 @@ export interface DataPath {
   deleteClass?(className: string, signal?: AbortSignal): Promise<void>;
   /** Who this identity is for CLP checks (the user's objectId and roles), or the master key. */
   principals?(signal?: AbortSignal): Promise<DataPrincipals>;
+  /**
+   * Forgets the principals cached for this path's identity (its user's roles, an aclRole's
+   * inherited roles), so the next call resolves them again: after a role change at run time.
+   */
+  refreshPrincipals?(signal?: AbortSignal): Promise<void>;
 }
 
 /**

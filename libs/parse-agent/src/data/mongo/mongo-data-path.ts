@@ -7,6 +7,7 @@ import {
   type DataOperation,
   type DataPath,
   type DataPathProvider,
+  type DataPrincipals,
   type DataRow,
   type ExplainSummary,
 } from '../../ports/data-path';
@@ -84,6 +85,23 @@ export class MongoDataPath implements DataPath {
     if (who.usingMasterKey) return undefined;
     // An identity this path does not recognise reads nothing but public rows.
     return { names: ['*'] };
+  }
+
+  /** `'*'`, the user's objectId and its roles (inherited ones too), or the master key. */
+  async principals(signal?: AbortSignal): Promise<DataPrincipals> {
+    const principals = await this.scopePrincipals(signal);
+    return principals ? { master: false, principals: [...principals.names] } : { master: true };
+  }
+
+  async refreshPrincipals(signal?: AbortSignal): Promise<void> {
+    this.principalsValue = undefined;
+    const who = this.identity;
+    if (who.aclUser) this.services.principals.invalidate({ userId: who.aclUser });
+    if (who.aclRole) this.services.principals.invalidate({ role: who.aclRole });
+    if (who.sessionToken) {
+      const userId = await this.services.sessionUser(who.sessionToken, signal);
+      this.services.principals.invalidate({ userId });
+    }
   }
 
   protected async schema(className: string): Promise<MongoClassSchema> {

@@ -487,6 +487,23 @@ export class ParseRestClient {
     return res.results ?? [];
   }
 
+  /** One class's schema, read now with the master key (no cache); undefined when it does not exist. */
+  async schema(className: string, signal?: AbortSignal): Promise<ParseSchema | undefined> {
+    try {
+      return await this.request<ParseSchema>(
+        'GET',
+        `/schemas/${encodeURIComponent(className)}`,
+        undefined,
+        { masterKey: true },
+        signal,
+      );
+    } catch (error) {
+      // Parse answers 103 (invalid class name) for a class that does not exist.
+      if (error instanceof ParseRequestError && error.parseCode === 103) return undefined;
+      throw error;
+    }
+  }
+
   async health(signal?: AbortSignal): Promise<boolean> {
     const res = await this.request<{ status?: string }>(
       'GET',

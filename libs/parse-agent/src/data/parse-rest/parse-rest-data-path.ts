@@ -116,6 +116,10 @@ export class ParseRestDataPath implements DataPath {
 
   protected principalCache?: Promise<string[]>;
 
+  async refreshPrincipals(): Promise<void> {
+    this.principalCache = undefined;
+  }
+
   protected assertMaster(action: string): void {
     if (!('masterKey' in this.auth)) {
       throw new AccessDeniedError(

@@ -68,6 +68,18 @@ export class PgPrincipalResolver {
     this.roles.clear();
   }
 
+  /** Forgets what is cached for one identity: its session's user, its user's or role's roles. */
+  async forget(identity: AgentIdentity): Promise<void> {
+    if (identity.aclUser) this.roles.delete(`user:${identity.aclUser}`);
+    if (identity.aclRole) this.roles.delete(`role:${identity.aclRole}`);
+    if (identity.sessionToken) {
+      const hit = this.sessions.get(identity.sessionToken);
+      this.sessions.delete(identity.sessionToken);
+      const userId = await hit?.value.catch(() => undefined);
+      if (userId) this.roles.delete(`user:${userId}`);
+    }
+  }
+
   protected remember<T>(
     map: Map<string, Cached<T>>,
     key: string,

@@ -7,6 +7,7 @@ import {
   type DataOperation,
   type DataPath,
   type DataPathProvider,
+  type DataPrincipals,
   type DataRow,
   type DistinctSpec,
   type ExplainSummary,
@@ -323,6 +324,16 @@ export class PostgresDataPath implements DataPath {
         this.access.options.collscanMinRows,
       );
     });
+  }
+
+  /** `'*'`, the user's objectId and its roles (inherited ones too), or the master key. */
+  async principals(signal?: AbortSignal): Promise<DataPrincipals> {
+    const reader = await this.access.principals.readerFor(this.identity, signal);
+    return reader.master ? { master: true } : { master: false, principals: aclGroup(reader) };
+  }
+
+  async refreshPrincipals(): Promise<void> {
+    await this.access.principals.forget(this.identity);
   }
 
   async protectedFields(className: string, signal?: AbortSignal): Promise<string[]> {

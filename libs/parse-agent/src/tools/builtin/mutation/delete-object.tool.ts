@@ -3,7 +3,7 @@ import type { ToolDefinition } from '../../tool-definition';
 import { DESTRUCTIVE_IDEMPOTENT_TOOL } from '../tool-annotations';
 import { CLASS_NAME_ARG, OBJECT_ID_ARG } from '../tool-schemas';
 import { WRITE_RESULT_SCHEMA } from './mutation-schemas';
-import { writeOperation } from './write-path';
+import { precheckWrite, writeOperation } from './write-path';
 import { writeToReadableObject } from './write-refused';
 
 interface Args {
@@ -36,6 +36,7 @@ export const deleteObject: ToolDefinition<Args> = {
       args.object_id,
       signal,
     );
+    await precheckWrite(writeData, 'delete', args.class_name, args.object_id, signal);
     await confirm({
       message: `Delete ${args.class_name} ${args.object_id}? This cannot be undone.`,
       tool: 'delete_object',
