@@ -22,6 +22,7 @@ export type DataOperation =
   | 'group_by_date'
   | 'distinct'
   | 'explain'
+  | 'search'
   | 'write';
 
 /** Operations that read rows one by one (Parse REST serves them for sessions and the master key). */
@@ -68,6 +69,37 @@ export interface DistinctSpec {
   field: string;
   where?: Record<string, unknown>;
   limit: number;
+}
+
+/**
+ * A full-text search (MongoDB Atlas Search): `text` matches words anywhere in `paths`, `autocomplete`
+ * matches what a person is typing in one field (it needs an autocomplete-typed index on it). The
+ * `where` is the policy's composed where, applied after the search with the identity's ACL.
+ */
+export interface SearchSpec {
+  mode: 'text' | 'autocomplete';
+  /** The Atlas Search index name. */
+  index: string;
+  query: string;
+  /** String fields searched (API names); autocomplete takes exactly one. */
+  paths: string[];
+  /** Typo tolerance: at most this many single-character edits (1 or 2). */
+  fuzzyMaxEdits?: 1 | 2;
+  where?: Record<string, unknown>;
+  /** Fields returned besides objectId, createdAt and updatedAt; all visible ones when absent. */
+  keys?: string[];
+  limit: number;
+  /**
+   * Fields to count values of among the matching rows this identity may read (facets). Counted
+   * after the ACL match, never from Atlas's own facet counts, which see every row.
+   */
+  facets?: { fields: string[]; limit: number };
+}
+
+/** Rows best first, each with its relevance (`score`), and the facet counts when asked. */
+export interface SearchResult {
+  rows: Array<{ row: DataRow; score: number | null }>;
+  facets?: Record<string, Array<{ value: unknown; count: number }>>;
 }
 
 /** One group as a path returns it: the raw key (objectId for pointers, Date for date buckets). */
@@ -144,6 +176,8 @@ export interface DataPath {
     query: DataFindQuery,
     options?: AggregateOptions,
   ): Promise<ExplainSummary>;
+  /** Full-text search (Atlas Search on MongoDB): ranked rows this identity may read. */
+  search?(className: string, spec: SearchSpec, options?: AggregateOptions): Promise<SearchResult>;
   /**
    * The fields of a class Parse's protectedFields hide from this identity (empty for the master
    * key, and for a class the path does not know). Names only: the policy uses them to shape its

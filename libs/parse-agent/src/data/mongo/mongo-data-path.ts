@@ -10,6 +10,8 @@ import {
   type DataPrincipals,
   type DataRow,
   type ExplainSummary,
+  type SearchResult,
+  type SearchSpec,
 } from '../../ports/data-path';
 import { classesNamed } from '../../query/pipeline-classes';
 import { clpRowMatch, protectedFieldsFor, type ClpOperation } from './mongo-clp';
@@ -18,6 +20,7 @@ import { summarizeExplain } from './mongo-explain';
 import { mongoPipeline, type MongoClassSource } from './mongo-pipeline';
 import type { MongoPrincipalResolver, Principals } from './mongo-principals';
 import type { MongoClassSchema, MongoSchemaCache } from './mongo-schema';
+import { SEARCH_SCORE_FIELD, searchPipeline } from './mongo-search';
 import { aclMatchStage, storageViewStage } from './mongo-storage';
 
 /** MongoDB stopped the operation at its `maxTimeMS` (wire: `timeout`). */
@@ -247,6 +250,33 @@ export class MongoDataPath implements DataPath {
     const pipeline = await this.build(className, stages, 'count', signal);
     const [row] = await this.run(className, pipeline, { signal });
     return typeof row?.n === 'number' ? row.n : 0;
+  }
+
+  /** Atlas Search, then this identity's guards and view (see mongo-search.ts). */
+  async search(
+    className: string,
+    spec: SearchSpec,
+    options: AggregateOptions = {},
+  ): Promise<SearchResult> {
+    if (spec.where && Object.keys(spec.where).length) assertMongoWhere(spec.where);
+    const sources = await this.sources([className], 'find', options.signal);
+    const pipeline = searchPipeline(spec, sources.get(className)!);
+    const schema = await this.schema(className);
+    const docs = await this.run(className, pipeline, options);
+    const hit = (doc: MongoDoc) => {
+      const { [SEARCH_SCORE_FIELD]: score, ...row } = doc;
+      return { row: restShape(row, schema), score: typeof score === 'number' ? score : null };
+    };
+    if (!spec.facets?.fields.length) return { rows: docs.map(hit) };
+    const [out = {}] = docs as Array<Record<string, MongoDoc[]>>;
+    const facets: NonNullable<SearchResult['facets']> = {};
+    spec.facets.fields.forEach((field, i) => {
+      facets[field] = (out[`f${i}`] ?? []).map((b) => ({
+        value: plainDates(b._id),
+        count: Number(b.count),
+      }));
+    });
+    return { rows: (out.hits ?? []).map(hit), facets };
   }
 
   async explain(

@@ -159,6 +159,9 @@ export class ParseRestDataPathProvider implements DataPathProvider {
       return `Parse REST /aggregate ignores ACL, CLP and protectedFields, so it serves '${operation}' only to master-key agents`;
     }
     if (operation === 'distinct') return undefined;
+    if (operation === 'search') {
+      return 'full-text search needs the direct MongoDB path (Atlas Search); configure `mongo`';
+    }
     if (analytics && this.database === 'mongo') return undefined;
     if (analytics) {
       return this.database === 'postgres'

@@ -492,6 +492,7 @@ export class PostgresDataPathProvider implements DataPathProvider {
 
   refusal(operation: DataOperation, identity: AgentIdentity): string | undefined {
     if (operation === 'write') return 'the PostgreSQL path only reads';
+    if (operation === 'search') return 'full-text search runs on MongoDB Atlas Search only';
     if (identity.sessionToken && !this.access.resolvesSessions) {
       return 'session tokens need Parse REST to resolve the user';
     }
