@@ -354,7 +354,9 @@ function validateClusterNodes(cluster: unknown, fail: (problem: string) => never
         fail(`cluster node ${JSON.stringify(node)} is not a URL; ${example}.`);
       }
       if (!['redis:', 'rediss:'].includes(parsed!.protocol) || !parsed!.hostname) {
-        fail(`cluster node ${JSON.stringify(node)} must be redis://host:port or rediss://host:port.`);
+        fail(
+          `cluster node ${JSON.stringify(node)} must be redis://host:port or rediss://host:port.`,
+        );
       }
       if (parsed!.pathname && parsed!.pathname !== '/') {
         fail(
