@@ -421,7 +421,8 @@ describeWithCluster('a node on a Redis Cluster whose master dies and comes back'
     for (const { result } of served) {
       expect(JSON.parse(unwrapUntrusted(result.content[0].text))).toEqual({ ok: true });
     }
-    for (const { ms } of outcomes) expect(ms).toBeLessThan(3000);
+    // Refused within the limiter's 1 s timeout (about 0.3-0.5 s here), never left hanging.
+    for (const { ms } of outcomes) expect(ms).toBeLessThan(1500);
     // A new session cannot be opened while the session slot's master is down; no id is issued.
     const refusedInit = await rpc(node.url, initializeBody(3), bearer(token('henry')));
     expect([429, 503]).toContain(refusedInit.status);
