@@ -1,5 +1,6 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { unwrapUntrusted, type ToolContext } from 'nestjs-parse-agent';
 import { randomBytes } from 'node:crypto';
 import { testParseConnection } from '../harness/parse-rest';
@@ -19,6 +20,7 @@ import {
   startRoundRobinProxy,
   type HoldingParseProxy,
   type RedisNode,
+  type RoundRobinProxy,
 } from './redis-nodes';
 
 const installed = redisClusterToolsInstalled();
@@ -55,6 +57,19 @@ function addTools(node: RedisNode, runs: Runs): void {
     }),
   });
   node.tools.register({
+    name: 'cluster_confirm',
+    description: 'Asks the person to confirm, then says what they answered.',
+    clientSafe: true,
+    handler: async (_args, ctx: ToolContext) => {
+      const outcome = await ctx.confirm({
+        message: 'Allow cluster_confirm?',
+        tool: 'cluster_confirm',
+        className: 'Thing',
+      });
+      return { confirmed: outcome.confirmed };
+    },
+  });
+  node.tools.register({
     name: 'cluster_steps',
     description: 'Reports progress step by step, then answers (no Parse request).',
     clientSafe: true,
@@ -76,6 +91,15 @@ function addTools(node: RedisNode, runs: Runs): void {
 const token = (label: string) => `r:${label}:${randomBytes(6).toString('hex')}`;
 const bearer = (t: string) => ({ Authorization: `Bearer ${t}` });
 const protocol = { 'MCP-Protocol-Version': '2025-11-25' };
+
+/**
+ * Waits until the SDK client's connect has sent all of its requests through the proxy: initialize,
+ * notifications/initialized and the GET stream it opens after them. From then on, each request of
+ * the test goes to the node after the one before (strict round robin).
+ */
+async function connectSettled(proxy: RoundRobinProxy): Promise<void> {
+  await eventually(() => expect(proxy.served.reduce((sum, n) => sum + n, 0)).toBe(3));
+}
 
 function sdkClient(url: string, who: string, name: string) {
   const transport = new StreamableHTTPClientTransport(new URL(url), {
@@ -281,6 +305,7 @@ describeWithCluster('two nodes sharing a Redis Cluster of three masters', () => 
     const { transport, client } = sdkClient(proxy.url, token('dave'), 'cluster-cancel');
     try {
       await client.connect(transport);
+      await connectSettled(proxy);
       const heldBefore = parseProxy.held;
       const abortedBefore = parseProxy.aborted;
       const servedBefore = [...proxy.served];
@@ -301,6 +326,57 @@ describeWithCluster('two nodes sharing a Redis Cluster of three masters', () => 
     } finally {
       await client.close().catch(() => undefined);
       await proxy.close();
+    }
+  });
+
+  it("the SDK client's confirmation answer, sent through the other node, reaches the waiting call", async () => {
+    const proxy = await startRoundRobinProxy([a.url, b.url]);
+    const transport = new StreamableHTTPClientTransport(new URL(proxy.url), {
+      requestInit: { headers: bearer(token('gina')) },
+    });
+    const client = new Client(
+      { name: 'cluster-elicit', version: '1.0.0' },
+      { capabilities: { elicitation: {} } },
+    );
+    const asked: string[] = [];
+    client.setRequestHandler(ElicitRequestSchema, (request) => {
+      asked.push(request.params.message);
+      return Promise.resolve({ action: 'accept', content: { confirm: true } });
+    });
+    try {
+      await client.connect(transport);
+      await connectSettled(proxy);
+      const servedBefore = [...proxy.served];
+      const result = await client.callTool({ name: 'cluster_confirm', arguments: {} }, undefined, {
+        timeout: 10_000,
+      });
+      expect(result.isError).toBeFalsy();
+      const content = result.content as Array<{ text: string }>;
+      expect(JSON.parse(unwrapUntrusted(content[0].text))).toEqual({ confirmed: true });
+      expect(asked).toHaveLength(1);
+      expect(asked[0]).toMatch(/cluster_confirm/);
+      // The call's POST and the answer's POST went to different nodes.
+      expect(proxy.served[0] - servedBefore[0]).toBe(1);
+      expect(proxy.served[1] - servedBefore[1]).toBe(1);
+    } finally {
+      await client.close().catch(() => undefined);
+      await proxy.close();
+    }
+  });
+
+  it('DELETE through one node ends the session everywhere and closes its stream on the other', async () => {
+    const who = token('hank');
+    const init = await rpc(a.url, initializeBody(), bearer(who));
+    const headers = { ...bearer(who), 'Mcp-Session-Id': init.headers.get('mcp-session-id')! };
+    const stream = await openSsePost(a.url, undefined, headers, 'GET');
+    expect(stream.status).toBe(200);
+    const closed = stream.rest();
+    const deleted = await fetch(b.url, { method: 'DELETE', headers });
+    expect(deleted.status).toBe(204);
+    await expect(closed).resolves.toBeDefined(); // the stream on A ended
+    for (const node of [a, b]) {
+      const after = await rpc(node.url, { jsonrpc: '2.0', id: 4, method: 'tools/list' }, headers);
+      expect(after.status).toBe(404);
     }
   });
 
