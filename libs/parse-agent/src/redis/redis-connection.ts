@@ -261,7 +261,7 @@ function clusterFailFastOptions(redisOptions: ClusterOptions['redisOptions']): C
   };
 }
 
-/** Startup nodes as ioredis takes them, and the credentials and TLS of the first URL. */
+/** Startup nodes as ioredis takes them; a password (and TLS) given in a URL applies to all nodes. */
 function clusterNodes(nodes: RedisClusterNode[]): {
   nodes: ClusterNode[];
   redisOptions: ClusterOptions['redisOptions'];
@@ -389,11 +389,11 @@ function loadIoRedis(): IoRedisModule {
   try {
     // Optional peer dependency: loaded only when the redis option is used.
     // eslint-disable-next-line @typescript-eslint/no-require-imports
-    const loaded = require('ioredis') as Partial<IoRedisModule> & {
-      default?: IoRedisModule['Redis'] & Partial<IoRedisModule>;
-    };
-    const Redis = loaded.Redis ?? loaded.default!;
-    const Cluster = loaded.Cluster ?? loaded.default!.Cluster!;
+    const loaded = require('ioredis') as IoRedisModule['Redis'] &
+      Partial<IoRedisModule> & { default?: IoRedisModule['Redis'] & Partial<IoRedisModule> };
+    const Redis = loaded.Redis ?? loaded.default ?? loaded;
+    const Cluster =
+      loaded.Cluster ?? loaded.default?.Cluster ?? (Redis as Partial<IoRedisModule>).Cluster!;
     return { Redis, Cluster };
   } catch (error) {
     const missing =
