@@ -4,7 +4,14 @@ import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { unwrapUntrusted, type ToolContext } from 'nestjs-parse-agent';
 import { randomBytes } from 'node:crypto';
 import { testParseConnection } from '../harness/parse-rest';
-import { delay, eventually, messagesOf, openSsePost, progressOf } from '../mcp/mcp-test-app';
+import {
+  delay,
+  eventually,
+  messagesOf,
+  openSsePost,
+  progressOf,
+  type SseEvent,
+} from '../mcp/mcp-test-app';
 import {
   redisClusterToolsInstalled,
   startLocalRedisCluster,
@@ -17,8 +24,10 @@ import {
   runKeyPrefix,
   startHoldingParseProxy,
   startRedisNode,
+  startNodeProcess,
   startRoundRobinProxy,
   type HoldingParseProxy,
+  type NodeProcess,
   type RedisNode,
   type RoundRobinProxy,
 } from './redis-nodes';
@@ -528,5 +537,90 @@ describeWithCluster('a node on a Redis Cluster whose master dies and comes back'
     const again = await rpc(node.url, initializeBody(5), bearer(token('ivy')));
     expect(again.status).toBe(200);
     expect(again.headers.get('mcp-session-id')).toMatch(/^[A-Za-z0-9_-]{32}$/);
+  }, 60_000);
+});
+
+describeWithCluster('a streaming call whose node is killed, on a Redis Cluster', () => {
+  const LEASE_MS = 1_000;
+  const mcp = { resumable: true, heartbeatIntervalMs: 300, callLeaseMs: LEASE_MS };
+  let cluster: LocalRedisCluster;
+  let a: NodeProcess;
+  let b: RedisNode;
+
+  beforeAll(async () => {
+    cluster = await startLocalRedisCluster(3);
+    const keyPrefix = runKeyPrefix('cluster-death');
+    [a, b] = await Promise.all([
+      startNodeProcess({ redisUrl: '', redisCluster: cluster.urls, keyPrefix, mcp }),
+      startRedisNode({ redisUrl: '', redisCluster: cluster.urls, keyPrefix, mcp }),
+    ]);
+  }, 90_000);
+  afterAll(async () => {
+    await a?.kill();
+    await b?.close();
+    await cluster?.stop();
+  });
+
+  it('the client resuming on the other node gets the missed events once, then a clear error', async () => {
+    const who = token('kim');
+    const init = await rpc(b.url, initializeBody(), bearer(who));
+    expect(init.status).toBe(200);
+    const headers = {
+      ...bearer(who),
+      'Mcp-Session-Id': init.headers.get('mcp-session-id')!,
+      ...protocol,
+    };
+    const call = await openSsePost(
+      a.url,
+      {
+        jsonrpc: '2.0',
+        id: 41,
+        method: 'tools/call',
+        params: { name: 'endless_steps', arguments: {}, _meta: { progressToken: 'p41' } },
+      },
+      headers,
+    );
+    expect(call.status).toBe(200);
+    const before: SseEvent[] = [];
+    for (let event = await call.next(); event; event = await call.next()) {
+      before.push(event);
+      if (progressOf(before).length === 2) break;
+    }
+    call.abort();
+    const lastEventId = [...before].reverse().find((e) => e.id)!.id!;
+    await delay(250); // A stores a few more steps nobody has seen yet
+    await a.kill();
+
+    const started = Date.now();
+    const resumed = await openSsePost(
+      b.url,
+      undefined,
+      { ...headers, 'Last-Event-ID': lastEventId },
+      'GET',
+    );
+    expect(resumed.status).toBe(200);
+    const after = await resumed.rest(); // ends by itself
+    const elapsed = Date.now() - started;
+
+    const steps = [...progressOf(before), ...progressOf(after)];
+    expect(steps.length).toBeGreaterThan(2);
+    expect(steps).toEqual(steps.map((_, i) => i + 1)); // each once, in order
+    const answers = messagesOf(after).filter((m) => m.id === 41);
+    expect(answers).toHaveLength(1);
+    expect(answers[0].result).toBeUndefined();
+    expect(answers[0].error).toMatchObject({ code: -32000 });
+    expect(String(answers[0].error!.message)).toMatch(/node running this call stopped/);
+    expect(elapsed).toBeLessThan(LEASE_MS * 4);
+
+    // The stream's keys, the lease's included while it lived, share the stream's slot.
+    const streamId = lastEventId.slice(0, lastEventId.lastIndexOf('_'));
+    const slot = Number(cluster.cli('CLUSTER', 'KEYSLOT', `{${streamId}}`));
+    const master = cluster.masterOfSlot(slot);
+    const held = cluster
+      .cliOn(master, '--scan', '--pattern', `*{${streamId}}*`)
+      .split('\n')
+      .filter(Boolean);
+    expect(held.length).toBeGreaterThanOrEqual(2);
+    for (const key of held) expect(Number(cluster.cli('CLUSTER', 'KEYSLOT', key))).toBe(slot);
   }, 60_000);
 });
