@@ -1,8 +1,9 @@
 /**
  * One MCP node in a process of its own (so a suite can SIGKILL it): the Nest app of startRedisNode
- * on REDIS_URL and KEY_PREFIX, listening on LISTEN_HOST:LISTEN_PORT, with MCP_OPTIONS (JSON) merged
- * in, and two tools: `endless_steps` reports progress every STEP_MS until aborted (bounded);
- * `confirm_me` asks the person to confirm and says what they answered. Prints `LISTENING <url>`.
+ * on REDIS_URL (or the Redis Cluster of REDIS_CLUSTER, a JSON array of startup nodes) and
+ * KEY_PREFIX, listening on LISTEN_HOST:LISTEN_PORT, with MCP_OPTIONS (JSON) merged in, and two
+ * tools: `endless_steps` reports progress every STEP_MS until aborted (bounded); `confirm_me` asks
+ * the person to confirm and says what they answered. Prints `LISTENING <url>`.
  */
 import type { ToolContext } from 'nestjs-parse-agent';
 import { startRedisNode } from './redis-nodes';
@@ -13,6 +14,9 @@ const MAX_STEPS = 600;
 async function main(): Promise<void> {
   const node = await startRedisNode({
     redisUrl: process.env.REDIS_URL!,
+    redisCluster: process.env.REDIS_CLUSTER
+      ? (JSON.parse(process.env.REDIS_CLUSTER) as string[])
+      : undefined,
     keyPrefix: process.env.KEY_PREFIX!,
     mcp: JSON.parse(process.env.MCP_OPTIONS ?? '{}') as Record<string, unknown>,
     host: process.env.LISTEN_HOST,

@@ -120,6 +120,8 @@ export const bearerTokenUserKey: NonNullable<McpEndpointOptions['userKey']> = (r
 export async function startRedisNode(options: {
   redisUrl: string;
   keyPrefix: string;
+  /** Startup nodes of a Redis Cluster: used instead of `redisUrl` when given. */
+  redisCluster?: string[];
   parse?: ParseAgentModuleOptions['parse'];
   mcp?: McpEndpointOptions;
   /** Address and port to listen on (default 127.0.0.1, any free port). */
@@ -130,7 +132,9 @@ export async function startRedisNode(options: {
     imports: [
       ParseAgentModule.forRoot({
         parse: options.parse ?? testParseConnection(),
-        redis: { url: options.redisUrl, keyPrefix: options.keyPrefix },
+        redis: options.redisCluster
+          ? { cluster: options.redisCluster, keyPrefix: options.keyPrefix }
+          : { url: options.redisUrl, keyPrefix: options.keyPrefix },
         suppressSecurityBanners: true,
         agentFactory: bearerAgentFactory,
         mcp: {
@@ -344,6 +348,8 @@ export interface NodeProcess {
 export async function startNodeProcess(options: {
   redisUrl: string;
   keyPrefix: string;
+  /** Startup nodes of a Redis Cluster: used instead of `redisUrl` when given. */
+  redisCluster?: string[];
   mcp?: Record<string, unknown>;
   /** Listen address and port inside the process (default 127.0.0.1, any free port). */
   host?: string;
@@ -364,6 +370,7 @@ export async function startNodeProcess(options: {
     env: {
       ...process.env,
       REDIS_URL: options.redisUrl,
+      REDIS_CLUSTER: options.redisCluster ? JSON.stringify(options.redisCluster) : '',
       KEY_PREFIX: options.keyPrefix,
       MCP_OPTIONS: JSON.stringify(options.mcp ?? {}),
       LISTEN_HOST: options.host ?? '127.0.0.1',

@@ -2,7 +2,12 @@
 // Its types name ioredis (an optional peer dependency), so they stay out of the root entry point.
 // ParseAgentModule's `redis` option needs none of these: it builds them itself.
 export { RedisConnection, DEFAULT_REDIS_KEY_PREFIX } from './redis/redis-connection';
-export type { RedisConnectionOptions, RedisStoreLogger } from './redis/redis-connection';
+export type {
+  RedisClient,
+  RedisClusterNode,
+  RedisConnectionOptions,
+  RedisStoreLogger,
+} from './redis/redis-connection';
 export { RedisRateLimiter, RateLimiterUnavailableError } from './redis/redis-rate-limiter';
 export type { RedisRateLimiterOptions } from './redis/redis-rate-limiter';
 export { RedisSessionStore, DEFAULT_MAX_SESSIONS_PER_PRINCIPAL } from './redis/redis-session-store';

@@ -23,7 +23,16 @@ import type { StartupCheckMode, StartupCheckOptions } from './startup-check';
 export interface RedisModuleOption {
   /** `redis://[:password@]host:port[/db]` or `rediss://...` (TLS). */
   url?: string;
-  /** An ioredis client the application owns (it is not closed by the module). */
+  /**
+   * Startup nodes of a Redis Cluster: `redis://[user:password@]host:port` (or rediss://) strings or
+   * `{ host, port }`; the other nodes are discovered. Keys that a script uses together share a hash
+   * tag, so each script stays in one slot (see docs/deployment.md, Redis Cluster).
+   */
+  cluster?: Array<string | { host: string; port: number }>;
+  /**
+   * An ioredis client the application owns (it is not closed by the module): `new Redis(...)`, or
+   * `new Cluster([...])` for a Redis Cluster.
+   */
   client?: RedisClientLike;
   /**
    * Prefix of every key and channel (default `parse-agent:`). Give deployments that share one Redis
@@ -123,8 +132,9 @@ export interface ParseAgentModuleOptions {
   defaults?: AgentDefaults;
   /**
    * Shares rate limits, MCP sessions, cancellations and list changes between nodes:
-   * `{ url: 'redis://127.0.0.1:6379' }` or `{ client: new Redis(...) }` (the `ioredis` package, an
-   * optional peer dependency). Without it, all of these live in this process.
+   * `{ url: 'redis://127.0.0.1:6379' }`, `{ cluster: ['redis://10.0.0.1:7000', ...] }` (a Redis
+   * Cluster) or `{ client: new Redis(...) }` (the `ioredis` package, an optional peer
+   * dependency). Without it, all of these live in this process.
    */
   redis?: RedisModuleOption;
   /**

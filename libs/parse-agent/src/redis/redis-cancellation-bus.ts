@@ -61,8 +61,9 @@ export class RedisCancellationBus implements CancellationBus {
    */
   async relayAnswer(sessionId: string, response: ClientAnswer): Promise<boolean> {
     const message: AnswerMessage = { from: this.redis.nodeId, sessionId, response };
-    const receivers = await this.redis.publish(this.answerChannel, JSON.stringify(message));
-    return typeof receivers === 'number' && receivers > 1;
+    return this.reachedOthers(
+      await this.redis.publish(this.answerChannel, JSON.stringify(message)),
+    );
   }
 
   onAnswer(handler: (sessionId: string, response: ClientAnswer) => void): () => void {
@@ -74,13 +75,21 @@ export class RedisCancellationBus implements CancellationBus {
     return this.localCalls.register(scope, requestId, controller);
   }
 
-  /** True when the call ran here, or the cancel reached at least one other node. */
+  /** True when the call ran here, or the cancel reached at least one other node (see reachedOthers). */
   async cancel(scope: string, requestId: RequestId, reason: string): Promise<boolean> {
     if (this.localCalls.cancel(scope, requestId, reason)) return true;
     const message: CancelMessage = { from: this.redis.nodeId, scope, requestId, reason };
-    const receivers = await this.redis.publish(this.channel, JSON.stringify(message));
-    // The publisher's own subscriber counts as a receiver.
-    return typeof receivers === 'number' && receivers > 1;
+    return this.reachedOthers(await this.redis.publish(this.channel, JSON.stringify(message)));
+  }
+
+  /**
+   * Whether a publish reached another node. The publisher's own subscriber counts as a receiver.
+   * On a Redis Cluster PUBLISH counts the subscribers of the node that took it only (the message
+   * still goes to every node), so a publish that Redis took counts as reaching.
+   */
+  protected reachedOthers(receivers: number | false): boolean {
+    if (receivers === false) return false;
+    return this.redis.cluster || receivers > 1;
   }
 
   /** Calls registered on this node. */

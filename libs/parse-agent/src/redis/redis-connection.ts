@@ -1,13 +1,28 @@
 import { randomBytes } from 'node:crypto';
-import type { Redis, RedisOptions } from 'ioredis';
+import type { Cluster, ClusterNode, ClusterOptions, Redis, RedisOptions } from 'ioredis';
 import { ParseAgentConfigError } from '../core/errors';
 
-/** The `redis` option of `ParseAgentModule.forRoot`: one of `url` or `client`. */
+/** A command connection: one Redis server, or a Redis Cluster (ioredis' cluster client). */
+export type RedisClient = Redis | Cluster;
+
+/** A Redis Cluster startup node: `redis://[user:password@]host:port` (or rediss://), or host and port. */
+export type RedisClusterNode = string | { host: string; port: number };
+
+/** The `redis` option of `ParseAgentModule.forRoot`: one of `url`, `cluster` or `client`. */
 export interface RedisConnectionOptions {
   /** `redis://[:password@]host:port[/db]` or `rediss://...` (TLS). */
   url?: string;
-  /** An ioredis client the application owns (it is not closed by the module). */
-  client?: Redis;
+  /**
+   * Startup nodes of a Redis Cluster (some or all masters; the rest are discovered). Credentials and
+   * TLS (rediss://) given in the URLs apply to every node. Keys that a script uses together carry
+   * one hash tag, so each script stays in one slot.
+   */
+  cluster?: RedisClusterNode[];
+  /**
+   * An ioredis client the application owns (it is not closed by the module): a `Redis`, or a
+   * `Cluster` for a Redis Cluster.
+   */
+  client?: RedisClient;
   /**
    * Prefix of every key and channel (default `parse-agent:`). Give deployments that share one Redis
    * different prefixes; nodes of one deployment must use the same.
@@ -31,25 +46,37 @@ export interface RedisStoreLogger {
 export class RedisConnection {
   /** Distinguishes this process in pub/sub messages, so it can skip its own echoes. */
   readonly nodeId = randomBytes(9).toString('base64url');
-  protected subscriber?: Redis;
+  protected subscriber?: RedisClient;
   protected readonly handlers = new Map<string, Set<ChannelHandler>>();
   protected watchdog?: NodeJS.Timeout;
-  protected readonly probing = new Set<Redis>();
+  protected readonly probing = new Set<RedisClient>();
+
+  /** True on a Redis Cluster: keys that scripts use together share a hash tag. */
+  readonly cluster: boolean;
 
   constructor(
-    readonly client: Redis,
+    readonly client: RedisClient,
     readonly keyPrefix: string,
     /** True when this object created the client and so must close it. */
     protected readonly ownsClient: boolean,
-  ) {}
+  ) {
+    this.cluster = (client as { isCluster?: boolean }).isCluster === true;
+  }
 
   /** Builds the connection from validated options, loading ioredis only now. */
   static fromOptions(options: RedisConnectionOptions): RedisConnection {
     const resolved = validateRedisOptions(options);
     const prefix = resolved.keyPrefix ?? DEFAULT_REDIS_KEY_PREFIX;
     if (resolved.client) return new RedisConnection(resolved.client, prefix, false);
-    const IORedis = loadIoRedis();
-    const client = new IORedis(resolved.url!, failFastOptions());
+    const ioredis = loadIoRedis();
+    if (resolved.cluster) {
+      const { nodes, redisOptions } = clusterNodes(resolved.cluster);
+      const cluster = new ioredis.Cluster(nodes, clusterFailFastOptions(redisOptions));
+      cluster.on('error', () => undefined);
+      // No watchdog: the cluster client drops a node that stops answering and refreshes its slots.
+      return new RedisConnection(cluster, prefix, true);
+    }
+    const client = new ioredis.Redis(resolved.url!, failFastOptions());
     // Connection errors surface as refused calls with clear messages; the event must have a listener
     // or Node treats it as an uncaught error.
     client.on('error', () => undefined);
@@ -73,7 +100,7 @@ export class RedisConnection {
     this.watchdog.unref?.();
   }
 
-  protected probe(connection: Redis, timeoutMs: number): void {
+  protected probe(connection: RedisClient, timeoutMs: number): void {
     if (connection.status !== 'ready' || this.probing.has(connection)) return;
     this.probing.add(connection);
     let timer: NodeJS.Timeout | undefined;
@@ -104,6 +131,15 @@ export class RedisConnection {
 
   key(...parts: string[]): string {
     return `${this.keyPrefix}${parts.join(':')}`;
+  }
+
+  /**
+   * A key that scripts use together with the other keys of `group`. On a Redis Cluster the group
+   * is a hash tag (`<prefix>{<group>}:<parts>`), so all of them sit in one slot; on one server the
+   * key is `key(...parts)`, the shape it always had.
+   */
+  slotKey(group: string, ...parts: string[]): string {
+    return this.cluster ? `${this.keyPrefix}{${group}}:${parts.join(':')}` : this.key(...parts);
   }
 
   /** True when the command connection can run commands now. */
@@ -153,15 +189,26 @@ export class RedisConnection {
     if (this.ownsClient) await quietly(this.client);
   }
 
-  protected ensureSubscriber(): Redis {
+  protected ensureSubscriber(): RedisClient {
     if (this.subscriber) return this.subscriber;
     // A duplicate keeps the options of the client, including an application's own client.
     // Subscriptions wait for the connection (and are renewed after each reconnect) instead of failing.
-    const subscriber = this.client.duplicate({
-      enableOfflineQueue: true,
-      maxRetriesPerRequest: null,
-      commandTimeout: undefined,
-    });
+    // On a cluster, plain pub/sub reaches every node: the duplicate subscribes through one of them
+    // and moves to another when that one is lost.
+    const subscriber: RedisClient = isCluster(this.client)
+      ? this.client.duplicate([], {
+          enableOfflineQueue: true,
+          redisOptions: {
+            ...this.client.options.redisOptions,
+            maxRetriesPerRequest: null,
+            commandTimeout: undefined,
+          },
+        })
+      : this.client.duplicate({
+          enableOfflineQueue: true,
+          maxRetriesPerRequest: null,
+          commandTimeout: undefined,
+        });
     subscriber.on('error', () => undefined);
     subscriber.on('message', (channel: string, message: string) => {
       for (const handler of this.handlers.get(channel) ?? []) {
@@ -191,7 +238,53 @@ function failFastOptions(): RedisOptions {
   };
 }
 
-async function quietly(client: Redis): Promise<void> {
+/**
+ * The cluster client fails as fast as the single one: commands are refused while the cluster is not
+ * reachable, each node's commands time out after 2 s, and a node that went away is retried through
+ * a slot refresh (`retryDelayOnFailover`) a few times only.
+ */
+function clusterFailFastOptions(redisOptions: ClusterOptions['redisOptions']): ClusterOptions {
+  return {
+    enableOfflineQueue: false,
+    clusterRetryStrategy: (attempt: number) => Math.min(attempt * 100, 1000),
+    retryDelayOnFailover: 100,
+    retryDelayOnClusterDown: 100,
+    retryDelayOnTryAgain: 100,
+    maxRedirections: 6,
+    slotsRefreshTimeout: 1000,
+    redisOptions: {
+      maxRetriesPerRequest: 1,
+      commandTimeout: 2000,
+      connectTimeout: 2000,
+      ...redisOptions,
+    },
+  };
+}
+
+/** Startup nodes as ioredis takes them; a password (and TLS) given in a URL applies to all nodes. */
+function clusterNodes(nodes: RedisClusterNode[]): {
+  nodes: ClusterNode[];
+  redisOptions: ClusterOptions['redisOptions'];
+} {
+  const redisOptions: NonNullable<ClusterOptions['redisOptions']> = {};
+  const parsed = nodes.map((node) => {
+    if (typeof node !== 'string') return { host: node.host, port: node.port };
+    const url = new URL(node);
+    if (url.password && redisOptions.password === undefined) {
+      if (url.username) redisOptions.username = decodeURIComponent(url.username);
+      redisOptions.password = decodeURIComponent(url.password);
+    }
+    if (url.protocol === 'rediss:') redisOptions.tls = {};
+    return { host: url.hostname.replace(/^\[|\]$/g, ''), port: Number(url.port || 6379) };
+  });
+  return { nodes: parsed, redisOptions };
+}
+
+function isCluster(client: RedisClient): client is Cluster {
+  return (client as { isCluster?: boolean }).isCluster === true;
+}
+
+async function quietly(client: RedisClient): Promise<void> {
   try {
     if (client.status === 'ready') await client.quit();
     else client.disconnect();
@@ -207,13 +300,16 @@ export function validateRedisOptions(options: unknown): RedisConnectionOptions {
   };
   if (options === null || typeof options !== 'object' || Array.isArray(options)) {
     return fail(
-      'must be an object: { url: "redis://127.0.0.1:6379" } or { client: new Redis(...) }.',
+      'must be an object: { url: "redis://127.0.0.1:6379" }, { cluster: ["redis://host:7000", ...] } or { client: new Redis(...) }.',
     );
   }
-  const { url, client, keyPrefix } = options as Record<string, unknown>;
-  if ((url === undefined) === (client === undefined)) {
-    fail('needs exactly one of url ("redis://host:6379") or client (an ioredis instance).');
+  const { url, client, cluster, keyPrefix } = options as Record<string, unknown>;
+  if ([url, client, cluster].filter((value) => value !== undefined).length !== 1) {
+    fail(
+      'needs exactly one of url ("redis://host:6379"), cluster (["redis://host:7000", ...], a Redis Cluster\'s startup nodes) or client (an ioredis Redis or Cluster).',
+    );
   }
+  if (cluster !== undefined) validateClusterNodes(cluster, fail);
   if (url !== undefined) {
     let parsed: URL | undefined;
     try {
@@ -229,7 +325,9 @@ export function validateRedisOptions(options: unknown): RedisConnectionOptions {
     const c = client as Record<string, unknown>;
     const methods = ['duplicate', 'publish', 'eval', 'evalsha'];
     if (typeof c !== 'object' || methods.some((m) => typeof c[m] !== 'function')) {
-      fail('client must be an ioredis client (new Redis(...) from the ioredis package).');
+      fail(
+        'client must be an ioredis client (new Redis(...) or new Cluster([...]) from the ioredis package).',
+      );
     }
   }
   if (
@@ -241,14 +339,62 @@ export function validateRedisOptions(options: unknown): RedisConnectionOptions {
   return options as RedisConnectionOptions;
 }
 
-type IoRedisConstructor = new (url: string, options: RedisOptions) => Redis;
+function validateClusterNodes(cluster: unknown, fail: (problem: string) => never): void {
+  const example = 'use ["redis://10.0.0.1:7000", "redis://10.0.0.2:7000"] or [{ host, port }]';
+  if (!Array.isArray(cluster) || cluster.length === 0) {
+    fail(`cluster must be a non-empty array of startup nodes; ${example}.`);
+  }
+  const schemes = new Set<string>();
+  for (const node of cluster as unknown[]) {
+    if (typeof node === 'string') {
+      let parsed: URL | undefined;
+      try {
+        parsed = new URL(node);
+      } catch {
+        fail(`cluster node ${JSON.stringify(node)} is not a URL; ${example}.`);
+      }
+      if (!['redis:', 'rediss:'].includes(parsed!.protocol) || !parsed!.hostname) {
+        fail(
+          `cluster node ${JSON.stringify(node)} must be redis://host:port or rediss://host:port.`,
+        );
+      }
+      if (parsed!.pathname && parsed!.pathname !== '/') {
+        fail(
+          `cluster node ${JSON.stringify(node)} names a database; a Redis Cluster has only database 0, drop the /db part.`,
+        );
+      }
+      schemes.add(parsed!.protocol);
+      continue;
+    }
+    const { host, port } = (node ?? {}) as { host?: unknown; port?: unknown };
+    if (
+      typeof host !== 'string' ||
+      !host ||
+      !Number.isInteger(port) ||
+      (port as number) < 1 ||
+      (port as number) > 65535
+    ) {
+      fail(`cluster node ${JSON.stringify(node)} is not a startup node; ${example}.`);
+    }
+  }
+  if (schemes.size > 1) fail('cluster nodes mix redis:// and rediss://; use one scheme for all.');
+}
 
-function loadIoRedis(): IoRedisConstructor {
+interface IoRedisModule {
+  Redis: new (url: string, options: RedisOptions) => Redis;
+  Cluster: new (nodes: ClusterNode[], options: ClusterOptions) => Cluster;
+}
+
+function loadIoRedis(): IoRedisModule {
   try {
     // Optional peer dependency: loaded only when the redis option is used.
     // eslint-disable-next-line @typescript-eslint/no-require-imports
-    const loaded = require('ioredis') as { default?: IoRedisConstructor } & IoRedisConstructor;
-    return loaded.default ?? loaded;
+    const loaded = require('ioredis') as IoRedisModule['Redis'] &
+      Partial<IoRedisModule> & { default?: IoRedisModule['Redis'] & Partial<IoRedisModule> };
+    const Redis = loaded.Redis ?? loaded.default ?? loaded;
+    const Cluster =
+      loaded.Cluster ?? loaded.default?.Cluster ?? (Redis as Partial<IoRedisModule>).Cluster!;
+    return { Redis, Cluster };
   } catch (error) {
     const missing =
       (error as { code?: string })?.code === 'MODULE_NOT_FOUND' &&

@@ -204,20 +204,22 @@ export class RedisEventStore implements EventStore {
     return found.length > 0;
   }
 
+  // The scripts use a stream's four keys together (the channel travels as a key too): on a Redis
+  // Cluster they share the stream id as hash tag, so each script stays in one slot.
   protected streamKey(streamId: StreamId): string {
-    return this.redis.key('events', streamId);
+    return this.redis.slotKey(streamId, 'events', streamId);
   }
 
   protected leaseKey(streamId: StreamId): string {
-    return this.redis.key('events-lease', streamId);
+    return this.redis.slotKey(streamId, 'events-lease', streamId);
   }
 
   protected callKey(streamId: StreamId): string {
-    return this.redis.key('events-call', streamId);
+    return this.redis.slotKey(streamId, 'events-call', streamId);
   }
 
   protected channel(streamId: StreamId): string {
-    return this.redis.key('events-live', streamId);
+    return this.redis.slotKey(streamId, 'events-live', streamId);
   }
 }
 

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './redis-connection';
 
 /**
  * A Lua script run by its SHA1 (EVALSHA), loaded with EVAL the first time a server has not seen it
@@ -12,7 +12,7 @@ export class RedisScript {
     this.sha = createHash('sha1').update(source).digest('hex');
   }
 
-  async run(client: Redis, keys: string[], args: Array<string | number>): Promise<unknown> {
+  async run(client: RedisClient, keys: string[], args: Array<string | number>): Promise<unknown> {
     try {
       return await client.evalsha(this.sha, keys.length, ...keys, ...args);
     } catch (error) {

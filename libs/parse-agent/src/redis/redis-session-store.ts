@@ -16,6 +16,9 @@ const SESSION_ID = /^[A-Za-z0-9_-]{32}$/;
 
 export const DEFAULT_MAX_SESSIONS_PER_PRINCIPAL = 100;
 
+/** Hash tag of the session keys on a Redis Cluster. */
+const SESSIONS_SLOT = 'sessions';
+
 /**
  * Creates a session unless a cap is reached, atomically. Expired ids leave the user's index and the
  * global index (sorted sets scored by last use) first; then a full user index or a full global index
@@ -290,17 +293,20 @@ export class RedisSessionStore implements SessionStore {
     }
   }
 
+  // The scripts use a session with its user's index and the global index (and derive the user's
+  // index from the session), so on a Redis Cluster all of them share one hash slot: the caps stay
+  // exact. The per-call traffic of streams and rate windows spreads over the cluster.
   protected sessionKey(id: string): string {
-    return this.redis.key('session', id);
+    return this.redis.slotKey(SESSIONS_SLOT, 'session', id);
   }
 
   /** The sessions of one user (a sorted set of ids by last use). */
   protected indexKey(user: string): string {
-    return this.redis.key('sessions-of', user);
+    return this.redis.slotKey(SESSIONS_SLOT, 'sessions-of', user);
   }
 
   /** Every session (a sorted set of ids by last use), for the total cap. */
   protected allKey(): string {
-    return this.redis.key('sessions-all');
+    return this.redis.slotKey(SESSIONS_SLOT, 'sessions-all');
   }
 }
