@@ -5,20 +5,11 @@ import {
   shapeDistinctResult,
 } from '../../../security/pipeline/distinct-pipeline';
 import { resolveLimit } from '../../../security/pipeline/group-by-pipeline';
-import type { ToolDefinition } from '../../tool-definition';
+import { readTool } from '../../read/read-tool';
 import { READ_ONLY_TOOL } from '../tool-annotations';
 import { CLASS_NAME_ARG, WHERE_ARG } from '../tool-schemas';
 import { DRY_RUN_PROPERTIES, FIELD_ARG } from './analytics-schemas';
-import {
-  DRY_RUN_ARG,
-  dryRunEnvelope,
-  pathOptions,
-  pointerTarget,
-  runPipeline,
-  validateFor,
-  withheldFor,
-} from './analytics-support';
-import { dryRunFlag } from '../dry-run-flag';
+import { DRY_RUN_ARG, runHelper } from './analytics-support';
 
 interface Args {
   class_name: string;
@@ -30,17 +21,7 @@ interface Args {
   dry_run?: boolean;
 }
 
-/** Values in a stable order for the `sort` argument: numbers, then strings, then the rest as JSON. */
-function compareValues(a: unknown, b: unknown): number {
-  const rank = (v: unknown) => (typeof v === 'number' ? 0 : typeof v === 'string' ? 1 : 2);
-  if (rank(a) !== rank(b)) return rank(a) - rank(b);
-  if (typeof a === 'number' && typeof b === 'number') return a - b;
-  const sa = typeof a === 'string' ? a : JSON.stringify(a);
-  const sb = typeof b === 'string' ? b : JSON.stringify(b);
-  return sa < sb ? -1 : sa > sb ? 1 : 0;
-}
-
-export const distinct: ToolDefinition<Args> = {
+export const distinct = readTool<Args>({
   name: 'distinct',
   description:
     'List the distinct values of one field of a class (optionally filtered). Pointer values come back as objectIds with pointer_class.',
@@ -83,10 +64,9 @@ export const distinct: ToolDefinition<Args> = {
     },
     required: ['class_name'],
   },
-  handler: async (args, context) => {
-    const { access } = context;
+  handler: async (args, { read }) => {
     const className = args.class_name;
-    await access.requireReadableClass(className);
+    await read.gate(className);
     const limit = resolveLimit(args.limit, DISTINCT_DEFAULT_LIMIT, DISTINCT_MAX_LIMIT);
     const pipeline = buildDistinctPipeline({
       field: args.field,
@@ -95,39 +75,31 @@ export const distinct: ToolDefinition<Args> = {
       limit,
       flattenArrays: args.flatten_arrays,
     });
-    const withheld = await withheldFor(context, 'distinct', className, pipeline);
-    const validated = await validateFor(access, className, pipeline, {}, withheld);
-    const pointerClass = await pointerTarget(access, className, args.field);
-    if (dryRunFlag(args.dry_run)) {
-      return dryRunEnvelope(
-        className,
-        { field: args.field, sort: args.sort, limit, flatten_arrays: args.flatten_arrays },
-        pipeline,
-      );
-    }
-    const path = context.dataFor('distinct');
-    let rows: { _id?: unknown }[];
-    if (path.distinct && !(args.flatten_arrays && path.aggregate)) {
-      const { where } = await access.planWhere(className, args.where);
-      let values = await path.distinct(
-        className,
-        { field: args.field, where, limit },
-        pathOptions(context),
-      );
-      if (args.sort) {
-        values = [...values].sort(compareValues);
-        if (args.sort === 'desc') values.reverse();
-      }
-      rows = values.map((v) => ({ _id: v }));
-    } else {
-      rows = await runPipeline(context, 'distinct', className, validated.pipeline, args.where);
-    }
+    const result = await runHelper(read, 'distinct', className, {
+      pipeline,
+      where: args.where,
+      // Flattening arrays is the pipeline's: a path that runs pipelines gets one.
+      native: {
+        distinct: { field: args.field, limit },
+        sort: args.sort,
+        pipelineWhenPossible: args.flatten_arrays,
+      },
+      pointerField: args.field,
+      dryRun: args.dry_run,
+      parameters: {
+        field: args.field,
+        sort: args.sort,
+        limit,
+        flatten_arrays: args.flatten_arrays,
+      },
+    });
+    if ('dryRun' in result) return result.dryRun;
     return shapeDistinctResult({
       className,
       field: args.field,
       limit,
-      rows: access.redactRows(rows),
-      pointerClass,
+      rows: result.rows,
+      pointerClass: result.pointerClass,
     });
   },
-};
+});

@@ -13,7 +13,7 @@ import {
   type GroupRow,
   type GroupSort,
 } from '../../../security/pipeline/group-by-pipeline';
-import type { ToolDefinition } from '../../tool-definition';
+import { readTool } from '../../read/read-tool';
 import { READ_ONLY_TOOL } from '../tool-annotations';
 import { CLASS_NAME_ARG, WHERE_ARG } from '../tool-schemas';
 import {
@@ -24,16 +24,8 @@ import {
   OPERATION_ARG,
   VALUE_FIELD_ARG,
 } from './analytics-schemas';
-import {
-  DRY_RUN_ARG,
-  dryRunEnvelope,
-  pathOptions,
-  runPipeline,
-  validateFor,
-  withheldFor,
-} from './analytics-support';
+import { DRY_RUN_ARG, runHelper } from './analytics-support';
 import { pathOperation } from './group-by.tool';
-import { dryRunFlag } from '../dry-run-flag';
 
 interface Args {
   class_name: string;
@@ -58,7 +50,7 @@ const PATH_INTERVALS: ReadonlySet<string> = new Set([
   'year',
 ]);
 
-export const groupByDate: ToolDefinition<Args> = {
+export const groupByDate = readTool<Args>({
   name: 'group_by_date',
   description:
     'Bucket the objects of a class by a date field (year, quarter, month, week, day, hour, minute, second) in a time zone, counting them or summing/averaging a value_field per bucket. Keys are readable dates such as "2024-11", "2024-W48", "2024-11-25".',
@@ -106,10 +98,9 @@ export const groupByDate: ToolDefinition<Args> = {
     },
     required: ['class_name'],
   },
-  handler: async (args, context) => {
-    const { access } = context;
+  handler: async (args, { read }) => {
     const className = args.class_name;
-    await access.requireReadableClass(className);
+    await read.gate(className);
     const limit = resolveLimit(args.limit, GROUP_BY_DEFAULT_LIMIT, GROUP_BY_MAX_LIMIT);
     const pipeline = buildGroupByDatePipeline({
       field: args.field,
@@ -121,49 +112,35 @@ export const groupByDate: ToolDefinition<Args> = {
       limit,
       sort: args.sort,
     });
-    const withheld = await withheldFor(context, 'group_by_date', className, pipeline);
-    const validated = await validateFor(access, className, pipeline, {}, withheld);
     const timezone = args.timezone ?? 'UTC';
-    if (dryRunFlag(args.dry_run)) {
-      return dryRunEnvelope(
-        className,
-        {
-          field: args.field,
-          interval: args.interval,
-          timezone,
-          operation: args.operation ?? 'count',
-          value_field: args.value_field,
-          sort: args.sort ?? 'key_asc',
-          limit,
-        },
-        pipeline,
-      );
-    }
-    const path = context.dataFor('group_by_date');
-    let rows: GroupRow[];
     const simple = PATH_INTERVALS.has(args.interval) && (args.sort ?? 'key_asc') === 'key_asc';
-    if (path.groupByDate && simple) {
-      const { where } = await access.planWhere(className, args.where);
-      const spec: GroupByDateSpec = {
+    const result = await runHelper(read, 'group_by_date', className, {
+      pipeline,
+      where: args.where,
+      native: simple
+        ? {
+            groupByDate: {
+              field: args.field,
+              operation: pathOperation(args.operation),
+              valueField: args.value_field,
+              limit,
+              interval: args.interval as GroupByDateSpec['interval'],
+              timezone,
+            },
+          }
+        : undefined,
+      dryRun: args.dry_run,
+      parameters: {
         field: args.field,
-        operation: pathOperation(args.operation),
-        valueField: args.value_field,
-        where,
-        limit,
-        interval: args.interval as GroupByDateSpec['interval'],
+        interval: args.interval,
         timezone,
-      };
-      const groups = await path.groupByDate(className, spec, pathOptions(context));
-      rows = groups.map((g) => ({ _id: g.key, value: g.value }));
-    } else {
-      rows = (await runPipeline(
-        context,
-        'group_by_date',
-        className,
-        validated.pipeline,
-        args.where,
-      )) as GroupRow[];
-    }
+        operation: args.operation ?? 'count',
+        value_field: args.value_field,
+        sort: args.sort ?? 'key_asc',
+        limit,
+      },
+    });
+    if ('dryRun' in result) return result.dryRun;
     return shapeGroupByDateResult({
       className,
       field: args.field,
@@ -172,7 +149,7 @@ export const groupByDate: ToolDefinition<Args> = {
       timezone,
       sort: args.sort,
       limit,
-      rows: access.redactRows(rows),
+      rows: result.rows as GroupRow[],
     });
   },
-};
+});

@@ -1,4 +1,3 @@
-import { AgentValidationError } from '../../../core/errors';
 import type { GroupOperation as PathGroupOperation } from '../../../ports/data-path';
 import {
   buildGroupByPipeline,
@@ -10,7 +9,7 @@ import {
   type GroupRow,
   type GroupSort,
 } from '../../../security/pipeline/group-by-pipeline';
-import type { ToolDefinition } from '../../tool-definition';
+import { readTool } from '../../read/read-tool';
 import { READ_ONLY_TOOL } from '../tool-annotations';
 import { CLASS_NAME_ARG, WHERE_ARG } from '../tool-schemas';
 import {
@@ -21,16 +20,7 @@ import {
   OPERATION_ARG,
   VALUE_FIELD_ARG,
 } from './analytics-schemas';
-import {
-  DRY_RUN_ARG,
-  dryRunEnvelope,
-  pathOptions,
-  pointerTarget,
-  runPipeline,
-  validateFor,
-  withheldFor,
-} from './analytics-support';
-import { dryRunFlag } from '../dry-run-flag';
+import { DRY_RUN_ARG, runHelper } from './analytics-support';
 
 interface Args {
   class_name: string;
@@ -49,7 +39,7 @@ export function pathOperation(op: GroupOperation | undefined): PathGroupOperatio
   return op === 'average' ? 'avg' : (op ?? 'count');
 }
 
-export const groupBy: ToolDefinition<Args> = {
+export const groupBy = readTool<Args>({
   name: 'group_by',
   description:
     'Group the objects of a class by one field and count them (or sum/avg/min/max a value_field per group). Returns groups [{ key, value }], largest first by default; pointer keys come back as objectIds with pointer_class.',
@@ -96,10 +86,9 @@ export const groupBy: ToolDefinition<Args> = {
     },
     required: ['class_name'],
   },
-  handler: async (args, context) => {
-    const { access } = context;
+  handler: async (args, { read }) => {
     const className = args.class_name;
-    await access.requireReadableClass(className);
+    await read.gate(className);
     const limit = resolveLimit(args.limit, GROUP_BY_DEFAULT_LIMIT, GROUP_BY_MAX_LIMIT);
     const pipeline = buildGroupByPipeline({
       field: args.field,
@@ -110,58 +99,39 @@ export const groupBy: ToolDefinition<Args> = {
       sort: args.sort,
       flattenArrays: args.flatten_arrays,
     });
-    // Every gate runs before a dry run returns: fields, allowlists, tenant, hidden pointer targets.
-    const withheld = await withheldFor(context, 'group_by', className, pipeline);
-    const validated = await validateFor(access, className, pipeline, {}, withheld);
-    const pointerClass = await pointerTarget(access, className, args.field);
-    if (dryRunFlag(args.dry_run)) {
-      return dryRunEnvelope(
-        className,
-        {
-          field: args.field,
-          operation: args.operation ?? 'count',
-          value_field: args.value_field,
-          sort: args.sort ?? 'value_desc',
-          limit,
-          flatten_arrays: args.flatten_arrays,
-        },
-        pipeline,
-      );
-    }
-    const path = context.dataFor('group_by');
-    let rows: GroupRow[];
     const simple = !args.flatten_arrays && (args.sort ?? 'value_desc') === 'value_desc';
-    if (path.groupBy && simple) {
-      const { where } = await access.planWhere(className, args.where);
-      const groups = await path.groupBy(
-        className,
-        {
-          field: args.field,
-          operation: pathOperation(args.operation),
-          valueField: args.value_field,
-          where,
-          limit,
-        },
-        pathOptions(context),
-      );
-      rows = groups.map((g) => ({ _id: g.key, value: g.value }));
-    } else {
-      rows = (await runPipeline(
-        context,
-        'group_by',
-        className,
-        validated.pipeline,
-        args.where,
-      )) as GroupRow[];
-    }
-    if (!Array.isArray(rows)) throw new AgentValidationError('The data path returned no rows.');
+    const result = await runHelper(read, 'group_by', className, {
+      pipeline,
+      where: args.where,
+      native: simple
+        ? {
+            groupBy: {
+              field: args.field,
+              operation: pathOperation(args.operation),
+              valueField: args.value_field,
+              limit,
+            },
+          }
+        : undefined,
+      pointerField: args.field,
+      dryRun: args.dry_run,
+      parameters: {
+        field: args.field,
+        operation: args.operation ?? 'count',
+        value_field: args.value_field,
+        sort: args.sort ?? 'value_desc',
+        limit,
+        flatten_arrays: args.flatten_arrays,
+      },
+    });
+    if ('dryRun' in result) return result.dryRun;
     return shapeGroupByResult({
       className,
       field: args.field,
       operation: args.operation ?? 'count',
       limit,
-      rows: access.redactRows(rows),
-      pointerClass,
+      rows: result.rows as GroupRow[],
+      pointerClass: result.pointerClass,
     });
   },
-};
+});

@@ -2,7 +2,7 @@ import { AgentValidationError } from '../../../core/errors';
 import { WITHHELD_NOTE } from '../../../format/query-result';
 import { simplifyTypedValue } from '../../../format/simplify-object';
 import { renderTabular, TABULAR_FORMATS, type TabularFormat } from '../../../format/tabular';
-import type { ToolDefinition } from '../../tool-definition';
+import { readTool } from '../../read/read-tool';
 import { READ_ONLY_TOOL } from '../tool-annotations';
 import {
   APPLY_CANONICAL_FILTER_ARG,
@@ -11,13 +11,7 @@ import {
   KEYS_ARG,
   WHERE_ARG,
 } from '../tool-schemas';
-import {
-  leadingMatch,
-  runPipeline,
-  validateFor,
-  withheldFor,
-  withheldNote,
-} from '../aggregate/analytics-support';
+import { leadingMatch, withheldNote } from '../aggregate/analytics-support';
 import { PIPELINE_ARG } from '../aggregate/aggregate.tool';
 
 export const DEFAULT_EXPORT_ROW_CAP = 1_000;
@@ -75,7 +69,7 @@ function valueAt(row: Record<string, unknown>, path: string): unknown {
   return current;
 }
 
-export const exportData: ToolDefinition<Args> = {
+export const exportData = readTool<Args>({
   name: 'export_data',
   description: `Export rows of a class as one CSV, Markdown or text table (query mode with where/keys/include/order, or pipeline mode). columns picks and renames fields ({ "subject.name": "Subject" }). Up to row_cap rows (default ${DEFAULT_EXPORT_ROW_CAP}, max ${MAX_EXPORT_ROW_CAP}).`,
   category: 'export',
@@ -137,10 +131,9 @@ export const exportData: ToolDefinition<Args> = {
     },
     required: ['class_name', 'format', 'headers', 'row_count', 'output', 'pagination'],
   },
-  handler: async (args, context) => {
-    const { access, signal } = context;
+  handler: async (args, { access, read }) => {
     const className = args.class_name;
-    await access.requireReadableClass(className);
+    await read.gate(className);
     const format = (args.format ?? 'csv').toLowerCase() as TabularFormat;
     if (!TABULAR_FORMATS.includes(format)) {
       throw new AgentValidationError(
@@ -159,57 +152,32 @@ export const exportData: ToolDefinition<Args> = {
     const display = { simplifyTyped: simplifyTypedValue };
     if (args.pipeline !== undefined) {
       // The export cap replaces the aggregate auto-limit: one row more shows truncation.
-      const withheld = await withheldFor(context, 'aggregate', className, args.pipeline);
-      const validated = await validateFor(
-        access,
-        className,
-        args.pipeline,
-        { autoLimit: cap + 1 },
-        withheld,
-      );
-      withheldFields = withheldNote(access, className, withheld)?.withheld_fields;
-      rows = access.redactRows(
-        await runPipeline(
-          context,
-          'aggregate',
-          className,
-          validated.pipeline,
-          leadingMatch(args.pipeline),
-        ),
-        undefined,
-        display,
-      );
-    } else {
-      const order = access.checkOrder(className, args.order);
-      const large = access.meta(className)?.largeFields ?? [];
-      const plan = await access.planRead(className, {
-        where: args.where,
-        keys: args.keys,
-        include: args.include,
-        applyCanonicalFilter: args.apply_canonical_filter,
-        // Large fields only when a column names them (keys already opt in).
-        elideLargeFields: !columns?.some((c) => large.includes(c.field.split('.')[0])),
+      const prepared = await read.prepare('aggregate', className, args.pipeline, {
+        limits: { autoLimit: cap + 1 },
       });
-      elidedFields = plan.elidedFields;
-      const limit = Math.min(args.limit ?? cap + 1, cap + 1);
-      rows = access.redactRows(
-        await context.data.find(
-          className,
-          {
-            where: plan.where,
-            keys: plan.keys,
-            include: plan.include,
-            order,
-            limit,
-            skip: args.skip,
-          },
-          signal,
-        ),
+      withheldFields = withheldNote(access, className, prepared.withheld)?.withheld_fields;
+      rows = await prepared.run({ where: leadingMatch(args.pipeline), display });
+    } else {
+      const large = access.meta(className)?.largeFields ?? [];
+      const page = await read.find(
         className,
+        {
+          where: args.where,
+          keys: args.keys,
+          include: args.include,
+          order: args.order,
+          applyCanonicalFilter: args.apply_canonical_filter,
+          // Large fields only when a column names them (keys already opt in).
+          elideLargeFields: !columns?.some((c) => large.includes(c.field.split('.')[0])),
+          limit: Math.min(args.limit ?? cap + 1, cap + 1),
+          skip: args.skip,
+        },
         display,
       );
-      withheldFields = await access.withheldFields(className, plan, rows);
-      if (rows.length > cap) available = await context.data.count(className, plan.where, signal);
+      rows = page.rows;
+      elidedFields = page.plan.elidedFields;
+      withheldFields = await access.withheldFields(className, page.plan, rows);
+      if (rows.length > cap) available = await page.count();
     }
     const truncated = rows.length > cap;
     const emitted = rows.slice(0, cap);
@@ -251,4 +219,4 @@ export const exportData: ToolDefinition<Args> = {
     data.output = rendered.output;
     return data;
   },
-};
+});

@@ -1,5 +1,5 @@
 import { formatCountResult } from '../../../format/object-result';
-import type { ToolDefinition } from '../../tool-definition';
+import { readTool } from '../../read/read-tool';
 import { READ_ONLY_TOOL } from '../tool-annotations';
 import { APPLY_CANONICAL_FILTER_ARG, CLASS_NAME_ARG, WHERE_ARG } from '../tool-schemas';
 import { COUNT_OBJECTS_OUTPUT } from '../output-schemas';
@@ -10,7 +10,7 @@ interface Args {
   apply_canonical_filter?: boolean;
 }
 
-export const countObjects: ToolDefinition<Args> = {
+export const countObjects = readTool<Args>({
   name: 'count_objects',
   description: 'Count the objects of a class matching Parse constraints (an exact count).',
   category: 'query',
@@ -27,15 +27,12 @@ export const countObjects: ToolDefinition<Args> = {
     },
     required: ['class_name'],
   },
-  handler: async (args, { access, data, signal }) => {
-    await access.requireReadableClass(args.class_name);
-    const { where } = await access.planWhere(
-      args.class_name,
-      args.where,
-      args.apply_canonical_filter !== false,
-    );
-    const count = await data.count(args.class_name, where, signal);
+  handler: async (args, { read }) => {
+    const count = await read.count(args.class_name, {
+      where: args.where,
+      applyCanonicalFilter: args.apply_canonical_filter,
+    });
     // Echo only what the caller asked for: operator filter values stay out of agent output.
     return formatCountResult(args.class_name, count, args.where ?? {});
   },
-};
+});
