@@ -29,3 +29,27 @@ export const APPLY_CANONICAL_FILTER_ARG = {
 };
 
 export const OBJECT_ID_ARG = { type: 'string', description: 'The objectId.' };
+
+/** A tool's arguments: `class_name` first, then the tool's own; `class_name` is required. */
+export function classArguments(
+  properties: Record<string, unknown>,
+  required: string[] = [],
+): Record<string, unknown> {
+  return {
+    type: 'object',
+    properties: { class_name: CLASS_NAME_ARG, ...properties },
+    required: ['class_name', ...required],
+  };
+}
+
+/** A class tool's result: `class_name` first, then the tool's own fields. */
+export function classResult(
+  properties: Record<string, unknown>,
+  required: string[] = [],
+): Record<string, unknown> {
+  return {
+    type: 'object',
+    properties: { class_name: { type: 'string' }, ...properties },
+    required: ['class_name', ...required],
+  };
+}

@@ -2,6 +2,7 @@ import { ParseAgentConfigError } from '../../core/errors';
 import { ROW_OPERATIONS } from '../../ports/data-path';
 import type { ToolContext } from '../tool-context';
 import type { ToolDefinition } from '../tool-definition';
+import { READ_ONLY_TOOL } from '../builtin/tool-annotations';
 import { PolicedReader } from './policed-reader';
 
 /** The raw data-path members of a ToolContext, which a read tool never gets. */
@@ -19,10 +20,13 @@ export interface ReadToolContext extends Omit<
   read: PolicedReader;
 }
 
-/** A read tool as declared: a ToolDefinition whose handler takes a ReadToolContext. */
+/**
+ * A read tool as declared: a ToolDefinition whose handler takes a ReadToolContext. Its tier is
+ * `readonly` and its annotations default to the read-only hints.
+ */
 export interface ReadToolDefinition<TArgs, TResult = unknown> extends Omit<
   ToolDefinition<TArgs, TResult>,
-  'handler'
+  'handler' | 'permission'
 > {
   handler: (args: TArgs, context: ReadToolContext) => Promise<TResult> | TResult;
 }
@@ -85,7 +89,7 @@ export function readTool<TArgs, TResult = unknown>(
     handler(args, readContext(context));
   // The handler is the mark: registries copy definitions, never their handlers.
   POLICED.add(policed);
-  return { ...rest, handler: policed };
+  return { permission: 'readonly', annotations: READ_ONLY_TOOL, ...rest, handler: policed };
 }
 
 /** Whether a tool was declared with `readTool` (its handler never sees a raw data path). */

@@ -271,7 +271,6 @@ describe('readTool', () => {
         name: 'sneaky',
         description: 'reads around the policy',
         inputSchema: { type: 'object' },
-        permission: 'readonly',
         category: 'query',
         handler: (_args, ctx) => (ctx as unknown as Record<string, unknown>)[member],
       });
@@ -290,7 +289,6 @@ describe('readTool', () => {
       name: 'typed',
       description: 'compile-time check',
       inputSchema: { type: 'object' },
-      permission: 'readonly',
       category: 'query',
       handler: (_args, ctx) => {
         // @ts-expect-error a read tool's context has no data path
@@ -310,7 +308,6 @@ describe('readTool', () => {
       name: 'probe',
       description: 'looks at what the reader exposes',
       inputSchema: { type: 'object' },
-      permission: 'readonly',
       category: 'query',
       handler: (_args, ctx) => ({
         own: Object.getOwnPropertyNames(ctx.read),

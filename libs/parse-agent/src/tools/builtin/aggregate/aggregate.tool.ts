@@ -2,8 +2,7 @@ import { autoLimitNotice } from '../../../security/pipeline/auto-limit';
 import { compactPointers } from '../../../security/pipeline/pointer-compaction';
 import type { ReadPolicy } from '../../../security/read-policy';
 import { readTool } from '../../read/read-tool';
-import { READ_ONLY_TOOL } from '../tool-annotations';
-import { APPLY_CANONICAL_FILTER_ARG, CLASS_NAME_ARG } from '../tool-schemas';
+import { APPLY_CANONICAL_FILTER_ARG, classArguments, classResult } from '../tool-schemas';
 import { leadingMatch, withheldNote } from './analytics-support';
 
 interface Args {
@@ -25,14 +24,10 @@ export const aggregate = readTool<Args>({
   description:
     "Run an aggregation pipeline on a class ($match, $group, $sort, $project, $lookup, $facet, $bucket...). Code-running and writing stages are refused; the agent's scopes are applied to every class the pipeline reads. For simple counts per value prefer group_by, group_by_date or distinct.",
   category: 'aggregate',
-  permission: 'readonly',
   dataOperation: 'aggregate',
   timeout: 60,
-  annotations: READ_ONLY_TOOL,
-  inputSchema: {
-    type: 'object',
-    properties: {
-      class_name: CLASS_NAME_ARG,
+  inputSchema: classArguments(
+    {
       pipeline: PIPELINE_ARG,
       apply_canonical_filter: APPLY_CANONICAL_FILTER_ARG,
       compact_pointers: {
@@ -41,12 +36,10 @@ export const aggregate = readTool<Args>({
           'Default true: pointer columns come back as bare objectIds with their class in pointer_classes.',
       },
     },
-    required: ['class_name', 'pipeline'],
-  },
-  outputSchema: {
-    type: 'object',
-    properties: {
-      class_name: { type: 'string' },
+    ['pipeline'],
+  ),
+  outputSchema: classResult(
+    {
       pipeline_stages: { type: 'integer' },
       result_count: { type: 'integer' },
       results: { type: 'array', items: { type: 'object' } },
@@ -58,8 +51,8 @@ export const aggregate = readTool<Args>({
       withheld_note: { type: 'string' },
       apply_canonical_filter: { type: 'boolean' },
     },
-    required: ['class_name', 'result_count', 'results'],
-  },
+    ['result_count', 'results'],
+  ),
   handler: async (args, { access, read }) => {
     const className = args.class_name;
     const prepared = await read.prepare('aggregate', className, args.pipeline, {

@@ -1,7 +1,14 @@
 /** What the aggregation tools share: the run through the policed reader, dry runs, notes. */
 import { AccessDeniedError } from '../../../core/errors';
-import type { DataOperation, DataRow } from '../../../ports/data-path';
+import type { DataOperation, DataRow, GroupBySpec } from '../../../ports/data-path';
 import { WITHHELD_NOTE } from '../../../format/query-result';
+import {
+  GROUP_BY_DEFAULT_LIMIT,
+  GROUP_BY_MAX_LIMIT,
+  resolveLimit,
+  type GroupOperation,
+  type GroupSort,
+} from '../../../security/pipeline/group-by-pipeline';
 import type { ReadPolicy } from '../../../security/read-policy';
 import type { NativeAnalytics, PolicedReader } from '../../read/policed-reader';
 import { dryRunFlag } from '../dry-run-flag';
@@ -41,6 +48,74 @@ export async function pointerTarget(
     );
   }
   return type.targetClass;
+}
+
+/** A helper tool's limit argument: its default and maximum. */
+export interface LimitRange {
+  default: number;
+  max: number;
+}
+
+export const GROUP_LIMITS: LimitRange = {
+  default: GROUP_BY_DEFAULT_LIMIT,
+  max: GROUP_BY_MAX_LIMIT,
+};
+
+/** The class gate, then the limit argument: a hidden class is refused before any argument error. */
+export async function gatedLimit(
+  read: PolicedReader,
+  className: string,
+  limit: number | undefined,
+  range: LimitRange = GROUP_LIMITS,
+): Promise<number> {
+  await read.gate(className);
+  return resolveLimit(limit, range.default, range.max);
+}
+
+/** The arguments group_by and group_by_date share. */
+export interface GroupArgs {
+  class_name: string;
+  field: string;
+  operation?: GroupOperation;
+  value_field?: string;
+  where?: Record<string, unknown>;
+  sort?: GroupSort;
+  limit?: number;
+  dry_run?: boolean;
+}
+
+/** A path's own group-by speaks these operation names. */
+export function pathOperation(op: GroupOperation | undefined): GroupBySpec['operation'] {
+  return op === 'average' ? 'avg' : (op ?? 'count');
+}
+
+/** What group_by and group_by_date derive alike from their arguments and resolved limit. */
+export function groupCall(args: GroupArgs, limit: number, defaultSort: GroupSort) {
+  return {
+    /** The pipeline builder's common parameters. */
+    pipeline: {
+      field: args.field,
+      where: args.where,
+      operation: args.operation,
+      valueField: args.value_field,
+      limit,
+      sort: args.sort,
+    },
+    /** The native group-by spec (the reader adds the planned where). */
+    native: {
+      field: args.field,
+      operation: pathOperation(args.operation),
+      valueField: args.value_field,
+      limit,
+    } satisfies Omit<GroupBySpec, 'where'>,
+    /** The dry-run parameters after the field, defaults filled in. */
+    parameters: {
+      operation: args.operation ?? 'count',
+      value_field: args.value_field,
+      sort: args.sort ?? defaultSort,
+      limit,
+    },
+  };
 }
 
 /** One call of a helper tool (group_by, group_by_date, distinct) over the pipeline it built. */
@@ -103,9 +178,3 @@ export function leadingMatch(pipeline: unknown): Record<string, unknown> | undef
     ? (match as Record<string, unknown>)
     : undefined;
 }
-
-export const DRY_RUN_ARG = {
-  type: 'boolean',
-  description:
-    'true: build and check the pipeline and return it without running it (every access check still applies).',
-};

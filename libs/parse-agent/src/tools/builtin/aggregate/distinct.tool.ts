@@ -4,12 +4,18 @@ import {
   DISTINCT_MAX_LIMIT,
   shapeDistinctResult,
 } from '../../../security/pipeline/distinct-pipeline';
-import { resolveLimit } from '../../../security/pipeline/group-by-pipeline';
 import { readTool } from '../../read/read-tool';
-import { READ_ONLY_TOOL } from '../tool-annotations';
-import { CLASS_NAME_ARG, WHERE_ARG } from '../tool-schemas';
-import { DRY_RUN_PROPERTIES, FIELD_ARG } from './analytics-schemas';
-import { DRY_RUN_ARG, runHelper } from './analytics-support';
+import { WHERE_ARG } from '../tool-schemas';
+import {
+  FIELD_ARG,
+  flattenArraysArg,
+  helperArguments,
+  helperResult,
+  limitArg,
+} from './analytics-schemas';
+import { gatedLimit, runHelper, type LimitRange } from './analytics-support';
+
+const DISTINCT_LIMITS: LimitRange = { default: DISTINCT_DEFAULT_LIMIT, max: DISTINCT_MAX_LIMIT };
 
 interface Args {
   class_name: string;
@@ -26,80 +32,34 @@ export const distinct = readTool<Args>({
   description:
     'List the distinct values of one field of a class (optionally filtered). Pointer values come back as objectIds with pointer_class.',
   category: 'aggregate',
-  permission: 'readonly',
   dataOperation: 'distinct',
   timeout: 30,
-  annotations: READ_ONLY_TOOL,
-  inputSchema: {
-    type: 'object',
-    properties: {
-      class_name: CLASS_NAME_ARG,
-      field: FIELD_ARG,
-      where: WHERE_ARG,
-      sort: { type: 'string', enum: ['asc', 'desc'], description: 'Sort the values.' },
-      limit: {
-        type: 'integer',
-        minimum: 1,
-        maximum: DISTINCT_MAX_LIMIT,
-        description: `Values to return (default ${DISTINCT_DEFAULT_LIMIT}, max ${DISTINCT_MAX_LIMIT}).`,
-      },
-      flatten_arrays: {
-        type: 'boolean',
-        description: 'List each element of an array field as its own value.',
-      },
-      dry_run: DRY_RUN_ARG,
-    },
-    required: ['class_name', 'field'],
-  },
-  outputSchema: {
-    type: 'object',
-    properties: {
-      class_name: { type: 'string' },
-      field: { type: 'string' },
-      count: { type: 'integer' },
-      values: { type: 'array' },
-      pointer_class: { type: 'string' },
-      truncated: { type: 'boolean' },
-      ...DRY_RUN_PROPERTIES,
-    },
-    required: ['class_name'],
-  },
+  inputSchema: helperArguments(FIELD_ARG, {
+    where: WHERE_ARG,
+    sort: { type: 'string', enum: ['asc', 'desc'], description: 'Sort the values.' },
+    limit: limitArg('Values', DISTINCT_LIMITS.default, DISTINCT_LIMITS.max),
+    flatten_arrays: flattenArraysArg('List each element of an array field as its own value.'),
+  }),
+  outputSchema: helperResult({
+    count: { type: 'integer' },
+    values: { type: 'array' },
+    pointer_class: { type: 'string' },
+  }),
   handler: async (args, { read }) => {
     const className = args.class_name;
-    await read.gate(className);
-    const limit = resolveLimit(args.limit, DISTINCT_DEFAULT_LIMIT, DISTINCT_MAX_LIMIT);
-    const pipeline = buildDistinctPipeline({
-      field: args.field,
-      where: args.where,
-      sort: args.sort,
-      limit,
-      flattenArrays: args.flatten_arrays,
-    });
+    const limit = await gatedLimit(read, className, args.limit, DISTINCT_LIMITS);
+    const { field, sort, flatten_arrays: flattenArrays } = args;
     const result = await runHelper(read, 'distinct', className, {
-      pipeline,
+      pipeline: buildDistinctPipeline({ field, where: args.where, sort, limit, flattenArrays }),
       where: args.where,
       // Flattening arrays is the pipeline's: a path that runs pipelines gets one.
-      native: {
-        distinct: { field: args.field, limit },
-        sort: args.sort,
-        pipelineWhenPossible: args.flatten_arrays,
-      },
-      pointerField: args.field,
+      native: { distinct: { field, limit }, sort, pipelineWhenPossible: flattenArrays },
+      pointerField: field,
       dryRun: args.dry_run,
-      parameters: {
-        field: args.field,
-        sort: args.sort,
-        limit,
-        flatten_arrays: args.flatten_arrays,
-      },
+      parameters: { field, sort, limit, flatten_arrays: flattenArrays },
     });
     if ('dryRun' in result) return result.dryRun;
-    return shapeDistinctResult({
-      className,
-      field: args.field,
-      limit,
-      rows: result.rows,
-      pointerClass: result.pointerClass,
-    });
+    const { rows, pointerClass } = result;
+    return shapeDistinctResult({ className, field, limit, rows, pointerClass });
   },
 });

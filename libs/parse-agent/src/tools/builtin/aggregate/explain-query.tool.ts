@@ -1,6 +1,5 @@
 import { readTool } from '../../read/read-tool';
-import { READ_ONLY_TOOL } from '../tool-annotations';
-import { CLASS_NAME_ARG, WHERE_ARG } from '../tool-schemas';
+import { classArguments, classResult, WHERE_ARG } from '../tool-schemas';
 import { nullable } from '../output-schemas';
 
 interface Args {
@@ -14,31 +13,22 @@ export const explainQuery = readTool<Args>({
   description:
     'Explain how the database would run a query on a class (no rows): whether it scans the whole collection or uses an index.',
   category: 'query',
-  permission: 'readonly',
   dataOperation: 'explain',
   timeout: 30,
-  annotations: READ_ONLY_TOOL,
-  inputSchema: {
-    type: 'object',
-    properties: {
-      class_name: CLASS_NAME_ARG,
-      where: WHERE_ARG,
-      order: { type: 'string', description: 'Sort fields, e.g. "-createdAt".' },
-    },
-    required: ['class_name'],
-  },
-  outputSchema: {
-    type: 'object',
-    properties: {
-      class_name: { type: 'string' },
+  inputSchema: classArguments({
+    where: WHERE_ARG,
+    order: { type: 'string', description: 'Sort fields, e.g. "-createdAt".' },
+  }),
+  outputSchema: classResult(
+    {
       collection_scan: { type: 'boolean' },
       plan: { type: 'string' },
       indexes_used: { type: 'array', items: { type: 'string' } },
       // The path's plan details (a MongoDB or PostgreSQL plan object), null when it has none.
       winning_plan: nullable({ type: 'object' }),
     },
-    required: ['class_name', 'collection_scan', 'plan'],
-  },
+    ['collection_scan', 'plan'],
+  ),
   handler: async (args, { read, analytics }) => {
     const className = args.class_name;
     const summary = await read.explain(className, { where: args.where, order: args.order });

@@ -1,6 +1,5 @@
 import { BUILTIN_CATEGORIES } from '../../tool-categories';
 import { readTool } from '../../read/read-tool';
-import { READ_ONLY_TOOL } from '../tool-annotations';
 import { LIST_TOOLS_OUTPUT } from '../output-schemas';
 
 export const listTools = readTool<{ category?: string }>({
@@ -8,9 +7,7 @@ export const listTools = readTool<{ category?: string }>({
   description:
     'List the tools this agent may use, with their categories. Optionally filter by category.',
   category: 'discovery',
-  permission: 'readonly',
   timeout: 5,
-  annotations: READ_ONLY_TOOL,
   outputSchema: LIST_TOOLS_OUTPUT,
   inputSchema: {
     type: 'object',

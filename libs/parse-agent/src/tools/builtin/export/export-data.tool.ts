@@ -3,10 +3,10 @@ import { WITHHELD_NOTE } from '../../../format/query-result';
 import { simplifyTypedValue } from '../../../format/simplify-object';
 import { renderTabular, TABULAR_FORMATS, type TabularFormat } from '../../../format/tabular';
 import { readTool } from '../../read/read-tool';
-import { READ_ONLY_TOOL } from '../tool-annotations';
 import {
   APPLY_CANONICAL_FILTER_ARG,
-  CLASS_NAME_ARG,
+  classArguments,
+  classResult,
   INCLUDE_ARG,
   KEYS_ARG,
   WHERE_ARG,
@@ -73,47 +73,38 @@ export const exportData = readTool<Args>({
   name: 'export_data',
   description: `Export rows of a class as one CSV, Markdown or text table (query mode with where/keys/include/order, or pipeline mode). columns picks and renames fields ({ "subject.name": "Subject" }). Up to row_cap rows (default ${DEFAULT_EXPORT_ROW_CAP}, max ${MAX_EXPORT_ROW_CAP}).`,
   category: 'export',
-  permission: 'readonly',
   timeout: 60,
-  annotations: READ_ONLY_TOOL,
-  inputSchema: {
-    type: 'object',
-    properties: {
-      class_name: CLASS_NAME_ARG,
-      format: {
-        type: 'string',
-        enum: [...TABULAR_FORMATS],
-        description: 'csv (default), markdown or table.',
-      },
-      columns: {
-        type: 'array',
-        items: { anyOf: [{ type: 'string' }, { type: 'object' }] },
-        description: 'Ordered columns: "field" or { "field.path": "Header" }.',
-      },
-      where: WHERE_ARG,
-      keys: KEYS_ARG,
-      include: INCLUDE_ARG,
-      order: { type: 'string', description: 'Sort fields, e.g. "-createdAt".' },
-      limit: { type: 'integer', minimum: 1, description: 'Rows to read (query mode).' },
-      skip: { type: 'integer', minimum: 0 },
-      pipeline: {
-        ...PIPELINE_ARG,
-        description: 'Pipeline mode: an aggregation pipeline (query arguments are then ignored).',
-      },
-      row_cap: {
-        type: 'integer',
-        minimum: 1,
-        maximum: MAX_EXPORT_ROW_CAP,
-        description: `Most rows to emit (default ${DEFAULT_EXPORT_ROW_CAP}, max ${MAX_EXPORT_ROW_CAP}).`,
-      },
-      apply_canonical_filter: APPLY_CANONICAL_FILTER_ARG,
+  inputSchema: classArguments({
+    format: {
+      type: 'string',
+      enum: [...TABULAR_FORMATS],
+      description: 'csv (default), markdown or table.',
     },
-    required: ['class_name'],
-  },
-  outputSchema: {
-    type: 'object',
-    properties: {
-      class_name: { type: 'string' },
+    columns: {
+      type: 'array',
+      items: { anyOf: [{ type: 'string' }, { type: 'object' }] },
+      description: 'Ordered columns: "field" or { "field.path": "Header" }.',
+    },
+    where: WHERE_ARG,
+    keys: KEYS_ARG,
+    include: INCLUDE_ARG,
+    order: { type: 'string', description: 'Sort fields, e.g. "-createdAt".' },
+    limit: { type: 'integer', minimum: 1, description: 'Rows to read (query mode).' },
+    skip: { type: 'integer', minimum: 0 },
+    pipeline: {
+      ...PIPELINE_ARG,
+      description: 'Pipeline mode: an aggregation pipeline (query arguments are then ignored).',
+    },
+    row_cap: {
+      type: 'integer',
+      minimum: 1,
+      maximum: MAX_EXPORT_ROW_CAP,
+      description: `Most rows to emit (default ${DEFAULT_EXPORT_ROW_CAP}, max ${MAX_EXPORT_ROW_CAP}).`,
+    },
+    apply_canonical_filter: APPLY_CANONICAL_FILTER_ARG,
+  }),
+  outputSchema: classResult(
+    {
       format: { type: 'string' },
       headers: { type: 'array', items: { type: 'string' } },
       row_count: { type: 'integer' },
@@ -129,8 +120,8 @@ export const exportData = readTool<Args>({
       withheld_fields: { type: 'object' },
       withheld_note: { type: 'string' },
     },
-    required: ['class_name', 'format', 'headers', 'row_count', 'output', 'pagination'],
-  },
+    ['format', 'headers', 'row_count', 'output', 'pagination'],
+  ),
   handler: async (args, { access, read }) => {
     const className = args.class_name;
     await read.gate(className);

@@ -2,10 +2,9 @@ import { OBJECT_ID_PATTERN } from '../../../core/constants';
 import { AgentValidationError, ParseRequestError } from '../../../core/errors';
 import { formatObjectResult } from '../../../format/object-result';
 import { readTool } from '../../read/read-tool';
-import { READ_ONLY_TOOL } from '../tool-annotations';
 import {
   APPLY_CANONICAL_FILTER_ARG,
-  CLASS_NAME_ARG,
+  classArguments,
   INCLUDE_ARG,
   OBJECT_ID_ARG,
 } from '../tool-schemas';
@@ -27,20 +26,16 @@ export const getObject = readTool<Args>({
   name: 'get_object',
   description: 'Fetch one object by objectId, optionally expanding pointers with include.',
   category: 'query',
-  permission: 'readonly',
   timeout: 10,
-  annotations: READ_ONLY_TOOL,
   outputSchema: GET_OBJECT_OUTPUT,
-  inputSchema: {
-    type: 'object',
-    properties: {
-      class_name: CLASS_NAME_ARG,
+  inputSchema: classArguments(
+    {
       object_id: OBJECT_ID_ARG,
       include: INCLUDE_ARG,
       apply_canonical_filter: APPLY_CANONICAL_FILTER_ARG,
     },
-    required: ['class_name', 'object_id'],
-  },
+    ['object_id'],
+  ),
   handler: async (args, { read }) => {
     await read.gate(args.class_name);
     if (!OBJECT_ID_PATTERN.test(args.object_id)) {

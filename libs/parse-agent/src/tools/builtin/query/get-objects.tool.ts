@@ -2,8 +2,7 @@ import { MAX_GET_OBJECTS_IDS, OBJECT_ID_PATTERN } from '../../../core/constants'
 import { AgentValidationError } from '../../../core/errors';
 import { formatObjectsResult } from '../../../format/object-result';
 import { readTool } from '../../read/read-tool';
-import { READ_ONLY_TOOL } from '../tool-annotations';
-import { APPLY_CANONICAL_FILTER_ARG, CLASS_NAME_ARG, INCLUDE_ARG } from '../tool-schemas';
+import { APPLY_CANONICAL_FILTER_ARG, classArguments, INCLUDE_ARG } from '../tool-schemas';
 import { GET_OBJECTS_OUTPUT } from '../output-schemas';
 
 interface Args {
@@ -17,14 +16,10 @@ export const getObjects = readTool<Args>({
   name: 'get_objects',
   description: `Fetch up to ${MAX_GET_OBJECTS_IDS} objects of one class by objectId in one call; results are keyed by id, with the ids not found listed in missing.`,
   category: 'query',
-  permission: 'readonly',
   timeout: 20,
-  annotations: READ_ONLY_TOOL,
   outputSchema: GET_OBJECTS_OUTPUT,
-  inputSchema: {
-    type: 'object',
-    properties: {
-      class_name: CLASS_NAME_ARG,
+  inputSchema: classArguments(
+    {
       ids: {
         type: 'array',
         items: { type: 'string' },
@@ -33,8 +28,8 @@ export const getObjects = readTool<Args>({
       include: INCLUDE_ARG,
       apply_canonical_filter: APPLY_CANONICAL_FILTER_ARG,
     },
-    required: ['class_name', 'ids'],
-  },
+    ['ids'],
+  ),
   handler: async (args, { read }) => {
     await read.gate(args.class_name);
     const ids = [...new Set(args.ids)];

@@ -8,10 +8,9 @@ import {
 } from '../../../format/query-result';
 import { simplifyTypedValue } from '../../../format/simplify-object';
 import { readTool } from '../../read/read-tool';
-import { READ_ONLY_TOOL } from '../tool-annotations';
 import {
   APPLY_CANONICAL_FILTER_ARG,
-  CLASS_NAME_ARG,
+  classArguments,
   INCLUDE_ARG,
   KEYS_ARG,
   WHERE_ARG,
@@ -37,33 +36,26 @@ export const queryClass = readTool<QueryClassArgs>({
   name: 'query_class',
   description: `Find objects of a class with Parse constraints. Default limit ${DEFAULT_LIMIT}, max ${MAX_LIMIT}; each result holds about ${DEFAULT_RESULT_BUDGET_BYTES / 1024} KB of rows in any format: when pagination.has_more is true, next_call is the call for the next page. Large fields are left out unless named in keys. Output as json, csv, markdown or table.`,
   category: 'query',
-  permission: 'readonly',
   timeout: 30,
   oversize: 'trim-rows',
-  annotations: READ_ONLY_TOOL,
   outputSchema: QUERY_CLASS_OUTPUT,
-  inputSchema: {
-    type: 'object',
-    properties: {
-      class_name: CLASS_NAME_ARG,
-      where: WHERE_ARG,
-      limit: {
-        type: 'integer',
-        minimum: 1,
-        description: `Rows to return (default ${DEFAULT_LIMIT}, max ${MAX_LIMIT}).`,
-      },
-      skip: { type: 'integer', minimum: 0, description: 'Rows to skip, for paging.' },
-      order: {
-        type: 'string',
-        description: 'Sort fields, comma-separated; prefix - for descending, e.g. "-createdAt".',
-      },
-      keys: KEYS_ARG,
-      include: INCLUDE_ARG,
-      apply_canonical_filter: APPLY_CANONICAL_FILTER_ARG,
-      format: { type: 'string', description: 'json (default), csv, markdown or table.' },
+  inputSchema: classArguments({
+    where: WHERE_ARG,
+    limit: {
+      type: 'integer',
+      minimum: 1,
+      description: `Rows to return (default ${DEFAULT_LIMIT}, max ${MAX_LIMIT}).`,
     },
-    required: ['class_name'],
-  },
+    skip: { type: 'integer', minimum: 0, description: 'Rows to skip, for paging.' },
+    order: {
+      type: 'string',
+      description: 'Sort fields, comma-separated; prefix - for descending, e.g. "-createdAt".',
+    },
+    keys: KEYS_ARG,
+    include: INCLUDE_ARG,
+    apply_canonical_filter: APPLY_CANONICAL_FILTER_ARG,
+    format: { type: 'string', description: 'json (default), csv, markdown or table.' },
+  }),
   handler: async (args, { access, read }) => {
     await read.gate(args.class_name);
     const format = (args.format ?? 'json').toLowerCase() as Format;

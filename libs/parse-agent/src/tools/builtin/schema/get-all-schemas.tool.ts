@@ -1,5 +1,4 @@
 import { readTool } from '../../read/read-tool';
-import { READ_ONLY_TOOL } from '../tool-annotations';
 import { GET_ALL_SCHEMAS_OUTPUT } from '../output-schemas';
 
 interface Args {
@@ -14,9 +13,7 @@ export const getAllSchemas = readTool<Args>({
   description:
     'List the classes this agent can see with their field counts and descriptions. Narrow with names (exact) or prefix. Use get_schema for field details.',
   category: 'schema',
-  permission: 'readonly',
   timeout: 15,
-  annotations: READ_ONLY_TOOL,
   outputSchema: GET_ALL_SCHEMAS_OUTPUT,
   inputSchema: {
     type: 'object',

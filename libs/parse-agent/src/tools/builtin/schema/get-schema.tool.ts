@@ -1,5 +1,4 @@
 import { readTool } from '../../read/read-tool';
-import { READ_ONLY_TOOL } from '../tool-annotations';
 import { CLASS_NAME_ARG } from '../tool-schemas';
 import { describeSchema } from './schema-description';
 import { describeAgentMethods } from '../mutation/agent-method-gate';
@@ -10,9 +9,7 @@ export const getSchema = readTool<{ class_name: string }>({
   description:
     'Describe one class: its fields with types, descriptions and allowed values, pointer targets with query hints, indexes, permissions, filters, relations and the agent methods you may call.',
   category: 'schema',
-  permission: 'readonly',
   timeout: 10,
-  annotations: READ_ONLY_TOOL,
   outputSchema: GET_SCHEMA_OUTPUT,
   inputSchema: {
     type: 'object',
