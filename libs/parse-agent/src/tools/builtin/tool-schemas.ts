@@ -29,3 +29,32 @@ export const APPLY_CANONICAL_FILTER_ARG = {
 };
 
 export const OBJECT_ID_ARG = { type: 'string', description: 'The objectId.' };
+
+/** An object schema with `class_name` first (required), then the tool's own properties. */
+function classObject(
+  className: Record<string, unknown>,
+  properties: Record<string, unknown>,
+  required: string[],
+): Record<string, unknown> {
+  return {
+    type: 'object',
+    properties: { class_name: className, ...properties },
+    required: ['class_name', ...required],
+  };
+}
+
+/** A tool's arguments: `class_name` first, then the tool's own; `class_name` is required. */
+export function classArguments(
+  properties: Record<string, unknown>,
+  required: string[] = [],
+): Record<string, unknown> {
+  return classObject(CLASS_NAME_ARG, properties, required);
+}
+
+/** A class tool's result: `class_name` first, then the tool's own fields. */
+export function classResult(
+  properties: Record<string, unknown>,
+  required: string[] = [],
+): Record<string, unknown> {
+  return classObject({ type: 'string' }, properties, required);
+}

@@ -1,15 +1,9 @@
 import { autoLimitNotice } from '../../../security/pipeline/auto-limit';
 import { compactPointers } from '../../../security/pipeline/pointer-compaction';
-import type { ToolDefinition } from '../../tool-definition';
-import { READ_ONLY_TOOL } from '../tool-annotations';
-import { APPLY_CANONICAL_FILTER_ARG, CLASS_NAME_ARG } from '../tool-schemas';
-import {
-  leadingMatch,
-  runPipeline,
-  validateFor,
-  withheldFor,
-  withheldNote,
-} from './analytics-support';
+import type { ReadPolicy } from '../../../security/read-policy';
+import { readTool } from '../../read/read-tool';
+import { APPLY_CANONICAL_FILTER_ARG, classArguments, classResult } from '../tool-schemas';
+import { leadingMatch, withheldNote } from './analytics-support';
 
 interface Args {
   class_name: string;
@@ -25,19 +19,15 @@ export const PIPELINE_ARG = {
     'MongoDB aggregation stages in API field names, e.g. [{"$match": {"status": "paid"}}, {"$group": {"_id": "$customer", "total": {"$sum": "$amount"}}}, {"$sort": {"total": -1}}, {"$limit": 10}]. $lookup/$unionWith take class names. Without a final $limit or $count, {"$limit": 200} is appended.',
 };
 
-export const aggregate: ToolDefinition<Args> = {
+export const aggregate = readTool<Args>({
   name: 'aggregate',
   description:
     "Run an aggregation pipeline on a class ($match, $group, $sort, $project, $lookup, $facet, $bucket...). Code-running and writing stages are refused; the agent's scopes are applied to every class the pipeline reads. For simple counts per value prefer group_by, group_by_date or distinct.",
   category: 'aggregate',
-  permission: 'readonly',
   dataOperation: 'aggregate',
   timeout: 60,
-  annotations: READ_ONLY_TOOL,
-  inputSchema: {
-    type: 'object',
-    properties: {
-      class_name: CLASS_NAME_ARG,
+  inputSchema: classArguments(
+    {
       pipeline: PIPELINE_ARG,
       apply_canonical_filter: APPLY_CANONICAL_FILTER_ARG,
       compact_pointers: {
@@ -46,12 +36,10 @@ export const aggregate: ToolDefinition<Args> = {
           'Default true: pointer columns come back as bare objectIds with their class in pointer_classes.',
       },
     },
-    required: ['class_name', 'pipeline'],
-  },
-  outputSchema: {
-    type: 'object',
-    properties: {
-      class_name: { type: 'string' },
+    ['pipeline'],
+  ),
+  outputSchema: classResult(
+    {
       pipeline_stages: { type: 'integer' },
       result_count: { type: 'integer' },
       results: { type: 'array', items: { type: 'object' } },
@@ -63,36 +51,21 @@ export const aggregate: ToolDefinition<Args> = {
       withheld_note: { type: 'string' },
       apply_canonical_filter: { type: 'boolean' },
     },
-    required: ['class_name', 'result_count', 'results'],
-  },
-  handler: async (args, context) => {
-    const { access } = context;
+    ['result_count', 'results'],
+  ),
+  handler: async (args, { access, read }) => {
     const className = args.class_name;
-    await access.requireReadableClass(className);
-    const withheld = await withheldFor(context, 'aggregate', className, args.pipeline);
-    const validated = await validateFor(
-      access,
-      className,
-      args.pipeline,
-      {},
-      withheld,
-      args.apply_canonical_filter !== false,
-    );
-    const raw = await runPipeline(
-      context,
-      'aggregate',
-      className,
-      validated.pipeline,
-      leadingMatch(args.pipeline),
-    );
-    let results = access.redactRows(raw);
+    const prepared = await read.prepare('aggregate', className, args.pipeline, {
+      applyCanonicalFilter: args.apply_canonical_filter,
+    });
+    let results = await prepared.run({ where: leadingMatch(args.pipeline) });
     let pointerClasses: Record<string, string> = {};
     if (args.compact_pointers !== false) {
       const compacted = compactPointers(results);
       results = compacted.rows;
       pointerClasses = {
         ...compacted.pointerClasses,
-        ...(await viewPointers(context, className, results)),
+        ...(await viewPointers(access, className, results)),
       };
     }
     return {
@@ -101,24 +74,24 @@ export const aggregate: ToolDefinition<Args> = {
       result_count: results.length,
       results,
       ...(Object.keys(pointerClasses).length ? { pointer_classes: pointerClasses } : {}),
-      ...autoLimitNotice(validated.autoLimited, validated.autoLimit, results.length),
-      ...withheldNote(access, className, withheld),
+      ...autoLimitNotice(prepared.autoLimited, prepared.autoLimit, results.length),
+      ...withheldNote(access, className, prepared.withheld),
       ...(args.apply_canonical_filter === false ? { apply_canonical_filter: false } : {}),
     };
   },
-};
+});
 
 /**
  * Direct paths already present pointers as bare objectIds under their API names; name the class of
  * each root-class pointer column that still holds ids, so the envelope reads the same on every path.
  */
 async function viewPointers(
-  context: Parameters<ToolDefinition['handler']>[1],
+  access: ReadPolicy,
   className: string,
   rows: Record<string, unknown>[],
 ): Promise<Record<string, string>> {
   if (!rows.length) return {};
-  const types = await context.access.fieldTypes(className);
+  const types = await access.fieldTypes(className);
   const out: Record<string, string> = {};
   for (const [field, type] of Object.entries(types)) {
     if (type.type !== 'Pointer' || !type.targetClass) continue;

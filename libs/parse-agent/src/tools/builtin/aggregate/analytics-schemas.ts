@@ -1,4 +1,9 @@
 import { ANY_JSON_VALUE, nullable } from '../output-schemas';
+import {
+  GROUP_BY_DEFAULT_LIMIT,
+  GROUP_BY_MAX_LIMIT,
+} from '../../../security/pipeline/group-by-pipeline';
+import { classArguments, classResult, WHERE_ARG } from '../tool-schemas';
 
 /** JSON Schema fragments for the aggregation tools' arguments and results. */
 
@@ -34,3 +39,67 @@ export const GROUP_SORT_ARG = {
 };
 
 export const FIELD_ARG = { type: 'string', description: 'A field name (API name, no "$").' };
+
+export const DRY_RUN_ARG = {
+  type: 'boolean',
+  description:
+    'true: build and check the pipeline and return it without running it (every access check still applies).',
+};
+
+/** A helper tool's arguments: class_name, the field it works on, its own, and dry_run. */
+export function helperArguments(
+  field: Record<string, unknown>,
+  properties: Record<string, unknown>,
+  required: string[] = [],
+): Record<string, unknown> {
+  return classArguments({ field, ...properties, dry_run: DRY_RUN_ARG }, ['field', ...required]);
+}
+
+/**
+ * What group_by and group_by_date take besides their field: what to compute, over which rows, in
+ * which order (`order` describes the default) and how many (`noun` names them).
+ */
+export function groupArguments(
+  order: string,
+  noun: string,
+  extra: Record<string, unknown> = {},
+): Record<string, unknown> {
+  return {
+    operation: OPERATION_ARG,
+    value_field: VALUE_FIELD_ARG,
+    where: WHERE_ARG,
+    sort: { ...GROUP_SORT_ARG, description: order },
+    limit: limitArg(noun, GROUP_BY_DEFAULT_LIMIT, GROUP_BY_MAX_LIMIT),
+    ...extra,
+  };
+}
+
+/** A helper tool's `limit`: how many groups or values, with its default and maximum. */
+export function limitArg(noun: string, defaultLimit: number, max: number): Record<string, unknown> {
+  return {
+    type: 'integer',
+    minimum: 1,
+    maximum: max,
+    description: `${noun} to return (default ${defaultLimit}, max ${max}).`,
+  };
+}
+
+/** A helper tool's `flatten_arrays`: `description` says what each element of an array becomes. */
+export function flattenArraysArg(description: string): Record<string, unknown> {
+  return { type: 'boolean', description };
+}
+
+/** group_by's and group_by_date's result: the groups and the tool's own fields. */
+export function groupResult(properties: Record<string, unknown>): Record<string, unknown> {
+  return helperResult({ ...properties, groups: { type: 'array', items: GROUP_ROW_SCHEMA } });
+}
+
+/** A helper tool's result (group_by, group_by_date, distinct): the field, its own, truncation, dry runs. */
+export function helperResult(properties: Record<string, unknown>): Record<string, unknown> {
+  return classResult({
+    field: { type: 'string' },
+    ...properties,
+    truncated: { type: 'boolean' },
+    ...DRY_RUN_PROPERTIES,
+  });
+}

@@ -4,13 +4,8 @@ import { ParseAgent } from '../../../agent/parse-agent';
 import { suppressSecurityBanners } from '../../../core/security-banner';
 import { timeoutOf } from '../../tool-definition';
 import { AgentAllowCollscan, ParseClass } from '../../../metadata/decorators/parse-class.decorator';
-import {
-  CollscanRefusedError,
-  DRY_RUN_HINT,
-  dryRunEnvelope,
-  leadingMatch,
-  maxTimeMsFor,
-} from './analytics-support';
+import { CollscanRefusedError, maxTimeMsFor } from '../../read/analytics-policy';
+import { DRY_RUN_HINT, dryRunEnvelope, leadingMatch } from './analytics-support';
 
 @ParseClass('Order')
 class OrderModel {}

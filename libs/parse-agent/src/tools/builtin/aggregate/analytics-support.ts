@@ -1,76 +1,17 @@
-/** What the aggregation tools share: the pipeline policy, path choice, time limits and dry runs. */
-import { AccessDeniedError, SecurityBlockedError } from '../../../core/errors';
-import { DataPathUnavailableError } from '../../../data/data-router';
-import type { AggregateOptions, DataOperation, DataPath, DataRow } from '../../../ports/data-path';
+/** What the aggregation tools share: the run through the policed reader, dry runs, notes. */
+import { AccessDeniedError } from '../../../core/errors';
+import type { DataOperation, DataRow, GroupBySpec } from '../../../ports/data-path';
 import { WITHHELD_NOTE } from '../../../format/query-result';
-import { classesNamed } from '../../../query/pipeline-classes';
-import { validatePipeline } from '../../../security/pipeline/pipeline-validator';
-import type { PipelineLimits, ValidatedPipeline } from '../../../security/pipeline/pipeline-policy';
-import { pipelinePolicyFor } from '../../../security/read-pipeline-policy';
+import {
+  GROUP_BY_DEFAULT_LIMIT,
+  GROUP_BY_MAX_LIMIT,
+  resolveLimit,
+  type GroupOperation,
+  type GroupSort,
+} from '../../../security/pipeline/group-by-pipeline';
 import type { ReadPolicy } from '../../../security/read-policy';
-import type { ToolContext } from '../../tool-context';
-
-/** Seconds kept between the database's own limit and the tool's, so the database stops first. */
-const MAX_TIME_BUFFER_MS = 5_000;
-
-/** The tool timeout minus a buffer, pushed down as MongoDB `maxTimeMS` (at least one second). */
-export function maxTimeMsFor(context: Pick<ToolContext, 'timeoutMs'>): number {
-  return Math.max(1_000, context.timeoutMs - MAX_TIME_BUFFER_MS);
-}
-
-/**
- * Validates a pipeline against the agent's policy: fields, scopes, auto-limit, and the class gate
- * for every class it names (the tool has already checked its own class_name, with the schema
- * refresh a missing class gets).
- */
-export async function validateFor(
-  access: ReadPolicy,
-  className: string,
-  pipeline: unknown,
-  limits: Partial<PipelineLimits> = {},
-  withheld?: ReadonlyMap<string, readonly string[]>,
-  applyCanonicalFilter = true,
-): Promise<ValidatedPipeline> {
-  const policy = await pipelinePolicyFor(access, { withheld });
-  if (!applyCanonicalFilter) {
-    // The opt-out covers the pipeline's own class only: classes it joins keep their canonical
-    // filter, as the classes of a query's subqueries do. Tenant scope and agent filters stay.
-    const unfiltered = await pipelinePolicyFor(access, { withheld, applyCanonicalFilter: false });
-    const scoped = policy.scopeMatches.bind(policy);
-    policy.scopeMatches = (name) =>
-      name === className ? unfiltered.scopeMatches(name) : scoped(name);
-  }
-  return validatePipeline(className, pipeline, policy, limits);
-}
-
-/**
- * Per class the pipeline reads (the root and every $lookup/$unionWith class), the fields Parse's
- * protectedFields hide from this agent, as the path the operation runs on reports them. Empty
- * when no path serves the operation (a dry run still validates) or the path cannot tell.
- */
-export async function withheldFor(
-  context: ToolContext,
-  operation: DataOperation,
-  className: string,
-  pipeline: unknown,
-): Promise<Map<string, string[]>> {
-  const out = new Map<string, string[]>();
-  let path: DataPath;
-  try {
-    path = context.dataFor(operation);
-  } catch (error) {
-    if (error instanceof DataPathUnavailableError) return out;
-    throw error;
-  }
-  if (!path.protectedFields) return out;
-  for (const name of new Set([className, ...classesNamed(pipeline)])) {
-    // Only classes this agent may read: a hidden class is refused by the validator, unasked.
-    if (typeof name !== 'string' || context.access.isDenied(name)) continue;
-    const hidden = await path.protectedFields(name, context.signal);
-    if (hidden.length) out.set(name, hidden);
-  }
-  return out;
-}
+import type { NativeAnalytics, PolicedReader } from '../../read/policed-reader';
+import { dryRunFlag } from '../dry-run-flag';
 
 /**
  * The allowlisted fields of `className` the agent's view lacks, as `withheld_fields` reports them
@@ -91,43 +32,6 @@ export function withheldNote(
   };
 }
 
-/** The path the router chooses for the operation; it must be able to run pipelines. */
-export function pipelinePath(
-  context: ToolContext,
-  operation: DataOperation,
-): DataPath & {
-  aggregate: NonNullable<DataPath['aggregate']>;
-} {
-  const path = context.dataFor(operation);
-  if (!path.aggregate) {
-    throw new DataPathUnavailableError(
-      `The '${path.kind}' data path chosen for '${operation}' cannot run aggregation pipelines for this agent. Configure a direct database path (mongo or postgres in ParseAgentModule.forRoot).`,
-    );
-  }
-  return path as DataPath & { aggregate: NonNullable<DataPath['aggregate']> };
-}
-
-/** What every analytics call passes to its data path: the tool's signal and the pushed-down limit. */
-export function pathOptions(context: ToolContext): AggregateOptions {
-  return { signal: context.signal, maxTimeMS: maxTimeMsFor(context) };
-}
-
-/**
- * Runs a validated pipeline on the path the router chooses for the operation, after the COLLSCAN
- * pre-flight of `preflightWhere` (the caller's own filter).
- */
-export async function runPipeline(
-  context: ToolContext,
-  operation: DataOperation,
-  className: string,
-  pipeline: Record<string, unknown>[],
-  preflightWhere: Record<string, unknown> | undefined,
-): Promise<DataRow[]> {
-  const path = pipelinePath(context, operation);
-  await collscanPreflight(context, path, className, preflightWhere);
-  return path.aggregate(className, pipeline, pathOptions(context));
-}
-
 /** The class a pointer field points to (schema or @BelongsTo), refusing classes the agent may not see. */
 export async function pointerTarget(
   access: ReadPolicy,
@@ -146,6 +50,111 @@ export async function pointerTarget(
   return type.targetClass;
 }
 
+/** A helper tool's limit argument: its default and maximum. */
+export interface LimitRange {
+  default: number;
+  max: number;
+}
+
+export const GROUP_LIMITS: LimitRange = {
+  default: GROUP_BY_DEFAULT_LIMIT,
+  max: GROUP_BY_MAX_LIMIT,
+};
+
+/** The class gate, then the limit argument: a hidden class is refused before any argument error. */
+export async function gatedLimit(
+  read: PolicedReader,
+  className: string,
+  limit: number | undefined,
+  range: LimitRange = GROUP_LIMITS,
+): Promise<number> {
+  await read.gate(className);
+  return resolveLimit(limit, range.default, range.max);
+}
+
+/** The arguments group_by and group_by_date share. */
+export interface GroupArgs {
+  class_name: string;
+  field: string;
+  operation?: GroupOperation;
+  value_field?: string;
+  where?: Record<string, unknown>;
+  sort?: GroupSort;
+  limit?: number;
+  dry_run?: boolean;
+}
+
+/** A path's own group-by speaks these operation names. */
+export function pathOperation(op: GroupOperation | undefined): GroupBySpec['operation'] {
+  return op === 'average' ? 'avg' : (op ?? 'count');
+}
+
+/** What group_by and group_by_date derive alike from their arguments and resolved limit. */
+export function groupCall(args: GroupArgs, limit: number, defaultSort: GroupSort) {
+  return {
+    /** The pipeline builder's common parameters. */
+    pipeline: {
+      field: args.field,
+      where: args.where,
+      operation: args.operation,
+      valueField: args.value_field,
+      limit,
+      sort: args.sort,
+    },
+    /** The native group-by spec (the reader adds the planned where). */
+    native: {
+      field: args.field,
+      operation: pathOperation(args.operation),
+      valueField: args.value_field,
+      limit,
+    } satisfies Omit<GroupBySpec, 'where'>,
+    /** The dry-run parameters after the field, defaults filled in. */
+    parameters: {
+      operation: args.operation ?? 'count',
+      value_field: args.value_field,
+      sort: args.sort ?? defaultSort,
+      limit,
+    },
+  };
+}
+
+/** One call of a helper tool (group_by, group_by_date, distinct) over the pipeline it built. */
+export interface HelperCall {
+  /** The caller-level pipeline the tool built from its arguments. */
+  pipeline: unknown[];
+  /** The caller's where (the COLLSCAN pre-flight's filter and a native call's). */
+  where?: Record<string, unknown>;
+  /** The path's own method for the call, when it has one and the call is simple enough. */
+  native?: NativeAnalytics;
+  /** A grouped field whose pointer target must be readable, and is reported (pointer_class). */
+  pointerField?: string;
+  /** The dry_run argument; with true the envelope shows `parameters` and the pipeline. */
+  dryRun?: unknown;
+  parameters: Record<string, unknown>;
+}
+
+/**
+ * group_by, group_by_date and distinct in one sequence: every policy check on the pipeline (and a
+ * grouped pointer's target) before a dry run returns, then the redacted rows.
+ */
+export async function runHelper(
+  read: PolicedReader,
+  operation: DataOperation,
+  className: string,
+  call: HelperCall,
+): Promise<{ dryRun: Record<string, unknown> } | { rows: DataRow[]; pointerClass?: string }> {
+  const prepared = await read.prepare(operation, className, call.pipeline);
+  const pointerClass =
+    call.pointerField === undefined
+      ? undefined
+      : await pointerTarget(read.access, className, call.pointerField);
+  if (dryRunFlag(call.dryRun)) {
+    return { dryRun: dryRunEnvelope(className, call.parameters, call.pipeline) };
+  }
+  const rows = await prepared.run({ where: call.where, native: call.native });
+  return { rows, pointerClass };
+}
+
 export const DRY_RUN_HINT =
   'dry_run: the pipeline above was built and checked but NOT run. Call again without dry_run to run it, ' +
   'or pass the pipeline (changed as needed) to the aggregate tool for full control.';
@@ -161,50 +170,6 @@ export function dryRunEnvelope(
   return { dry_run: true, class_name: className, parameters: shown, pipeline, hint: DRY_RUN_HINT };
 }
 
-/** A COLLSCAN the operator asked to refuse (`refuseCollscan`). */
-export class CollscanRefusedError extends SecurityBlockedError {
-  constructor(
-    readonly className: string,
-    readonly winningPlan?: unknown,
-  ) {
-    super(
-      `COLLSCAN on ${className}: the query would scan the full collection.`,
-      `COLLSCAN on ${className}`,
-    );
-  }
-  override get details(): Record<string, unknown> {
-    return {
-      refused: true,
-      reason: this.reason,
-      suggestion:
-        'Add a filter on an indexed field, or call explain_query directly to inspect the plan.',
-      ...(this.winningPlan !== undefined ? { winning_plan: this.winningPlan } : {}),
-    };
-  }
-}
-
-/**
- * With `refuseCollscan` on, explains the leading filter first and refuses a full collection scan
- * (classes marked @AgentAllowCollscan excepted). A path that cannot explain is not pre-flighted.
- */
-export async function collscanPreflight(
-  context: ToolContext,
-  path: DataPath,
-  className: string,
-  where: Record<string, unknown> | undefined,
-): Promise<void> {
-  if (!context.analytics.refuseCollscan || !path.explain) return;
-  if (!where || !Object.keys(where).length) return;
-  if (context.access.meta(className)?.allowCollscan) return;
-  const summary = await path.explain(className, { where }, { signal: context.signal });
-  if (summary.collectionScan) {
-    throw new CollscanRefusedError(
-      className,
-      context.analytics.exposeExplain ? summary.details : undefined,
-    );
-  }
-}
-
 /** The caller's leading `$match`, the filter the COLLSCAN pre-flight explains. */
 export function leadingMatch(pipeline: unknown): Record<string, unknown> | undefined {
   const first = Array.isArray(pipeline) ? (pipeline[0] as Record<string, unknown>) : undefined;
@@ -213,9 +178,3 @@ export function leadingMatch(pipeline: unknown): Record<string, unknown> | undef
     ? (match as Record<string, unknown>)
     : undefined;
 }
-
-export const DRY_RUN_ARG = {
-  type: 'boolean',
-  description:
-    'true: build and check the pipeline and return it without running it (every access check still applies).',
-};

@@ -1,16 +1,13 @@
 import { BUILTIN_CATEGORIES } from '../../tool-categories';
-import type { ToolDefinition } from '../../tool-definition';
-import { READ_ONLY_TOOL } from '../tool-annotations';
+import { readTool } from '../../read/read-tool';
 import { LIST_TOOLS_OUTPUT } from '../output-schemas';
 
-export const listTools: ToolDefinition<{ category?: string }> = {
+export const listTools = readTool<{ category?: string }>({
   name: 'list_tools',
   description:
     'List the tools this agent may use, with their categories. Optionally filter by category.',
   category: 'discovery',
-  permission: 'readonly',
   timeout: 5,
-  annotations: READ_ONLY_TOOL,
   outputSchema: LIST_TOOLS_OUTPUT,
   inputSchema: {
     type: 'object',
@@ -26,4 +23,4 @@ export const listTools: ToolDefinition<{ category?: string }> = {
       .map((t) => ({ name: t.name, category: t.category, description: t.description }));
     return { tools, categories: BUILTIN_CATEGORIES };
   },
-};
+});

@@ -2,22 +2,16 @@ import { AgentValidationError } from '../../../core/errors';
 import { WITHHELD_NOTE } from '../../../format/query-result';
 import { simplifyTypedValue } from '../../../format/simplify-object';
 import { renderTabular, TABULAR_FORMATS, type TabularFormat } from '../../../format/tabular';
-import type { ToolDefinition } from '../../tool-definition';
-import { READ_ONLY_TOOL } from '../tool-annotations';
+import { readTool } from '../../read/read-tool';
 import {
   APPLY_CANONICAL_FILTER_ARG,
-  CLASS_NAME_ARG,
+  classArguments,
+  classResult,
   INCLUDE_ARG,
   KEYS_ARG,
   WHERE_ARG,
 } from '../tool-schemas';
-import {
-  leadingMatch,
-  runPipeline,
-  validateFor,
-  withheldFor,
-  withheldNote,
-} from '../aggregate/analytics-support';
+import { leadingMatch, withheldNote } from '../aggregate/analytics-support';
 import { PIPELINE_ARG } from '../aggregate/aggregate.tool';
 
 export const DEFAULT_EXPORT_ROW_CAP = 1_000;
@@ -75,51 +69,42 @@ function valueAt(row: Record<string, unknown>, path: string): unknown {
   return current;
 }
 
-export const exportData: ToolDefinition<Args> = {
+export const exportData = readTool<Args>({
   name: 'export_data',
   description: `Export rows of a class as one CSV, Markdown or text table (query mode with where/keys/include/order, or pipeline mode). columns picks and renames fields ({ "subject.name": "Subject" }). Up to row_cap rows (default ${DEFAULT_EXPORT_ROW_CAP}, max ${MAX_EXPORT_ROW_CAP}).`,
   category: 'export',
-  permission: 'readonly',
   timeout: 60,
-  annotations: READ_ONLY_TOOL,
-  inputSchema: {
-    type: 'object',
-    properties: {
-      class_name: CLASS_NAME_ARG,
-      format: {
-        type: 'string',
-        enum: [...TABULAR_FORMATS],
-        description: 'csv (default), markdown or table.',
-      },
-      columns: {
-        type: 'array',
-        items: { anyOf: [{ type: 'string' }, { type: 'object' }] },
-        description: 'Ordered columns: "field" or { "field.path": "Header" }.',
-      },
-      where: WHERE_ARG,
-      keys: KEYS_ARG,
-      include: INCLUDE_ARG,
-      order: { type: 'string', description: 'Sort fields, e.g. "-createdAt".' },
-      limit: { type: 'integer', minimum: 1, description: 'Rows to read (query mode).' },
-      skip: { type: 'integer', minimum: 0 },
-      pipeline: {
-        ...PIPELINE_ARG,
-        description: 'Pipeline mode: an aggregation pipeline (query arguments are then ignored).',
-      },
-      row_cap: {
-        type: 'integer',
-        minimum: 1,
-        maximum: MAX_EXPORT_ROW_CAP,
-        description: `Most rows to emit (default ${DEFAULT_EXPORT_ROW_CAP}, max ${MAX_EXPORT_ROW_CAP}).`,
-      },
-      apply_canonical_filter: APPLY_CANONICAL_FILTER_ARG,
+  inputSchema: classArguments({
+    format: {
+      type: 'string',
+      enum: [...TABULAR_FORMATS],
+      description: 'csv (default), markdown or table.',
     },
-    required: ['class_name'],
-  },
-  outputSchema: {
-    type: 'object',
-    properties: {
-      class_name: { type: 'string' },
+    columns: {
+      type: 'array',
+      items: { anyOf: [{ type: 'string' }, { type: 'object' }] },
+      description: 'Ordered columns: "field" or { "field.path": "Header" }.',
+    },
+    where: WHERE_ARG,
+    keys: KEYS_ARG,
+    include: INCLUDE_ARG,
+    order: { type: 'string', description: 'Sort fields, e.g. "-createdAt".' },
+    limit: { type: 'integer', minimum: 1, description: 'Rows to read (query mode).' },
+    skip: { type: 'integer', minimum: 0 },
+    pipeline: {
+      ...PIPELINE_ARG,
+      description: 'Pipeline mode: an aggregation pipeline (query arguments are then ignored).',
+    },
+    row_cap: {
+      type: 'integer',
+      minimum: 1,
+      maximum: MAX_EXPORT_ROW_CAP,
+      description: `Most rows to emit (default ${DEFAULT_EXPORT_ROW_CAP}, max ${MAX_EXPORT_ROW_CAP}).`,
+    },
+    apply_canonical_filter: APPLY_CANONICAL_FILTER_ARG,
+  }),
+  outputSchema: classResult(
+    {
       format: { type: 'string' },
       headers: { type: 'array', items: { type: 'string' } },
       row_count: { type: 'integer' },
@@ -135,12 +120,11 @@ export const exportData: ToolDefinition<Args> = {
       withheld_fields: { type: 'object' },
       withheld_note: { type: 'string' },
     },
-    required: ['class_name', 'format', 'headers', 'row_count', 'output', 'pagination'],
-  },
-  handler: async (args, context) => {
-    const { access, signal } = context;
+    ['format', 'headers', 'row_count', 'output', 'pagination'],
+  ),
+  handler: async (args, { access, read }) => {
     const className = args.class_name;
-    await access.requireReadableClass(className);
+    await read.gate(className);
     const format = (args.format ?? 'csv').toLowerCase() as TabularFormat;
     if (!TABULAR_FORMATS.includes(format)) {
       throw new AgentValidationError(
@@ -159,57 +143,32 @@ export const exportData: ToolDefinition<Args> = {
     const display = { simplifyTyped: simplifyTypedValue };
     if (args.pipeline !== undefined) {
       // The export cap replaces the aggregate auto-limit: one row more shows truncation.
-      const withheld = await withheldFor(context, 'aggregate', className, args.pipeline);
-      const validated = await validateFor(
-        access,
-        className,
-        args.pipeline,
-        { autoLimit: cap + 1 },
-        withheld,
-      );
-      withheldFields = withheldNote(access, className, withheld)?.withheld_fields;
-      rows = access.redactRows(
-        await runPipeline(
-          context,
-          'aggregate',
-          className,
-          validated.pipeline,
-          leadingMatch(args.pipeline),
-        ),
-        undefined,
-        display,
-      );
-    } else {
-      const order = access.checkOrder(className, args.order);
-      const large = access.meta(className)?.largeFields ?? [];
-      const plan = await access.planRead(className, {
-        where: args.where,
-        keys: args.keys,
-        include: args.include,
-        applyCanonicalFilter: args.apply_canonical_filter,
-        // Large fields only when a column names them (keys already opt in).
-        elideLargeFields: !columns?.some((c) => large.includes(c.field.split('.')[0])),
+      const prepared = await read.prepare('aggregate', className, args.pipeline, {
+        limits: { autoLimit: cap + 1 },
       });
-      elidedFields = plan.elidedFields;
-      const limit = Math.min(args.limit ?? cap + 1, cap + 1);
-      rows = access.redactRows(
-        await context.data.find(
-          className,
-          {
-            where: plan.where,
-            keys: plan.keys,
-            include: plan.include,
-            order,
-            limit,
-            skip: args.skip,
-          },
-          signal,
-        ),
+      withheldFields = withheldNote(access, className, prepared.withheld)?.withheld_fields;
+      rows = await prepared.run({ where: leadingMatch(args.pipeline), display });
+    } else {
+      const large = access.meta(className)?.largeFields ?? [];
+      const page = await read.find(
         className,
+        {
+          where: args.where,
+          keys: args.keys,
+          include: args.include,
+          order: args.order,
+          applyCanonicalFilter: args.apply_canonical_filter,
+          // Large fields only when a column names them (keys already opt in).
+          elideLargeFields: !columns?.some((c) => large.includes(c.field.split('.')[0])),
+          limit: Math.min(args.limit ?? cap + 1, cap + 1),
+          skip: args.skip,
+        },
         display,
       );
-      withheldFields = await access.withheldFields(className, plan, rows);
-      if (rows.length > cap) available = await context.data.count(className, plan.where, signal);
+      rows = page.rows;
+      elidedFields = page.plan.elidedFields;
+      withheldFields = await access.withheldFields(className, page.plan, rows);
+      if (rows.length > cap) available = await page.count();
     }
     const truncated = rows.length > cap;
     const emitted = rows.slice(0, cap);
@@ -251,4 +210,4 @@ export const exportData: ToolDefinition<Args> = {
     data.output = rendered.output;
     return data;
   },
-};
+});

@@ -1,7 +1,6 @@
 import { formatCountResult } from '../../../format/object-result';
-import type { ToolDefinition } from '../../tool-definition';
-import { READ_ONLY_TOOL } from '../tool-annotations';
-import { APPLY_CANONICAL_FILTER_ARG, CLASS_NAME_ARG, WHERE_ARG } from '../tool-schemas';
+import { readTool } from '../../read/read-tool';
+import { APPLY_CANONICAL_FILTER_ARG, classArguments, WHERE_ARG } from '../tool-schemas';
 import { COUNT_OBJECTS_OUTPUT } from '../output-schemas';
 
 interface Args {
@@ -10,32 +9,22 @@ interface Args {
   apply_canonical_filter?: boolean;
 }
 
-export const countObjects: ToolDefinition<Args> = {
+export const countObjects = readTool<Args>({
   name: 'count_objects',
   description: 'Count the objects of a class matching Parse constraints (an exact count).',
   category: 'query',
-  permission: 'readonly',
   timeout: 20,
-  annotations: READ_ONLY_TOOL,
   outputSchema: COUNT_OBJECTS_OUTPUT,
-  inputSchema: {
-    type: 'object',
-    properties: {
-      class_name: CLASS_NAME_ARG,
-      where: WHERE_ARG,
-      apply_canonical_filter: APPLY_CANONICAL_FILTER_ARG,
-    },
-    required: ['class_name'],
-  },
-  handler: async (args, { access, data, signal }) => {
-    await access.requireReadableClass(args.class_name);
-    const { where } = await access.planWhere(
-      args.class_name,
-      args.where,
-      args.apply_canonical_filter !== false,
-    );
-    const count = await data.count(args.class_name, where, signal);
+  inputSchema: classArguments({
+    where: WHERE_ARG,
+    apply_canonical_filter: APPLY_CANONICAL_FILTER_ARG,
+  }),
+  handler: async (args, { read }) => {
+    const count = await read.count(args.class_name, {
+      where: args.where,
+      applyCanonicalFilter: args.apply_canonical_filter,
+    });
     // Echo only what the caller asked for: operator filter values stay out of agent output.
     return formatCountResult(args.class_name, count, args.where ?? {});
   },
-};
+});

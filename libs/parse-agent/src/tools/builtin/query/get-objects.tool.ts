@@ -1,12 +1,8 @@
 import { MAX_GET_OBJECTS_IDS, OBJECT_ID_PATTERN } from '../../../core/constants';
 import { AgentValidationError } from '../../../core/errors';
 import { formatObjectsResult } from '../../../format/object-result';
-import { rowInTenant } from '../../../security/tenant-scope';
-import { andWhere } from '../../../query/where-composer';
-import type { ToolDefinition } from '../../tool-definition';
-import { READ_ONLY_TOOL } from '../tool-annotations';
-import { tenantMismatch } from './get-object.tool';
-import { APPLY_CANONICAL_FILTER_ARG, CLASS_NAME_ARG, INCLUDE_ARG } from '../tool-schemas';
+import { readTool } from '../../read/read-tool';
+import { APPLY_CANONICAL_FILTER_ARG, classArguments, INCLUDE_ARG } from '../tool-schemas';
 import { GET_OBJECTS_OUTPUT } from '../output-schemas';
 
 interface Args {
@@ -16,18 +12,14 @@ interface Args {
   apply_canonical_filter?: boolean;
 }
 
-export const getObjects: ToolDefinition<Args> = {
+export const getObjects = readTool<Args>({
   name: 'get_objects',
   description: `Fetch up to ${MAX_GET_OBJECTS_IDS} objects of one class by objectId in one call; results are keyed by id, with the ids not found listed in missing.`,
   category: 'query',
-  permission: 'readonly',
   timeout: 20,
-  annotations: READ_ONLY_TOOL,
   outputSchema: GET_OBJECTS_OUTPUT,
-  inputSchema: {
-    type: 'object',
-    properties: {
-      class_name: CLASS_NAME_ARG,
+  inputSchema: classArguments(
+    {
       ids: {
         type: 'array',
         items: { type: 'string' },
@@ -36,10 +28,10 @@ export const getObjects: ToolDefinition<Args> = {
       include: INCLUDE_ARG,
       apply_canonical_filter: APPLY_CANONICAL_FILTER_ARG,
     },
-    required: ['class_name', 'ids'],
-  },
-  handler: async (args, { access, data, signal }) => {
-    await access.requireReadableClass(args.class_name);
+    ['ids'],
+  ),
+  handler: async (args, { read }) => {
+    await read.gate(args.class_name);
     const ids = [...new Set(args.ids)];
     if (ids.length > MAX_GET_OBJECTS_IDS) {
       throw new AgentValidationError(
@@ -49,25 +41,12 @@ export const getObjects: ToolDefinition<Args> = {
     const bad = ids.find((id) => !OBJECT_ID_PATTERN.test(id));
     if (bad !== undefined) throw new AgentValidationError(`ids: '${bad}' is not a valid objectId.`);
     if (!ids.length) return formatObjectsResult(args.class_name, {}, [], 0);
-    const plan = await access.planRead(args.class_name, {
+    const { rows, plan } = await read.getMany(args.class_name, ids, {
       include: args.include,
       applyCanonicalFilter: args.apply_canonical_filter,
-      injectTenant: false,
     });
-    const rows = await data.find(
-      args.class_name,
-      {
-        where: andWhere({ objectId: { $in: ids } }, plan.where),
-        keys: plan.keys,
-        include: plan.include,
-        limit: ids.length,
-      },
-      signal,
-    );
-    if (plan.tenant && rows.some((row) => !rowInTenant(row, plan.tenant!)))
-      throw tenantMismatch(args.class_name);
     const byId: Record<string, Record<string, unknown>> = {};
-    for (const row of access.redactRows(rows, args.class_name)) byId[String(row.objectId)] = row;
+    for (const row of rows) byId[String(row.objectId)] = row;
     const missing = ids.filter((id) => !(id in byId));
     return formatObjectsResult(
       args.class_name,
@@ -77,4 +56,4 @@ export const getObjects: ToolDefinition<Args> = {
       plan.truncatedIncludeFields,
     );
   },
-};
+});

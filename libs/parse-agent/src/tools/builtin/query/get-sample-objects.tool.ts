@@ -1,46 +1,33 @@
 import { clampLimit } from '../../../format/applied-limits';
 import { DEFAULT_SAMPLE_LIMIT, MAX_SAMPLE_LIMIT } from '../../../core/constants';
 import { formatSampleResult } from '../../../format/object-result';
-import type { ToolDefinition } from '../../tool-definition';
-import { READ_ONLY_TOOL } from '../tool-annotations';
-import { CLASS_NAME_ARG } from '../tool-schemas';
+import { readTool } from '../../read/read-tool';
+import { classArguments } from '../tool-schemas';
 import { GET_SAMPLE_OBJECTS_OUTPUT } from '../output-schemas';
 
-export const getSampleObjects: ToolDefinition<{ class_name: string; limit?: number }> = {
+export const getSampleObjects = readTool<{ class_name: string; limit?: number }>({
   name: 'get_sample_objects',
   description: `The most recently created objects of a class, to see what its data looks like (default ${DEFAULT_SAMPLE_LIMIT}, max ${MAX_SAMPLE_LIMIT}).`,
   category: 'query',
-  permission: 'readonly',
   timeout: 15,
-  annotations: READ_ONLY_TOOL,
   outputSchema: GET_SAMPLE_OBJECTS_OUTPUT,
-  inputSchema: {
-    type: 'object',
-    properties: {
-      class_name: CLASS_NAME_ARG,
-      limit: {
-        type: 'integer',
-        minimum: 1,
-        description: `How many (default ${DEFAULT_SAMPLE_LIMIT}, max ${MAX_SAMPLE_LIMIT}).`,
-      },
+  inputSchema: classArguments({
+    limit: {
+      type: 'integer',
+      minimum: 1,
+      description: `How many (default ${DEFAULT_SAMPLE_LIMIT}, max ${MAX_SAMPLE_LIMIT}).`,
     },
-    required: ['class_name'],
-  },
-  handler: async (args, { access, data, signal }) => {
-    await access.requireReadableClass(args.class_name);
+  }),
+  handler: async (args, { read }) => {
+    await read.gate(args.class_name);
     const { value: limit, applied } = clampLimit(
       'limit',
       args.limit,
       DEFAULT_SAMPLE_LIMIT,
       MAX_SAMPLE_LIMIT,
     );
-    const plan = await access.planRead(args.class_name, {});
-    const rows = await data.find(
-      args.class_name,
-      { where: plan.where, keys: plan.keys, order: '-createdAt', limit },
-      signal,
-    );
-    const result = formatSampleResult(args.class_name, access.redactRows(rows, args.class_name));
+    const { rows } = await read.find(args.class_name, { newestFirst: true, limit });
+    const result = formatSampleResult(args.class_name, rows);
     return applied ? { ...result, applied_limits: applied } : result;
   },
-};
+});

@@ -7,11 +7,10 @@ import {
   formatQueryResult,
 } from '../../../format/query-result';
 import { simplifyTypedValue } from '../../../format/simplify-object';
-import type { ToolDefinition } from '../../tool-definition';
-import { READ_ONLY_TOOL } from '../tool-annotations';
+import { readTool } from '../../read/read-tool';
 import {
   APPLY_CANONICAL_FILTER_ARG,
-  CLASS_NAME_ARG,
+  classArguments,
   INCLUDE_ARG,
   KEYS_ARG,
   WHERE_ARG,
@@ -33,39 +32,32 @@ export interface QueryClassArgs {
 const FORMATS = ['json', 'csv', 'markdown', 'table'] as const;
 type Format = (typeof FORMATS)[number];
 
-export const queryClass: ToolDefinition<QueryClassArgs> = {
+export const queryClass = readTool<QueryClassArgs>({
   name: 'query_class',
   description: `Find objects of a class with Parse constraints. Default limit ${DEFAULT_LIMIT}, max ${MAX_LIMIT}; each result holds about ${DEFAULT_RESULT_BUDGET_BYTES / 1024} KB of rows in any format: when pagination.has_more is true, next_call is the call for the next page. Large fields are left out unless named in keys. Output as json, csv, markdown or table.`,
   category: 'query',
-  permission: 'readonly',
   timeout: 30,
   oversize: 'trim-rows',
-  annotations: READ_ONLY_TOOL,
   outputSchema: QUERY_CLASS_OUTPUT,
-  inputSchema: {
-    type: 'object',
-    properties: {
-      class_name: CLASS_NAME_ARG,
-      where: WHERE_ARG,
-      limit: {
-        type: 'integer',
-        minimum: 1,
-        description: `Rows to return (default ${DEFAULT_LIMIT}, max ${MAX_LIMIT}).`,
-      },
-      skip: { type: 'integer', minimum: 0, description: 'Rows to skip, for paging.' },
-      order: {
-        type: 'string',
-        description: 'Sort fields, comma-separated; prefix - for descending, e.g. "-createdAt".',
-      },
-      keys: KEYS_ARG,
-      include: INCLUDE_ARG,
-      apply_canonical_filter: APPLY_CANONICAL_FILTER_ARG,
-      format: { type: 'string', description: 'json (default), csv, markdown or table.' },
+  inputSchema: classArguments({
+    where: WHERE_ARG,
+    limit: {
+      type: 'integer',
+      minimum: 1,
+      description: `Rows to return (default ${DEFAULT_LIMIT}, max ${MAX_LIMIT}).`,
     },
-    required: ['class_name'],
-  },
-  handler: async (args, { access, data, signal }) => {
-    await access.requireReadableClass(args.class_name);
+    skip: { type: 'integer', minimum: 0, description: 'Rows to skip, for paging.' },
+    order: {
+      type: 'string',
+      description: 'Sort fields, comma-separated; prefix - for descending, e.g. "-createdAt".',
+    },
+    keys: KEYS_ARG,
+    include: INCLUDE_ARG,
+    apply_canonical_filter: APPLY_CANONICAL_FILTER_ARG,
+    format: { type: 'string', description: 'json (default), csv, markdown or table.' },
+  }),
+  handler: async (args, { access, read }) => {
+    await read.gate(args.class_name);
     const format = (args.format ?? 'json').toLowerCase() as Format;
     if (!FORMATS.includes(format)) {
       throw new AgentValidationError(
@@ -74,21 +66,21 @@ export const queryClass: ToolDefinition<QueryClassArgs> = {
     }
     const { value: limit, applied } = clampLimit('limit', args.limit, DEFAULT_LIMIT, MAX_LIMIT);
     const skip = args.skip ?? 0;
-    const order = access.checkOrder(args.class_name, args.order);
-    const plan = await access.planRead(args.class_name, {
-      where: args.where,
-      keys: args.keys,
-      include: args.include,
-      applyCanonicalFilter: args.apply_canonical_filter,
-      elideLargeFields: true,
-    });
-    const rows = await data.find(
-      args.class_name,
-      { where: plan.where, keys: plan.keys, include: plan.include, order, limit, skip },
-      signal,
-    );
     // Redaction, allowlists and display simplification in one walk over the rows.
-    const results = access.redactRows(rows, args.class_name, { simplifyTyped: simplifyTypedValue });
+    const { rows: results, plan } = await read.find(
+      args.class_name,
+      {
+        where: args.where,
+        keys: args.keys,
+        include: args.include,
+        order: args.order,
+        applyCanonicalFilter: args.apply_canonical_filter,
+        elideLargeFields: true,
+        limit,
+        skip,
+      },
+      { simplifyTyped: simplifyTypedValue },
+    );
     const result = formatQueryResult({
       className: args.class_name,
       results,
@@ -113,4 +105,4 @@ export const queryClass: ToolDefinition<QueryClassArgs> = {
     });
     return applied ? { ...result, applied_limits: applied } : result;
   },
-};
+});

@@ -1,5 +1,4 @@
-import type { ToolDefinition } from '../../tool-definition';
-import { READ_ONLY_TOOL } from '../tool-annotations';
+import { readTool } from '../../read/read-tool';
 import { GET_ALL_SCHEMAS_OUTPUT } from '../output-schemas';
 
 interface Args {
@@ -9,14 +8,12 @@ interface Args {
 
 const DEFAULT_FIELD_COUNT = 4; // objectId, createdAt, updatedAt, ACL
 
-export const getAllSchemas: ToolDefinition<Args> = {
+export const getAllSchemas = readTool<Args>({
   name: 'get_all_schemas',
   description:
     'List the classes this agent can see with their field counts and descriptions. Narrow with names (exact) or prefix. Use get_schema for field details.',
   category: 'schema',
-  permission: 'readonly',
   timeout: 15,
-  annotations: READ_ONLY_TOOL,
   outputSchema: GET_ALL_SCHEMAS_OUTPUT,
   inputSchema: {
     type: 'object',
@@ -55,4 +52,4 @@ export const getAllSchemas: ToolDefinition<Args> = {
       custom: info.filter((i) => !String(i.name).startsWith('_')),
     };
   },
-};
+});

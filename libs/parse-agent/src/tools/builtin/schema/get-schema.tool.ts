@@ -1,18 +1,15 @@
-import type { ToolDefinition } from '../../tool-definition';
-import { READ_ONLY_TOOL } from '../tool-annotations';
+import { readTool } from '../../read/read-tool';
 import { CLASS_NAME_ARG } from '../tool-schemas';
 import { describeSchema } from './schema-description';
 import { describeAgentMethods } from '../mutation/agent-method-gate';
 import { GET_SCHEMA_OUTPUT } from '../output-schemas';
 
-export const getSchema: ToolDefinition<{ class_name: string }> = {
+export const getSchema = readTool<{ class_name: string }>({
   name: 'get_schema',
   description:
     'Describe one class: its fields with types, descriptions and allowed values, pointer targets with query hints, indexes, permissions, filters, relations and the agent methods you may call.',
   category: 'schema',
-  permission: 'readonly',
   timeout: 10,
-  annotations: READ_ONLY_TOOL,
   outputSchema: GET_SCHEMA_OUTPUT,
   inputSchema: {
     type: 'object',
@@ -26,4 +23,4 @@ export const getSchema: ToolDefinition<{ class_name: string }> = {
     if (methods.length) data.agent_methods = methods;
     return data;
   },
-};
+});

@@ -1,0 +1,419 @@
+import { AccessDeniedError, AgentValidationError } from '../../core/errors';
+import { DataPathUnavailableError } from '../../data/data-router';
+import type {
+  AggregateOptions,
+  DataOperation,
+  DataPath,
+  DataRow,
+  DistinctSpec,
+  ExplainSummary,
+  GroupByDateSpec,
+  GroupBySpec,
+} from '../../ports/data-path';
+import { classesNamed } from '../../query/pipeline-classes';
+import { andWhere } from '../../query/where-composer';
+import type { RedactOptions } from '../../security/redactor';
+import type { PipelineLimits } from '../../security/pipeline/pipeline-policy';
+import type { PlannedRead, ReadPolicy, ReadRequest } from '../../security/read-policy';
+import { rowInTenant } from '../../security/tenant-scope';
+import type { AnalyticsSettings } from '../tool-context';
+import { maxTimeMsFor, refuseCollectionScan, validatePipelineFor } from './analytics-policy';
+
+/** What a reader is built from: the agent's policy and where its identity-bound paths come from. */
+export interface ReadSources {
+  access: ReadPolicy;
+  /** The path the router picks for an operation, bound to the agent's identity. */
+  pathFor(operation: DataOperation): DataPath;
+  signal: AbortSignal;
+  timeoutMs: number;
+  analytics: AnalyticsSettings;
+}
+
+/** How returned rows are shown: display simplification of typed values, applied with redaction. */
+export type DisplayOptions = Pick<RedactOptions, 'simplifyTyped'>;
+
+/** A list read: the caller's where, keys, include and order, and the page. */
+export interface FindRequest extends Omit<ReadRequest, 'order' | 'injectTenant'> {
+  /** The caller's order ("-a,b"), checked against the policy. */
+  order?: unknown;
+  /** Newest first (-createdAt), the reader's own order: createdAt is readable under any allowlist. */
+  newestFirst?: boolean;
+  limit: number;
+  skip?: number;
+}
+
+/** A read by objectId: include and the canonical-filter opt-out. */
+export type GetRequest = Pick<ReadRequest, 'include' | 'applyCanonicalFilter'>;
+
+/** Redacted rows with the plan that fetched them. */
+export interface PolicedRows {
+  rows: DataRow[];
+  plan: PlannedRead;
+}
+
+/** A page of redacted rows; `count()` counts every row the same planned where matches. */
+export interface PolicedPage extends PolicedRows {
+  count(): Promise<number>;
+}
+
+/**
+ * An analytics call a path may answer with its own method instead of the pipeline. The where is
+ * the caller's and is planned by the reader; the operation's path decides whether it can.
+ */
+export type NativeAnalytics =
+  | { groupBy: Omit<GroupBySpec, 'where'> }
+  | { groupByDate: Omit<GroupByDateSpec, 'where'> }
+  | {
+      distinct: Omit<DistinctSpec, 'where'>;
+      sort?: 'asc' | 'desc';
+      /** Run the pipeline instead when the path can (array flattening is the pipeline's). */
+      pipelineWhenPossible?: boolean;
+    };
+
+/** How a prepared pipeline runs. */
+export interface PipelineRun {
+  /** The caller's own filter: what the COLLSCAN pre-flight explains and a native call plans. */
+  where?: Record<string, unknown>;
+  native?: NativeAnalytics;
+  display?: DisplayOptions;
+}
+
+/** A pipeline the policy accepted: shown as is by a dry run, or run for redacted rows. */
+export interface PreparedPipeline {
+  /** The scoped pipeline that runs (scopes, projections, auto-limit added). */
+  readonly pipeline: Record<string, unknown>[];
+  readonly autoLimited: boolean;
+  readonly autoLimit: number;
+  /** Per class the pipeline reads, the fields Parse's protectedFields hide from this agent. */
+  readonly withheld: ReadonlyMap<string, readonly string[]>;
+  run(options?: PipelineRun): Promise<DataRow[]>;
+}
+
+export interface PrepareOptions {
+  limits?: Partial<PipelineLimits>;
+  applyCanonicalFilter?: boolean;
+}
+
+/**
+ * Every read a tool makes, each through the agent's read policy in one fixed order: the class
+ * gate, the plan (where composed with canonical filter, agent filters and tenant; keys, include
+ * and order checked; pipelines validated and scoped), the read on the path the router picks, and
+ * redaction of what comes back. Read tools get this instead of a data path, so none can read
+ * unplanned or return unredacted rows. Which optional `DataPath` methods a path has is tested
+ * here too, with an error naming what to configure.
+ */
+export class PolicedReader {
+  // Private (not protected): what a tool holds must not lead back to a raw path.
+  readonly #sources: ReadSources;
+  readonly #paths = new Map<DataOperation, DataPath>();
+  readonly #gated = new Set<string>();
+
+  constructor(sources: ReadSources) {
+    this.#sources = sources;
+  }
+
+  /** The agent's read policy (class gate, allowlists, tenant, filters, redaction). */
+  get access(): ReadPolicy {
+    return this.#sources.access;
+  }
+
+  /**
+   * The class gate: hidden, filtered-out and missing classes are refused alike. Every read below
+   * runs it; a tool calls it first only to keep the gate's answer ahead of its own argument errors.
+   */
+  async gate(className: string): Promise<void> {
+    if (this.#gated.has(className)) return;
+    await this.access.requireReadableClass(className);
+    this.#gated.add(className);
+  }
+
+  /** Rows of a class: gate, plan, find, redact. */
+  async find(
+    className: string,
+    request: FindRequest,
+    display?: DisplayOptions,
+  ): Promise<PolicedPage> {
+    await this.gate(className);
+    const { order, newestFirst, limit, skip, ...read } = request;
+    const checkedOrder = newestFirst ? '-createdAt' : this.access.checkOrder(className, order);
+    const plan = await this.access.planRead(className, read);
+    const raw = await this.#path('find').find(
+      className,
+      {
+        where: plan.where,
+        keys: plan.keys,
+        include: plan.include,
+        order: checkedOrder,
+        limit,
+        skip,
+      },
+      this.#sources.signal,
+    );
+    return {
+      rows: this.access.redactRows(raw, className, display),
+      plan,
+      count: () => this.#path('count').count(className, plan.where, this.#sources.signal),
+    };
+  }
+
+  /** The exact number of rows the caller's where matches under the policy. */
+  async count(
+    className: string,
+    request: Pick<ReadRequest, 'where' | 'applyCanonicalFilter'>,
+  ): Promise<number> {
+    await this.gate(className);
+    const { where } = await this.access.planWhere(
+      className,
+      request.where,
+      request.applyCanonicalFilter !== false,
+    );
+    return this.#path('count').count(className, where, this.#sources.signal);
+  }
+
+  /**
+   * One object by objectId, redacted; undefined when it does not exist or the agent's filters hide
+   * it (the two look the same). A row outside the agent's tenant is refused.
+   */
+  async get(
+    className: string,
+    objectId: string,
+    request: GetRequest = {},
+  ): Promise<{ row?: DataRow; plan: PlannedRead }> {
+    await this.gate(className);
+    const plan = await this.access.planRead(className, { ...request, injectTenant: false });
+    const path = this.#path('get');
+    let row: DataRow | undefined;
+    if (Object.keys(plan.where).length) {
+      // Filters apply: fetch by id through the filtered query, so a filtered-out row looks missing.
+      const rows = await path.find(
+        className,
+        {
+          where: andWhere(plan.where, { objectId }),
+          keys: plan.keys,
+          include: plan.include,
+          limit: 1,
+        },
+        this.#sources.signal,
+      );
+      row = rows[0];
+    } else {
+      row = await path.get(
+        className,
+        objectId,
+        { keys: plan.keys, include: plan.include },
+        this.#sources.signal,
+      );
+    }
+    if (!row) return { plan };
+    if (plan.tenant && !rowInTenant(row, plan.tenant)) throw tenantMismatch(className);
+    return { row: this.access.redactRows(row, className), plan };
+  }
+
+  /** Objects by objectId (distinct, validated ids), redacted; any row outside the tenant is refused. */
+  async getMany(
+    className: string,
+    objectIds: readonly string[],
+    request: GetRequest = {},
+  ): Promise<PolicedRows> {
+    await this.gate(className);
+    const plan = await this.access.planRead(className, { ...request, injectTenant: false });
+    const raw = await this.#path('find').find(
+      className,
+      {
+        where: andWhere({ objectId: { $in: objectIds } }, plan.where),
+        keys: plan.keys,
+        include: plan.include,
+        limit: objectIds.length,
+      },
+      this.#sources.signal,
+    );
+    if (plan.tenant && raw.some((row) => !rowInTenant(row, plan.tenant!)))
+      throw tenantMismatch(className);
+    return { rows: this.access.redactRows(raw, className), plan };
+  }
+
+  /** How the database would run the caller's query, planned like a read (no rows). */
+  async explain(
+    className: string,
+    request: { where?: Record<string, unknown>; order?: unknown },
+  ): Promise<ExplainSummary> {
+    await this.gate(className);
+    const order = this.access.checkOrder(className, request.order);
+    const { where } = await this.access.planWhere(className, request.where);
+    const path = this.#path('explain');
+    if (!path.explain) {
+      throw new DataPathUnavailableError(
+        `The '${path.kind}' data path cannot explain queries. Configure a direct database path (mongo or postgres in ParseAgentModule.forRoot).`,
+      );
+    }
+    return path.explain(className, { where, order }, this.#options());
+  }
+
+  /** Refuses a full scan when the operator asked to (`refuseCollscan`); see explain_query. */
+  refuseCollectionScan(className: string, summary: ExplainSummary): void {
+    refuseCollectionScan(this.#sources.analytics, this.access, className, summary);
+  }
+
+  /**
+   * Checks a caller-level pipeline for an analytics operation: the class gate, the fields Parse's
+   * protectedFields withhold (as the operation's path reports them), and the pipeline policy. A
+   * dry run stops here; `run()` reads and redacts.
+   */
+  async prepare(
+    operation: DataOperation,
+    className: string,
+    pipeline: unknown,
+    options: PrepareOptions = {},
+  ): Promise<PreparedPipeline> {
+    await this.gate(className);
+    const withheld = await this.#withheld(operation, className, pipeline);
+    const validated = await validatePipelineFor(
+      this.access,
+      className,
+      pipeline,
+      options.limits ?? {},
+      withheld,
+      options.applyCanonicalFilter !== false,
+    );
+    return {
+      pipeline: validated.pipeline,
+      autoLimited: validated.autoLimited,
+      autoLimit: validated.autoLimit,
+      withheld,
+      run: async (run = {}) => {
+        const rows = await this.#runAnalytics(operation, className, validated.pipeline, run);
+        if (!Array.isArray(rows)) throw new AgentValidationError('The data path returned no rows.');
+        return this.access.redactRows(rows, undefined, run.display);
+      },
+    };
+  }
+
+  /** A path's own analytics method when it has one for the request, else the pipeline. */
+  async #runAnalytics(
+    operation: DataOperation,
+    className: string,
+    pipeline: Record<string, unknown>[],
+    run: PipelineRun,
+  ): Promise<DataRow[]> {
+    const path = this.#path(operation);
+    const native = run.native;
+    if (native && 'groupBy' in native && path.groupBy) {
+      const where = await this.#plannedWhere(className, run.where);
+      const groups = await path.groupBy(className, { ...native.groupBy, where }, this.#options());
+      return groups.map((g) => ({ _id: g.key, value: g.value }));
+    }
+    if (native && 'groupByDate' in native && path.groupByDate) {
+      const where = await this.#plannedWhere(className, run.where);
+      const spec = { ...native.groupByDate, where };
+      const groups = await path.groupByDate(className, spec, this.#options());
+      return groups.map((g) => ({ _id: g.key, value: g.value }));
+    }
+    if (
+      native &&
+      'distinct' in native &&
+      path.distinct &&
+      !(native.pipelineWhenPossible && path.aggregate)
+    ) {
+      const where = await this.#plannedWhere(className, run.where);
+      let values = await path.distinct(className, { ...native.distinct, where }, this.#options());
+      if (native.sort) {
+        values = [...values].sort(compareValues);
+        if (native.sort === 'desc') values.reverse();
+      }
+      return values.map((v) => ({ _id: v }));
+    }
+    if (!path.aggregate) {
+      throw new DataPathUnavailableError(
+        `The '${path.kind}' data path chosen for '${operation}' cannot run aggregation pipelines for this agent. Configure a direct database path (mongo or postgres in ParseAgentModule.forRoot).`,
+      );
+    }
+    await this.#preflight(path, className, run.where);
+    return path.aggregate(className, pipeline, this.#options());
+  }
+
+  async #plannedWhere(
+    className: string,
+    where: Record<string, unknown> | undefined,
+  ): Promise<Record<string, unknown>> {
+    return (await this.access.planWhere(className, where)).where;
+  }
+
+  /**
+   * With `refuseCollscan` on, explains the caller's filter first and refuses a full collection
+   * scan (classes marked @AgentAllowCollscan excepted). A path that cannot explain is not
+   * pre-flighted; nor is a call without a filter.
+   */
+  async #preflight(
+    path: DataPath,
+    className: string,
+    where: Record<string, unknown> | undefined,
+  ): Promise<void> {
+    const { analytics, signal } = this.#sources;
+    if (!analytics.refuseCollscan || !path.explain) return;
+    if (!where || !Object.keys(where).length) return;
+    if (this.access.meta(className)?.allowCollscan) return;
+    const summary = await path.explain(className, { where }, { signal });
+    this.refuseCollectionScan(className, summary);
+  }
+
+  /**
+   * Per class the pipeline reads (the root and every $lookup/$unionWith class), the fields Parse's
+   * protectedFields hide from this agent, as the path the operation runs on reports them. Empty
+   * when no path serves the operation (a dry run still validates) or the path cannot tell.
+   */
+  async #withheld(
+    operation: DataOperation,
+    className: string,
+    pipeline: unknown,
+  ): Promise<Map<string, string[]>> {
+    const out = new Map<string, string[]>();
+    let path: DataPath;
+    try {
+      path = this.#path(operation);
+    } catch (error) {
+      if (error instanceof DataPathUnavailableError) return out;
+      throw error;
+    }
+    if (!path.protectedFields) return out;
+    for (const name of new Set([className, ...classesNamed(pipeline)])) {
+      // Only classes this agent may read: a hidden class is refused by the validator, unasked.
+      if (typeof name !== 'string' || this.access.isDenied(name)) continue;
+      const hidden = await path.protectedFields(name, this.#sources.signal);
+      if (hidden.length) out.set(name, hidden);
+    }
+    return out;
+  }
+
+  /** The tool's signal and the pushed-down limit, for every analytics call. */
+  #options(): AggregateOptions {
+    return { signal: this.#sources.signal, maxTimeMS: maxTimeMsFor(this.#sources) };
+  }
+
+  /** The identity-bound path for an operation, chosen once per call. */
+  #path(operation: DataOperation): DataPath {
+    let path = this.#paths.get(operation);
+    if (!path) {
+      path = this.#sources.pathFor(operation);
+      this.#paths.set(operation, path);
+    }
+    return path;
+  }
+}
+
+/** A row by id outside the agent's tenant. */
+export function tenantMismatch(className: string): AccessDeniedError {
+  return new AccessDeniedError(
+    `Object does not belong to the agent's tenant scope for class '${className}'`,
+    { kind: 'tenant_scope' },
+  );
+}
+
+/** Values in a stable order for distinct's `sort`: numbers, then strings, then the rest as JSON. */
+function compareValues(a: unknown, b: unknown): number {
+  const rank = (v: unknown) => (typeof v === 'number' ? 0 : typeof v === 'string' ? 1 : 2);
+  if (rank(a) !== rank(b)) return rank(a) - rank(b);
+  if (typeof a === 'number' && typeof b === 'number') return a - b;
+  const sa = typeof a === 'string' ? a : JSON.stringify(a);
+  const sb = typeof b === 'string' ? b : JSON.stringify(b);
+  return sa < sb ? -1 : sa > sb ? 1 : 0;
+}

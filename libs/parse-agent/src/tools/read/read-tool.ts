@@ -1,0 +1,98 @@
+import { ParseAgentConfigError } from '../../core/errors';
+import { ROW_OPERATIONS } from '../../ports/data-path';
+import type { ToolContext } from '../tool-context';
+import type { ToolDefinition } from '../tool-definition';
+import { READ_ONLY_TOOL } from '../builtin/tool-annotations';
+import { PolicedReader } from './policed-reader';
+
+/** The raw data-path members of a ToolContext, which a read tool never gets. */
+const RAW_MEMBERS = ['data', 'dataFor', 'writeData'] as const;
+
+/**
+ * What a read tool's handler receives: the calling agent, its read policy and a `PolicedReader`,
+ * never a data path. Every row it can obtain has been gated, planned and redacted.
+ */
+export interface ReadToolContext extends Omit<
+  ToolContext,
+  (typeof RAW_MEMBERS)[number] | 'confirm' | 'audit'
+> {
+  /** Reads through the agent's read policy (gate, plan, read, redact in one place). */
+  read: PolicedReader;
+}
+
+/**
+ * A read tool as declared: a ToolDefinition whose handler takes a ReadToolContext. Its tier is
+ * `readonly` and its annotations default to the read-only hints.
+ */
+export interface ReadToolDefinition<TArgs, TResult = unknown> extends Omit<
+  ToolDefinition<TArgs, TResult>,
+  'handler' | 'permission'
+> {
+  handler: (args: TArgs, context: ReadToolContext) => Promise<TResult> | TResult;
+}
+
+const POLICED = new WeakSet<object>();
+
+/**
+ * The base every read context inherits: reaching for a raw path is a bug in the tool, refused
+ * loudly at runtime as the type already refuses it at compile time.
+ */
+const RAW_GUARD: object = Object.freeze(
+  Object.defineProperties(
+    {},
+    Object.fromEntries(
+      RAW_MEMBERS.map((name) => [
+        name,
+        {
+          get(): never {
+            throw new ParseAgentConfigError(
+              `A read tool asked for context.${name}: read tools read through context.read (the PolicedReader), which gates, plans and redacts every read.`,
+            );
+          },
+        },
+      ]),
+    ),
+  ),
+);
+
+/** The read tool's view of a call's context: a reader in place of the raw paths. */
+function readContext(context: ToolContext): ReadToolContext {
+  const read = new PolicedReader({
+    access: context.access,
+    // Row reads share the call's lazily bound read path; other operations are routed per operation.
+    pathFor: (operation) =>
+      ROW_OPERATIONS.has(operation) ? context.data : context.dataFor(operation),
+    signal: context.signal,
+    timeoutMs: context.timeoutMs,
+    analytics: context.analytics,
+  });
+  const view = Object.create(RAW_GUARD) as ReadToolContext;
+  view.agent = context.agent;
+  view.access = context.access;
+  view.read = read;
+  view.timeoutMs = context.timeoutMs;
+  view.analytics = context.analytics;
+  view.signal = context.signal;
+  view.reportProgress = (update) => context.reportProgress(update);
+  return view;
+}
+
+/**
+ * Declares a read tool: its handler gets a `ReadToolContext` (the policed reader, no data path).
+ * Every built-in tool that reads data is declared with it; a spec holds them to it.
+ */
+export function readTool<TArgs, TResult = unknown>(
+  definition: ReadToolDefinition<TArgs, TResult>,
+): ToolDefinition<TArgs, TResult> {
+  const { handler, ...rest } = definition;
+  const policed: ToolDefinition<TArgs, TResult>['handler'] = (args, context) =>
+    handler(args, readContext(context));
+  // The handler is the mark: registries copy definitions, never their handlers.
+  POLICED.add(policed);
+  return { permission: 'readonly', annotations: READ_ONLY_TOOL, ...rest, handler: policed };
+}
+
+/** Whether a tool was declared with `readTool` (its handler never sees a raw data path). */
+export function isReadTool(tool: Pick<ToolDefinition, 'handler'>): boolean {
+  return POLICED.has(tool.handler);
+}
