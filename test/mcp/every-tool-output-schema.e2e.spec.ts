@@ -13,6 +13,7 @@ import {
 import { BUILTIN_TOOLS } from 'nestjs-parse-agent/tools/builtin/index';
 import { randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
+import type { DataPathProvider, DataRow, SearchSpec } from 'nestjs-parse-agent';
 import { createObject } from '../harness/fixtures';
 import { testParseConfig, testParseConnection } from '../harness/parse-rest';
 
@@ -37,6 +38,52 @@ class SchemaNote {
   touch() {
     return undefined;
   }
+}
+
+/**
+ * No Atlas can run here: a STAND-IN provider serves only the `search` operation (so the Atlas
+ * Search tools are offered and answer), reading rows through Parse REST and keeping those whose
+ * searched fields contain the query. It checks the tools' result shapes, not Atlas.
+ */
+function atlasStandIn(defaults: DataPathProvider[]): DataPathProvider[] {
+  const rest = defaults.find((p) => p.kind === 'parse-rest')!;
+  const standIn: DataPathProvider = {
+    kind: 'atlas-stand-in',
+    refusal: (operation) => (operation === 'search' ? undefined : 'serves only search'),
+    rank: () => 1,
+    bind: (identity) => {
+      const path = rest.bind(identity);
+      return {
+        ...path,
+        kind: 'atlas-stand-in',
+        search: async (className: string, spec: SearchSpec) => {
+          const all = await path.find(className, { where: spec.where, limit: 1000 });
+          const query = spec.query.toLowerCase();
+          const hits = all.filter((row: DataRow) =>
+            spec.paths.some((f) =>
+              String(row[f] ?? '')
+                .toLowerCase()
+                .includes(query),
+            ),
+          );
+          const facets = spec.facets
+            ? Object.fromEntries(
+                spec.facets.fields.map((f) => {
+                  const counts = new Map<unknown, number>();
+                  for (const row of hits) counts.set(row[f], (counts.get(row[f]) ?? 0) + 1);
+                  return [f, [...counts].map(([value, count]) => ({ value, count }))];
+                }),
+              )
+            : undefined;
+          return {
+            rows: hits.slice(0, spec.limit).map((row: DataRow) => ({ row, score: 1 })),
+            ...(facets ? { facets } : {}),
+          };
+        },
+      };
+    },
+  };
+  return [...defaults, standIn];
 }
 
 interface Case {
@@ -91,6 +138,7 @@ describe('every built-in tool’s result matches its outputSchema (official SDK 
           suppressSecurityBanners: true,
           rateLimiter: { check: () => undefined },
           postgres: { uri: testParseConfig().databaseURI },
+          dataPathProviders: atlasStandIn,
           analytics: { exposeExplain: true },
           agentFactory: () => ({
             permissions: 'admin',
@@ -136,6 +184,21 @@ describe('every built-in tool’s result matches its outputSchema (official SDK 
     { tool: 'query_class', args: () => ({ class_name: NOTE, order: 'rank', limit: 2 }) },
     { tool: 'query_class', label: 'csv', args: () => ({ class_name: NOTE, format: 'csv' }) },
     { tool: 'count_objects', args: () => ({ class_name: NOTE, where: { rank: { $gte: 2 } } }) },
+    {
+      tool: 'atlas_text_search',
+      args: () => ({ class_name: NOTE, query: 'first', fields: ['title'] }),
+      shows: { count: 1, results: [expect.objectContaining({ title: 'first', _score: 1 })] },
+    },
+    {
+      tool: 'atlas_autocomplete',
+      args: () => ({ class_name: NOTE, query: 'sec', field: 'title', limit: 500 }),
+      shows: { applied_limits: expect.objectContaining({ limit: expect.any(Object) as object }) },
+    },
+    {
+      tool: 'atlas_faceted_search',
+      args: () => ({ class_name: NOTE, query: 's', fields: ['title'], facets: ['status'] }),
+      shows: { facets: { status: expect.any(Array) as unknown[] } },
+    },
     { tool: 'get_object', args: () => ({ class_name: NOTE, object_id: noteId }) },
     {
       tool: 'get_objects',

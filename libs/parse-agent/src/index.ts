@@ -138,6 +138,8 @@ export type {
   DataPathProvidersOption,
   DataPrincipals,
   DataRow,
+  SearchResult,
+  SearchSpec,
 } from './ports/data-path';
 export type {
   ElicitationChannel,

@@ -305,6 +305,19 @@ export class ReadPolicy {
     );
   }
 
+  /**
+   * Each field must be one this agent may use on the class (allowlist, not internal, known when
+   * there is no allowlist); `where` names the argument in the refusal.
+   */
+  checkFields(className: string, fields: readonly string[], where: string): void {
+    for (const field of fields) {
+      if (typeof field !== 'string' || !FIELD_PATH_PATTERN.test(field)) {
+        throw new AgentValidationError(`${where}: '${String(field)}' is not a field name.`);
+      }
+      this.checkField(className, field, where);
+    }
+  }
+
   protected checkField(className: string, field: string, where: string): void {
     if (isInternalField(field)) {
       throw new AccessDeniedError(`${where} field '${field}' is an internal Parse field.`, {

@@ -20,6 +20,12 @@ export interface MongoPathOptions extends MongoConnection {
   principalCacheTtlMs?: number;
   /** Parse Server's `protectedFields` option, merged into each class's CLP (default hides `_User.email`). */
   protectedFields?: Record<string, Record<string, string[]>>;
+  /**
+   * The database is on MongoDB Atlas with Atlas Search indexes: offer the full-text search tools
+   * (atlas_text_search, atlas_autocomplete, atlas_faceted_search). Default false: `$search` fails on
+   * any other MongoDB, so the tools are not offered there.
+   */
+  atlasSearch?: boolean;
 }
 
 /** Parse Server's default for its `protectedFields` option. */
@@ -71,5 +77,5 @@ export function createMongoDataPathProvider(
       return userId;
     },
   };
-  return new MongoDataPathProvider(services, connection.close);
+  return new MongoDataPathProvider(services, connection.close, options.atlasSearch === true);
 }

@@ -398,6 +398,8 @@ export class MongoDataPathProvider implements DataPathProvider {
   constructor(
     protected readonly services: MongoPathServices,
     protected readonly closeConnection: () => Promise<void> = async () => undefined,
+    /** Atlas Search indexes exist (mongo.atlasSearch): the search operation is served. */
+    protected readonly atlasSearch = false,
   ) {}
 
   /** Closes the client this library opened (never one the application passed in). */
@@ -417,6 +419,9 @@ export class MongoDataPathProvider implements DataPathProvider {
 
   refusal(operation: DataOperation): string | undefined {
     if (operation === 'write') return 'the direct MongoDB path only reads';
+    if (operation === 'search' && !this.atlasSearch) {
+      return 'full-text search needs Atlas Search: set mongo.atlasSearch to true on an Atlas cluster with search indexes';
+    }
     return undefined;
   }
 

@@ -167,6 +167,16 @@ describe('Atlas Search pipelines (construction)', () => {
 });
 
 describe('Atlas Search on the MongoDB path (mingo after a stand-in $search)', () => {
+  it('is served only when the operator says the cluster has Atlas Search (mongo.atlasSearch)', () => {
+    const plain = createMongoDataPathProvider({}, noParse, async () => database([]));
+    expect(plain.refusal('search')).toMatch(/set mongo.atlasSearch to true/);
+    expect(plain.refusal('aggregate')).toBeUndefined();
+    const atlas = createMongoDataPathProvider({ atlasSearch: true }, noParse, async () =>
+      database([]),
+    );
+    expect(atlas.refusal('search')).toBeUndefined();
+  });
+
   it('returns only the rows the identity may read, best first, with their score', async () => {
     const ran: MongoDoc[][] = [];
     const result = await path({ aclUser: 'u_alice' }, ran).search('Customer', text());

@@ -19,6 +19,11 @@ import { createObject } from './mutation/create-object.tool';
 import { deleteClass } from './mutation/delete-class.tool';
 import { deleteObject } from './mutation/delete-object.tool';
 import { updateObject } from './mutation/update-object.tool';
+import {
+  atlasAutocomplete,
+  atlasFacetedSearch,
+  atlasTextSearch,
+} from './search/atlas-search.tools';
 
 /** The built-in tools implemented so far, in the order agents see them. */
 export const BUILTIN_TOOLS: ToolDefinition[] = [
@@ -36,6 +41,9 @@ export const BUILTIN_TOOLS: ToolDefinition[] = [
   groupByDate,
   distinct,
   exportData,
+  atlasTextSearch,
+  atlasAutocomplete,
+  atlasFacetedSearch,
   callMethod,
   createObject,
   updateObject,

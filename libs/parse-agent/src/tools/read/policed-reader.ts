@@ -9,6 +9,7 @@ import type {
   ExplainSummary,
   GroupByDateSpec,
   GroupBySpec,
+  SearchSpec,
 } from '../../ports/data-path';
 import { classesNamed } from '../../query/pipeline-classes';
 import { andWhere } from '../../query/where-composer';
@@ -40,6 +41,19 @@ export interface FindRequest extends Omit<ReadRequest, 'order' | 'injectTenant'>
   newestFirst?: boolean;
   limit: number;
   skip?: number;
+}
+
+/** A full-text search: the caller's where, keys and fields, planned like a read. */
+export interface SearchRequest
+  extends
+    Pick<ReadRequest, 'where' | 'keys' | 'applyCanonicalFilter'>,
+    Omit<SearchSpec, 'where' | 'keys'> {}
+
+/** Redacted rows best first with their scores, the facet counts, and the plan. */
+export interface PolicedSearch {
+  rows: Array<{ row: DataRow; score: number | null }>;
+  facets?: Record<string, Array<{ value: unknown; count: number }>>;
+  plan: PlannedRead;
 }
 
 /** A read by objectId: include and the canonical-filter opt-out. */
@@ -230,6 +244,53 @@ export class PolicedReader {
     if (plan.tenant && raw.some((row) => !rowInTenant(row, plan.tenant!)))
       throw tenantMismatch(className);
     return { rows: this.access.redactRows(raw, className), plan };
+  }
+
+  /**
+   * Full-text search (Atlas Search): gate, the searched, returned and counted fields checked like
+   * keys, the where planned (canonical filter, agent filters, tenant), then the path's search with
+   * the identity's ACL, and redaction of the rows.
+   */
+  async search(className: string, request: SearchRequest): Promise<PolicedSearch> {
+    await this.gate(className);
+    const { where, keys, applyCanonicalFilter, ...spec } = request;
+    this.access.checkFields(className, spec.paths ?? [], 'fields');
+    this.access.checkFields(className, spec.facets?.fields ?? [], 'facets');
+    const plan = await this.access.planRead(className, { where, keys, applyCanonicalFilter });
+    const path = this.#path('search');
+    if (!path.search) {
+      throw new DataPathUnavailableError(
+        `The '${path.kind}' data path cannot run full-text search. It needs the direct MongoDB path on an Atlas cluster with a search index (mongo in ParseAgentModule.forRoot).`,
+      );
+    }
+    const found = await path.search(
+      className,
+      { ...spec, where: plan.where, keys: plan.keys },
+      this.#options(),
+    );
+    const rows = this.access.redactRows(
+      found.rows.map((r) => r.row),
+      className,
+    );
+    let facets: PolicedSearch['facets'];
+    if (found.facets) {
+      // Facet values are redacted like group keys (a pointer into a hidden class, internal names).
+      facets = {};
+      for (const [field, buckets] of Object.entries(found.facets)) {
+        facets[field] = this.access.redactRows(
+          buckets as unknown as DataRow[],
+          undefined,
+        ) as Array<{
+          value: unknown;
+          count: number;
+        }>;
+      }
+    }
+    return {
+      rows: rows.map((row, i) => ({ row, score: found.rows[i]?.score ?? null })),
+      ...(facets ? { facets } : {}),
+      plan,
+    };
   }
 
   /** How the database would run the caller's query, planned like a read (no rows). */

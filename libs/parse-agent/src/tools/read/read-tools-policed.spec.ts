@@ -93,6 +93,27 @@ function overAnsweringPath(reads: Read[], natives: boolean): DataPath {
     async protectedFields() {
       return [];
     },
+    async search(_className, spec) {
+      reads.push({ operation: 'search', request: spec.where });
+      const rows = matching(spec.where).slice(0, spec.limit).map(leaky);
+      return {
+        rows: rows.map((row) => ({ row, score: 1.5 })),
+        ...(spec.facets
+          ? {
+              facets: Object.fromEntries(
+                spec.facets.fields.map((f) => [
+                  f,
+                  [
+                    { value: 'paid', count: 3 },
+                    { value: LEAKS.payee, count: 1 },
+                    { value: LEAKS.payslip, count: 1 },
+                  ],
+                ]),
+              ),
+            }
+          : {}),
+      };
+    },
   };
   if (natives) {
     const groups = async (operation: string, spec: { where?: unknown }) => {
@@ -176,6 +197,11 @@ const CALLS: Record<string, Record<string, unknown>[]> = {
     { class_name: 'Order', field: 'status', sort: 'asc' },
     { class_name: 'Order', field: 'status', flatten_arrays: true },
   ],
+  atlas_text_search: [{ class_name: 'Order', query: 'paid', fields: ['status'], keys: ['amount'] }],
+  atlas_autocomplete: [{ class_name: 'Order', query: 'pa', field: 'status', fuzzy: 1 }],
+  atlas_faceted_search: [
+    { class_name: 'Order', query: 'paid', fields: ['status'], facets: ['status', 'region'] },
+  ],
   export_data: [
     { class_name: 'Order', row_cap: 2 },
     { class_name: 'Order', pipeline: [{ $match: { status: 'paid' } }], format: 'markdown' },
@@ -238,7 +264,7 @@ describe('built-in read tools', () => {
           for (const read of reads) seen.add(read.operation);
         }
       }
-      const expected = ['find', 'count', 'aggregate', 'explain'];
+      const expected = ['find', 'count', 'aggregate', 'explain', 'search'];
       if (natives) expected.push('groupBy', 'groupByDate', 'distinct');
       expect([...seen].sort()).toEqual(expect.arrayContaining(expected.sort()));
     });
