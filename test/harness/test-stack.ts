@@ -63,6 +63,10 @@ export async function startTestStack(): Promise<TestStack> {
     http = await new Promise<Server>((resolve, reject) => {
       const s = app.listen(port, '127.0.0.1', () => resolve(s));
       s.on('error', reject);
+      // Idle keep-alive sockets are closed by the clients only (fetch closes its own after 4 s):
+      // a server closing them at its 5 s default races a test's fetch reusing one, a reset that
+      // fails the test when the machine is loaded.
+      s.keepAliveTimeout = 0;
     });
   } catch (error) {
     await parse?.shutdown().catch(() => undefined);

@@ -104,52 +104,60 @@ export class ParseRestClient {
     const body = payload === undefined ? undefined : JSON.stringify(payload);
     if (body !== undefined) headers['Content-Length'] = String(Buffer.byteLength(body, 'utf8'));
     const target = this.target;
-    return new Promise((resolve, reject) => {
-      if (signal?.aborted) return reject(new Error('aborted before sending'));
-      const options: http.RequestOptions = {
-        protocol: target.protocol,
-        hostname: target.hostname,
-        port: target.port,
-        path: target.basePath + path,
-        method,
-        headers,
-        agent: this.agent,
-      };
-      let settled = false;
-      const settle = (error: Error | undefined, value?: { status: number; text: string }) => {
-        if (settled) return;
-        settled = true;
-        this.inFlight.delete(pending);
-        signal?.removeEventListener('abort', onAbort);
-        if (error) reject(error);
-        else resolve(value!);
-      };
-      const req = target.transport.request(options, (res) => {
-        res.on('error', (error) => settle(error));
-        const chunks: Buffer[] = [];
-        res.on('data', (chunk: Buffer) => chunks.push(chunk));
-        res.on('end', () => {
-          const raw = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks);
-          settle(undefined, { status: res.statusCode ?? 0, text: raw.toString('utf8') });
+    const attempt = (mayRetry: boolean): Promise<{ status: number; text: string }> =>
+      new Promise((resolve, reject) => {
+        if (signal?.aborted) return reject(new Error('aborted before sending'));
+        const options: http.RequestOptions = {
+          protocol: target.protocol,
+          hostname: target.hostname,
+          port: target.port,
+          path: target.basePath + path,
+          method,
+          headers,
+          agent: this.agent,
+        };
+        let settled = false;
+        let answered = false;
+        const settle = (error: Error | undefined, value?: { status: number; text: string }) => {
+          if (settled) return;
+          settled = true;
+          this.inFlight.delete(pending);
+          signal?.removeEventListener('abort', onAbort);
+          if (error && mayRetry && !answered && staleKeepAlive(req, error, signal)) {
+            // The server closed this idle keep-alive socket as we reused it (its keepAliveTimeout
+            // raced our send): nothing was answered, so the request goes once more on a new socket.
+            resolve(attempt(false));
+          } else if (error) reject(error);
+          else resolve(value!);
+        };
+        const req = target.transport.request(options, (res) => {
+          answered = true;
+          res.on('error', (error) => settle(error));
+          const chunks: Buffer[] = [];
+          res.on('data', (chunk: Buffer) => chunks.push(chunk));
+          res.on('end', () => {
+            const raw = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks);
+            settle(undefined, { status: res.statusCode ?? 0, text: raw.toString('utf8') });
+          });
+          res.on('aborted', () => settle(new Error('response aborted')));
         });
-        res.on('aborted', () => settle(new Error('response aborted')));
+        const pending: PendingRequest = { req, lastActivity: Date.now(), bytesRead: -1 };
+        req.once('socket', (socket) => {
+          pending.bytesRead = socket.bytesRead;
+          pending.lastActivity = Date.now();
+        });
+        // Aborting destroys the socket (never back to the pool), so the call's I/O really stops.
+        // Wired by hand: the request option `signal` costs a set of stream listeners per call.
+        function onAbort() {
+          req.destroy(new Error('aborted'));
+        }
+        signal?.addEventListener('abort', onAbort, { once: true });
+        this.track(pending);
+        req.on('error', (error) => settle(error));
+        req.on('close', () => settle(new Error('connection closed before the answer')));
+        req.end(body);
       });
-      const pending: PendingRequest = { req, lastActivity: Date.now(), bytesRead: -1 };
-      req.once('socket', (socket) => {
-        pending.bytesRead = socket.bytesRead;
-        pending.lastActivity = Date.now();
-      });
-      // Aborting destroys the socket (never back to the pool), so the call's I/O really stops.
-      // Wired by hand: the request option `signal` costs a set of stream listeners per call.
-      function onAbort() {
-        req.destroy(new Error('aborted'));
-      }
-      signal?.addEventListener('abort', onAbort, { once: true });
-      this.track(pending);
-      req.on('error', (error) => settle(error));
-      req.on('close', () => settle(new Error('connection closed before the answer')));
-      req.end(body);
-    });
+    return attempt(true);
   }
 
   /**
@@ -534,4 +542,13 @@ function abortReason(signal: AbortSignal): Error {
   const reason: unknown = signal.reason;
   if (reason instanceof Error && reason.name !== 'AbortError') return reason;
   return new AgentCancelledError();
+}
+
+/**
+ * A reused keep-alive socket reset before any answer: the server had closed it as idle. Node's
+ * documentation gives this case (`request.reusedSocket`) as the one to retry.
+ */
+function staleKeepAlive(req: http.ClientRequest, error: Error, signal?: AbortSignal): boolean {
+  const code = (error as NodeJS.ErrnoException).code;
+  return req.reusedSocket && !signal?.aborted && (code === 'ECONNRESET' || code === 'EPIPE');
 }
