@@ -77,7 +77,16 @@ export class McpRequestGate {
   ) {}
 
   /** Connect/Express-style middleware for the whole app; requests to other paths pass untouched. */
-  readonly middleware = (req: IncomingMessage, res: ServerResponse, next: Next): void => {
+  readonly middleware = (req: IncomingMessage, res: ServerResponse, next: Next): void =>
+    this.screen(req, res, next);
+
+  /**
+   * Runs the transport checks for one request of the app: `next()` when it may go on (another
+   * path, or accepted), `answered()` when a refusal was sent (or the client left mid-upload),
+   * `next(error)` on an unexpected failure. The platform adapters build on this (Express's
+   * middleware, Fastify's onRequest hook).
+   */
+  screen(req: IncomingMessage, res: ServerResponse, next: Next, answered?: () => void): void {
     const route = this.routeOf(req);
     if (!route) return next();
     const request = req as McpRequest;
@@ -85,19 +94,19 @@ export class McpRequestGate {
     if (req.method === 'OPTIONS' && req.headers['access-control-request-method']) return next();
     if (route === 'tools') {
       stripUnderscoreHeaders(request);
-      if (req.method === 'GET' && !this.checkCaller(request, res)) return;
+      if (req.method === 'GET' && !this.checkCaller(request, res)) return answered?.();
       return next();
     }
     this.inspect(request, res).then(
       (state) => {
-        if (!state) return;
+        if (!state) return answered?.();
         this.accept(request, state, res);
         next();
       },
       // An upload the client abandoned resolves (ABORTED), not rejects: it is logged in inspect().
       (error: unknown) => next(error),
     );
-  };
+  }
 
   /**
    * The gate state of a request that reached the controller; when the middleware did not run for it
