@@ -16,6 +16,8 @@ interface FastifyReplyLike {
 
 interface FastifyRequestLike {
   raw: IncomingMessage;
+  /** The client address, with Fastify's `trustProxy` applied. */
+  ip?: string;
 }
 
 interface FastifyInstanceLike {
@@ -127,6 +129,9 @@ function installOnFastify(instance: FastifyInstanceLike, gate: McpRequestGate): 
   });
   instance.addHook('onRequest', (request, reply, done) => {
     const raw = request.raw as GatedRequest;
+    // The pre-auth rate limit is keyed by address: the one Fastify derived (trustProxy), as
+    // Express's req.ip is.
+    raw.ip ??= request.ip;
     gate.screen(
       raw,
       reply.raw,
