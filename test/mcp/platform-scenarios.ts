@@ -2,7 +2,12 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { Injectable, type CanActivate, type ExecutionContext } from '@nestjs/common';
-import { AgentUnauthorizedError, type ToolContext } from 'nestjs-parse-agent';
+import {
+  AgentUnauthorizedError,
+  bindAgentToPrincipal,
+  ParseAgentAuthGuard,
+  type ToolContext,
+} from 'nestjs-parse-agent';
 import {
   resultData,
   seedHttpNotes,
@@ -242,6 +247,71 @@ export function describePlatformScenarios(platform: Platform): void {
         },
       });
       expect(other.status).toBe(404);
+    });
+  });
+
+  describe(`MCP endpoint on ${platform}: the shipped guards`, () => {
+    const OPERATOR_KEY = 'platform-scenarios-operator-key';
+    let t: McpTestApp;
+    let seed: HttpSeed;
+
+    beforeAll(async () => {
+      seed = await seedHttpNotes();
+      t = await startMcpTestApp({
+        platform,
+        module: { auth: { apiKey: OPERATOR_KEY } },
+        // The principal the guard put on the request it saw decides the agent.
+        agentFactory: bindAgentToPrincipal({ requireTenant: false }),
+        mcp: { guards: [ParseAgentAuthGuard] },
+      });
+    });
+    afterAll(() => t?.close());
+
+    async function connect(headers: Record<string, string>): Promise<Client> {
+      const client = new Client({ name: `shipped-${platform}`, version: '1.0.0' });
+      await client.connect(
+        new StreamableHTTPClientTransport(new URL(t.url), { requestInit: { headers } }),
+      );
+      return client;
+    }
+
+    it('a verified Parse session acts as that user; a bad token and no credentials get the fixed 401', async () => {
+      const alice = await connect({ Authorization: `Bearer ${seed.alice.sessionToken}` });
+      const args = { class_name: seed.className, order: 'rank' };
+      const rows = resultData(await alice.callTool({ name: 'query_class', arguments: args }))
+        .results as Array<Record<string, unknown>>;
+      expect(rows.map((r) => r.title)).toEqual(['alice secret', 'public note']);
+      const bob = await connect({ Authorization: `Bearer ${seed.bob.sessionToken}` });
+      const asBob = await bob.callTool({ name: 'query_class', arguments: args });
+      expect(JSON.stringify(asBob)).not.toContain('alice secret');
+      await Promise.all([alice.close(), bob.close()]);
+
+      const refused: Array<Record<string, string>> = [
+        { Authorization: 'Bearer r:not-a-session' },
+        {},
+      ];
+      for (const headers of refused) {
+        const res = await fetch(t.url, {
+          method: 'POST',
+          headers: { 'Content-Type': 'application/json', Accept: 'application/json', ...headers },
+          body: JSON.stringify(rpc(1, 'tools/list')),
+        });
+        expect(res.status).toBe(401);
+        expect(await res.json()).toEqual({
+          jsonrpc: '2.0',
+          id: null,
+          error: { code: -32001, message: 'Unauthorized' },
+        });
+      }
+    });
+
+    it('the operator key acts as the operator', async () => {
+      const operator = await connect({ 'X-MCP-API-Key': OPERATOR_KEY });
+      const args = { class_name: seed.className, order: 'rank' };
+      const rows = resultData(await operator.callTool({ name: 'query_class', arguments: args }))
+        .results as Array<Record<string, unknown>>;
+      expect(rows.map((r) => r.title)).toEqual(['alice secret', 'public note']);
+      await operator.close();
     });
   });
 
