@@ -49,7 +49,8 @@ const STRICT_UTF8 = new TextDecoder('utf-8', { fatal: true });
 
 /**
  * The endpoint's transport checks, in the spec's order and before any authentication: it is
- * installed on the HTTP adapter ahead of Nest's body parsers and of every guard, reads the body
+ * installed on the HTTP adapter ahead of the platform's body parsing and of every guard (Express
+ * middleware, or a Fastify onRequest hook; see `screen`), reads the body
  * itself (size cap, exact parse errors) and answers refusals directly. The controller runs the
  * same checks when a request reaches it without passing here (see `ensure`).
  */
