@@ -28,7 +28,13 @@ export type Platform = 'express' | 'fastify';
 
 /** What the host's guard leaves on the request it saw (Express's req, Fastify's request). */
 const GUARD_TOKEN = Symbol('e2e-guard-token');
-type GuardedRequest = { headers: Record<string, string | undefined>; [GUARD_TOKEN]?: string };
+type GuardedRequest = {
+  headers: Record<string, string | undefined>;
+  body?: { method?: string };
+  [GUARD_TOKEN]?: string;
+};
+/** The JSON-RPC method of each body the guard saw as `request.body` (as on Express). */
+const guardSawMethods: Array<string | undefined> = [];
 
 /**
  * A host guard: refuses a request without `Authorization: Bearer <token>`, and leaves the token on
@@ -39,6 +45,7 @@ type GuardedRequest = { headers: Record<string, string | undefined>; [GUARD_TOKE
 class BearerGuard implements CanActivate {
   canActivate(context: ExecutionContext): boolean {
     const request = context.switchToHttp().getRequest<GuardedRequest>();
+    guardSawMethods.push(request.body?.method);
     const match = /^Bearer (\S+)$/.exec(String(request.headers.authorization ?? ''));
     if (!match) return false;
     request[GUARD_TOKEN] = match[1];
@@ -121,6 +128,8 @@ export function describePlatformScenarios(platform: Platform): void {
       const names = (await client.listTools()).tools.map((tool) => tool.name);
       expect(names).toEqual(expect.arrayContaining(['query_class', 'http_slow']));
       expect(names).not.toContain('delete_object');
+      // The guard saw the parsed message as request.body, on either platform.
+      expect(guardSawMethods).toEqual(expect.arrayContaining(['initialize', 'tools/list']));
     });
 
     it('runs the host guard first: without a token the fixed 401 JSON-RPC body, and no agent', async () => {
