@@ -20,14 +20,20 @@ const MASTER_KEY = process.env.BENCH_MASTER_KEY;
 async function main() {
   const port = await findFreePort();
   const serverURL = process.env.BENCH_PARSE_URL;
-  const root = express();
-  root.get('/bench/rss', (_req, res) => res.json({ rss: process.memoryUsage().rss }));
+  // BENCH_PLATFORM=fastify: the same app on @nestjs/platform-fastify (bench/fastify.js).
+  const fastify = process.env.BENCH_PLATFORM === 'fastify';
+  const adapter = fastify
+    ? new (require('@nestjs/platform-fastify').FastifyAdapter)()
+    : new ExpressAdapter(express());
+  const root = adapter.getInstance();
+  const sendJson = (res, body) => (fastify ? res.send(body) : res.json(body));
+  root.get('/bench/rss', (_req, res) => sendJson(res, { rss: process.memoryUsage().rss }));
   // Heap after a full GC when the process runs with --expose-gc (the soak), so the slope is the
   // live set, not garbage waiting for collection.
   root.get('/bench/mem', (_req, res) => {
     if (typeof global.gc === 'function') global.gc();
     const { rss, heapUsed } = process.memoryUsage();
-    res.json({ rss, heapUsed });
+    sendJson(res, { rss, heapUsed });
   });
 
   lib.suppressSecurityBanners();
@@ -58,7 +64,7 @@ async function main() {
       }),
     ],
   })(BenchModule);
-  const app = await NestFactory.create(BenchModule, new ExpressAdapter(root), {
+  const app = await NestFactory.create(BenchModule, adapter, {
     logger: ['error'],
   });
   const tools = app.get(lib.ToolRegistry);

@@ -71,6 +71,7 @@ const BENCHES = [
   'startup.js',
   'soak.js',
   'ab.js',
+  'fastify.js',
   'tokens.js',
   ...(redisUp ? ['redis.js'] : []),
   // Starts its own redis-server on a free port; skipped with bench:redis when no Redis runs here.
@@ -196,4 +197,21 @@ describe('every bench runs in smoke mode (BENCH_SMOKE=1)', () => {
     },
     200_000,
   );
+
+  it('bench:fastify: query_class and a no-I/O call on Express and on Fastify, no errors', async () => {
+    const { stdout } = await smoke('fastify.js');
+    const { results } = lastJson(stdout) as {
+      results: Array<{ call: string; platform: string; rps: number; errors: number }>;
+    };
+    expect(results.map((r) => `${r.call}/${r.platform}`)).toEqual([
+      'query_class/express',
+      'query_class/fastify',
+      'bench_echo/express',
+      'bench_echo/fastify',
+    ]);
+    for (const row of results) {
+      expect(row.errors).toBe(0);
+      expect(row.rps).toBeGreaterThan(0);
+    }
+  }, 200_000);
 });

@@ -1,7 +1,7 @@
 import { AgentUnauthorizedError, unwrapUntrusted, type ToolContext } from 'nestjs-parse-agent';
 import { randomBytes } from 'node:crypto';
 import { createObject, createUser, type SeededUser } from '../harness/fixtures';
-import { delay, startMcpTestApp, type McpTestApp } from './mcp-test-app';
+import { delay, startMcpTestApp, type McpTestApp, type McpTestAppOptions } from './mcp-test-app';
 
 /** Seeded data the real-client suites read: one class with an owner-only row and a public row. */
 export interface HttpSeed {
@@ -34,14 +34,21 @@ export interface ToolProbe {
  * The app the real clients talk to: `Authorization: Bearer <Parse session token>` becomes a
  * session-scoped agent; no token is refused. Adds a slow tool and one that waits for its signal.
  */
-export async function startClientTestApp(probe: ToolProbe): Promise<McpTestApp> {
+export async function startClientTestApp(
+  probe: ToolProbe,
+  options: McpTestAppOptions = {},
+): Promise<McpTestApp> {
   const t = await startMcpTestApp({
-    mcp: { heartbeatIntervalMs: 40 },
-    agentFactory: (req) => {
-      const match = /^Bearer (\S+)$/.exec(String(req.headers.authorization ?? ''));
-      if (!match) throw new AgentUnauthorizedError('missing bearer token', { reason: 'no_token' });
-      return { sessionToken: match[1] };
-    },
+    ...options,
+    mcp: { heartbeatIntervalMs: 40, ...options.mcp },
+    agentFactory:
+      options.agentFactory ??
+      ((req) => {
+        const match = /^Bearer (\S+)$/.exec(String(req.headers.authorization ?? ''));
+        if (!match)
+          throw new AgentUnauthorizedError('missing bearer token', { reason: 'no_token' });
+        return { sessionToken: match[1] };
+      }),
   });
   t.tools.register({
     name: 'http_slow',

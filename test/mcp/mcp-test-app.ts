@@ -1,5 +1,6 @@
 import type { INestApplication, ModuleMetadata } from '@nestjs/common';
 import type { ExpressAdapter } from '@nestjs/platform-express';
+import { FastifyAdapter } from '@nestjs/platform-fastify';
 import { Test } from '@nestjs/testing';
 import type { AddressInfo } from 'node:net';
 import {
@@ -30,6 +31,8 @@ export interface McpTestAppOptions {
   /** An Express adapter over the host's own express app (e.g. with parsers mounted first). */
   httpAdapter?: ExpressAdapter;
   globalPrefix?: string;
+  /** Nest's HTTP platform (default express; `httpAdapter` wins when given). */
+  platform?: 'express' | 'fastify';
   /** More module options (port options, redis...), applied over the suite defaults. */
   module?: Partial<ParseAgentModuleOptions>;
 }
@@ -54,8 +57,10 @@ export async function startMcpTestApp(options: McpTestAppOptions = {}): Promise<
   }).compile();
   // Clients here (fetch) keep idle sockets open for seconds; close them with the app.
   const appOptions = { logger: false as const, forceCloseConnections: true };
-  const app = options.httpAdapter
-    ? moduleRef.createNestApplication(options.httpAdapter, appOptions)
+  const adapter =
+    options.httpAdapter ?? (options.platform === 'fastify' ? new FastifyAdapter() : undefined);
+  const app = adapter
+    ? moduleRef.createNestApplication(adapter, appOptions)
     : moduleRef.createNestApplication(appOptions);
   if (options.globalPrefix) app.setGlobalPrefix(options.globalPrefix);
   await app.listen(0, options.host ?? '127.0.0.1');

@@ -7,8 +7,8 @@ import {
   type ArgumentsHost,
   type ExceptionFilter,
 } from '@nestjs/common';
-import type { IncomingMessage, ServerResponse } from 'node:http';
 import { StoreUnavailableError } from '../../core/errors';
+import { nodeRequest, nodeResponse } from './mcp-platform';
 import { MCP_LOG_CONTEXT } from '../../transport/http/mcp-http.constants';
 import { sendJsonRpcError, sendUnauthorized } from '../../transport/http/mcp-http-response';
 import { RateLimitedLogger } from '../../transport/http/rate-limited-logger';
@@ -26,7 +26,7 @@ export class McpExceptionFilter implements ExceptionFilter {
   protected readonly logger = new RateLimitedLogger(new Logger(MCP_LOG_CONTEXT));
 
   catch(exception: unknown, host: ArgumentsHost): void {
-    const res = host.switchToHttp().getResponse<ServerResponse>();
+    const res = nodeResponse(host.switchToHttp().getResponse<unknown>());
     const name = exception instanceof Error ? exception.constructor.name : typeof exception;
     if (res.headersSent) {
       this.logger.warn(`Error after the response started: ${name}`);
@@ -34,7 +34,7 @@ export class McpExceptionFilter implements ExceptionFilter {
       return;
     }
     if (exception instanceof UnauthorizedException || exception instanceof ForbiddenException) {
-      const req = host.switchToHttp().getRequest<IncomingMessage>();
+      const req = nodeRequest(host.switchToHttp().getRequest<unknown>());
       this.logger.warn(unauthorizedLogLine(name, guardReason(exception), requestIdOf(req, res)));
       return sendUnauthorized(res);
     }

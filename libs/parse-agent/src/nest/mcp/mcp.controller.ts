@@ -10,15 +10,15 @@ import {
   UseGuards,
   type Type,
 } from '@nestjs/common';
-import type { ServerResponse } from 'node:http';
 import type { ResolvedMcpEndpointOptions } from './mcp-endpoint-options';
 import { McpExceptionFilter } from './mcp-exception.filter';
+import { nodeExchange } from './mcp-platform';
 import { McpHttpHandler } from '../../transport/http/mcp-http.handler';
-import type { McpRequest } from '../../transport/http/mcp-request-gate';
 
 /**
  * Builds the endpoint's controller for the configured path and host guards (a class per module
- * configuration, since route and guards are class metadata). The work happens in McpHttpHandler.
+ * configuration, since route and guards are class metadata). The work happens in McpHttpHandler,
+ * on Node's request and response under Express or Fastify (see nodeExchange).
  */
 export function createMcpController(options: ResolvedMcpEndpointOptions): Type<unknown> {
   @Controller(options.path)
@@ -27,23 +27,27 @@ export function createMcpController(options: ResolvedMcpEndpointOptions): Type<u
     constructor(@Inject(McpHttpHandler) protected readonly handler: McpHttpHandler) {}
 
     @Post()
-    post(@Req() req: McpRequest, @Res() res: ServerResponse): Promise<void> {
-      return this.handler.handlePost(req, res);
+    post(@Req() request: unknown, @Res() response: unknown): Promise<void> {
+      const { req, res, hostRequest } = nodeExchange(request, response);
+      return this.handler.handlePost(req, res, hostRequest);
     }
 
     @Get()
-    stream(@Req() req: McpRequest, @Res() res: ServerResponse): Promise<void> {
-      return this.handler.handleGet(req, res);
+    stream(@Req() request: unknown, @Res() response: unknown): Promise<void> {
+      const { req, res, hostRequest } = nodeExchange(request, response);
+      return this.handler.handleGet(req, res, hostRequest);
     }
 
     @Delete()
-    endSession(@Req() req: McpRequest, @Res() res: ServerResponse): Promise<void> {
-      return this.handler.handleDelete(req, res);
+    endSession(@Req() request: unknown, @Res() response: unknown): Promise<void> {
+      const { req, res, hostRequest } = nodeExchange(request, response);
+      return this.handler.handleDelete(req, res, hostRequest);
     }
 
     @Get('tools')
-    tools(@Req() req: McpRequest, @Res() res: ServerResponse): Promise<void> {
-      return this.handler.handleToolList(req, res);
+    tools(@Req() request: unknown, @Res() response: unknown): Promise<void> {
+      const { req, res, hostRequest } = nodeExchange(request, response);
+      return this.handler.handleToolList(req, res, hostRequest);
     }
   }
   if (options.guards.length) UseGuards(...options.guards)(McpController);

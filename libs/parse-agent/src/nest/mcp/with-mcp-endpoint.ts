@@ -26,6 +26,7 @@ import type { RateLimiter } from '../../ports/rate-limiter';
 import { UserKeys } from '../../transport/http/user-key';
 import { principalUserKey } from '../../auth/principal-user-key';
 import { createMcpController } from './mcp.controller';
+import { installMcpGate } from './mcp-platform';
 import type { McpEndpointOptions, ResolvedMcpEndpointOptions } from './mcp-endpoint-options';
 
 /**
@@ -57,14 +58,9 @@ export function withMcpEndpoint(
         });
         // Installed as soon as the HTTP adapter exists: before Nest registers its body parsers
         // (app.init), so the gate reads the raw body and refuses before any guard runs.
-        adapterHost.init$.pipe(take(1)).subscribe(() => {
-          const adapter = adapterHost.httpAdapter;
-          if (adapter?.getType?.() === 'express') adapter.use(gate.middleware);
-          else
-            logger.warn(
-              'The MCP transport gate supports the Express adapter only; on this adapter its checks run in the controller, after guards and body parsing.',
-            );
-        });
+        adapterHost.init$
+          .pipe(take(1))
+          .subscribe(() => installMcpGate(adapterHost.httpAdapter, gate, logger));
         return gate;
       },
       inject: [MCP_ENDPOINT_OPTIONS, HttpAdapterHost, ExternalContextCreator],

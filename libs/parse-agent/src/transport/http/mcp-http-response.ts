@@ -1,6 +1,7 @@
-import type { ServerResponse } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { JsonRpcId } from '../../mcp/mcp-dispatcher.types';
 import { stringifyJsonRpc } from '../../mcp/preserialized';
+import { SSE_HEADERS } from './mcp-http.constants';
 import { jsonRpcError } from './transport-checks';
 
 /** Writes a JSON response with the Node API (works under any Express version or none). */
@@ -40,4 +41,17 @@ export function sendJsonRpcError(
 /** The fixed 401 body: never says why (no reason, no error class). */
 export function sendUnauthorized(res: ServerResponse): void {
   sendJsonRpcError(res, 401, -32001, 'Unauthorized');
+}
+
+/** Writes the head of an SSE response (status 200, the SSE headers and `headers`) at once. */
+export function openEventStream(
+  req: IncomingMessage,
+  res: ServerResponse,
+  headers: Record<string, string> = {},
+): void {
+  const sse: Record<string, string> = { ...SSE_HEADERS, ...headers };
+  // Connection-specific headers are not allowed on HTTP/2.
+  if ((req.httpVersionMajor ?? 1) >= 2) delete sse.Connection;
+  res.writeHead(200, sse);
+  res.flushHeaders();
 }

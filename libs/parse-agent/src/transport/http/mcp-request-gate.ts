@@ -6,6 +6,8 @@ import { parseBoundedJson, valueNestingDepth } from './bounded-json';
 import type { ResolvedMcpEndpointOptions } from './mcp-endpoint-options';
 import { HEADER, MCP_GATE_STATE } from './mcp-http.constants';
 import { sendJsonRpcError } from './mcp-http-response';
+import { ABORTED, readLimited, type DeferredBody } from './bounded-read';
+import { bodyKind, invalidRequestProblem, validIdOf, type McpBodyKind } from './json-rpc-shape';
 import {
   acceptsEventStream,
   hasRequiredHeader,
@@ -16,8 +18,8 @@ import {
   underscoreHeaderNames,
 } from './transport-checks';
 
-/** What the body of an accepted POST is. */
-export type McpBodyKind = 'request' | 'notification' | 'response';
+export type { McpBodyKind } from './json-rpc-shape';
+export type { DeferredBody } from './bounded-read';
 
 /** The gate's verdict, left on the request for the controller. */
 export interface McpGateState {
@@ -29,14 +31,6 @@ export interface McpGateState {
    * caller is authenticated (`McpRequestGate.completeBody`).
    */
   deferred?: DeferredBody;
-}
-
-/** The part of a deferred body read before authentication (at most the pre-auth limit). */
-export interface DeferredBody {
-  prefix: Buffer[];
-  size: number;
-  /** Held back from the headers meanwhile, so no body parser of the host reads the body. */
-  contentType?: string;
 }
 
 export type McpRequest = IncomingMessage & {
@@ -55,7 +49,8 @@ const STRICT_UTF8 = new TextDecoder('utf-8', { fatal: true });
 
 /**
  * The endpoint's transport checks, in the spec's order and before any authentication: it is
- * installed on the HTTP adapter ahead of Nest's body parsers and of every guard, reads the body
+ * installed on the HTTP adapter ahead of the platform's body parsing and of every guard (Express
+ * middleware, or a Fastify onRequest hook; see `screen`), reads the body
  * itself (size cap, exact parse errors) and answers refusals directly. The controller runs the
  * same checks when a request reaches it without passing here (see `ensure`).
  */
@@ -77,7 +72,16 @@ export class McpRequestGate {
   ) {}
 
   /** Connect/Express-style middleware for the whole app; requests to other paths pass untouched. */
-  readonly middleware = (req: IncomingMessage, res: ServerResponse, next: Next): void => {
+  readonly middleware = (req: IncomingMessage, res: ServerResponse, next: Next): void =>
+    this.screen(req, res, next);
+
+  /**
+   * Runs the transport checks for one request of the app: `next()` when it may go on (another
+   * path, or accepted), `answered()` when a refusal was sent (or the client left mid-upload),
+   * `next(error)` on an unexpected failure. The platform adapters build on this (Express's
+   * middleware, Fastify's onRequest hook).
+   */
+  screen(req: IncomingMessage, res: ServerResponse, next: Next, answered?: () => void): void {
     const route = this.routeOf(req);
     if (!route) return next();
     const request = req as McpRequest;
@@ -85,19 +89,19 @@ export class McpRequestGate {
     if (req.method === 'OPTIONS' && req.headers['access-control-request-method']) return next();
     if (route === 'tools') {
       stripUnderscoreHeaders(request);
-      if (req.method === 'GET' && !this.checkCaller(request, res)) return;
+      if (req.method === 'GET' && !this.checkCaller(request, res)) return answered?.();
       return next();
     }
     this.inspect(request, res).then(
       (state) => {
-        if (!state) return;
+        if (!state) return answered?.();
         this.accept(request, state, res);
         next();
       },
       // An upload the client abandoned resolves (ABORTED), not rejects: it is logged in inspect().
       (error: unknown) => next(error),
     );
-  };
+  }
 
   /**
    * The gate state of a request that reached the controller; when the middleware did not run for it
@@ -428,113 +432,4 @@ function safely<T>(read: () => T, fallback: T): T {
   } catch {
     return fallback;
   }
-}
-
-/**
- * A method (request with a string or number id, or notification without one), or a well-formed
- * JSON-RPC response from the client. Anything else is an invalid request.
- */
-export function bodyKind(value: unknown): McpBodyKind | undefined {
-  return invalidRequestProblem(value) === undefined
-    ? kindOf(value as Record<string, unknown>)
-    : undefined;
-}
-
-function kindOf(body: Record<string, unknown>): McpBodyKind {
-  if ('method' in body) return 'id' in body && body.id !== null ? 'request' : 'notification';
-  return 'response';
-}
-
-/** Why a body is not a JSON-RPC 2.0 message (for the 400), or undefined when it is one. */
-function invalidRequestProblem(value: unknown): string | undefined {
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
-    return 'the body must be one JSON-RPC message (an object; batches are not supported)';
-  }
-  const body = value as Record<string, unknown>;
-  if (body.jsonrpc !== '2.0') return 'jsonrpc must be "2.0"';
-  // `id: null` is tolerated on notifications/* only (they do nothing and get no reply).
-  const nullIdNotification =
-    body.id === null && typeof body.method === 'string' && body.method.startsWith('notifications/');
-  if ('id' in body && validIdOf(body) === null && !nullIdNotification) {
-    return 'id must be a string or a number';
-  }
-  if ('method' in body) {
-    if (typeof body.method !== 'string' || body.method === '') {
-      return 'method must be a non-empty string';
-    }
-    return undefined;
-  }
-  if (!('id' in body) || 'result' in body === 'error' in body) {
-    return 'expected a method, or a response with an id and one of result or error';
-  }
-  return undefined;
-}
-
-/** The body's id when it is a valid JSON-RPC id (echoed in refusals), else null. */
-function validIdOf(value: unknown): string | number | null {
-  const id = (value as Record<string, unknown> | null)?.id;
-  return typeof id === 'string' || (typeof id === 'number' && Number.isFinite(id)) ? id : null;
-}
-
-const ABORTED = Symbol('aborted');
-
-/**
- * Reads at most `max` bytes: the body when complete, ABORTED when the connection closed or failed
- * first, and when the body is larger either undefined (`discard`: the rest is drained unread) or
- * what was read so far with the stream paused (`pause`: the caller continues later, or discards).
- */
-function readLimited(
-  req: IncomingMessage,
-  max: number,
-): Promise<Buffer | undefined | typeof ABORTED>;
-function readLimited(
-  req: IncomingMessage,
-  max: number,
-  overflow: 'discard' | 'pause',
-): Promise<Buffer | DeferredBody | undefined | typeof ABORTED>;
-function readLimited(
-  req: IncomingMessage,
-  max: number,
-  overflow: 'discard' | 'pause' = 'discard',
-): Promise<Buffer | DeferredBody | undefined | typeof ABORTED> {
-  if (req.readableEnded) return Promise.resolve(Buffer.alloc(0));
-  if (req.destroyed) return Promise.resolve(ABORTED);
-  return new Promise((resolve) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    let done = false;
-    const finish = (value: Buffer | DeferredBody | undefined | typeof ABORTED) => {
-      if (done) return;
-      done = true;
-      req.off('data', onData);
-      req.off('end', onEnd);
-      req.off('error', onError);
-      req.off('close', onClose);
-      resolve(value);
-    };
-    const onData = (chunk: Buffer) => {
-      size += chunk.length;
-      chunks.push(chunk);
-      if (size <= max) return;
-      if (overflow === 'pause') {
-        req.pause();
-        finish({ prefix: chunks, size });
-      } else {
-        chunks.length = 0;
-        finish(undefined);
-        req.resume(); // discard the rest
-      }
-    };
-    const onEnd = () => finish(Buffer.concat(chunks, size));
-    const onError = () => finish(ABORTED);
-    const onClose = () => {
-      if (!req.complete) finish(ABORTED);
-    };
-    req.on('data', onData);
-    req.on('end', onEnd);
-    req.on('error', onError);
-    req.on('close', onClose);
-    // A stream paused by an earlier read (a deferred body) does not resume by itself.
-    req.resume();
-  });
 }

@@ -1,6 +1,7 @@
 import { PassThrough } from 'node:stream';
 import { createAgentServices } from '../../composition/create-agent-services';
 import { ParseAgent } from '../../agent/parse-agent';
+import { RateLimitExceededError } from '../../core/errors';
 import { suppressSecurityBanners } from '../../core/security-banner';
 import { McpDispatcher } from '../../mcp/mcp-dispatcher';
 import { PromptRegistry } from '../../mcp/prompt-registry';
@@ -36,15 +37,15 @@ describe('serveMcpOverStdio', () => {
   });
   afterEach(() => built.close());
 
-  function open(maxLineBytes?: number) {
+  function open(maxLineBytes?: number, services = built.services) {
     const input = new PassThrough();
     const output = new PassThrough();
     const logs: string[] = [];
     let text = '';
     output.on('data', (chunk: Buffer) => (text += chunk.toString('utf8')));
-    const agent = new ParseAgent({}, built.services);
+    const agent = new ParseAgent({}, services);
     const session = serveMcpOverStdio({
-      dispatcher: new McpDispatcher(built.services.tools, new PromptRegistry([])),
+      dispatcher: new McpDispatcher(services.tools, new PromptRegistry([])),
       agent,
       input,
       output,
@@ -140,5 +141,34 @@ describe('serveMcpOverStdio', () => {
     expect(s.messages().some((m) => m.id === 7)).toBe(false);
     await s.session.close();
     expect(started[1].signal.aborted).toBe(true);
+  });
+
+  it('charges listings to the rate limit as over HTTP: over it, an error line, and the call does not run', async () => {
+    const limited = createAgentServices({
+      parse: { serverURL: 'http://127.0.0.1:9/parse', appId: 'app', masterKey: 'mk' },
+      rateLimiter: {
+        check: () => {
+          throw new RateLimitExceededError(5, 60, 60);
+        },
+      },
+    });
+    try {
+      const s = open(undefined, limited.services);
+      s.send({ jsonrpc: '2.0', id: 1, method: 'tools/list' });
+      s.send({ jsonrpc: '2.0', id: 2, method: 'ping' });
+      s.input.end();
+      await s.session.closed;
+      const messages = s.messages();
+      expect(messages.find((m) => m.id === 1)).toEqual({
+        jsonrpc: '2.0',
+        id: 1,
+        error: { code: -32000, message: expect.stringMatching(/^Rate limit exceeded/) },
+      });
+      expect(messages.find((m) => m.id === 1)?.result).toBeUndefined();
+      // ping costs nothing and is not charged.
+      expect(messages.find((m) => m.id === 2)).toEqual({ jsonrpc: '2.0', id: 2, result: {} });
+    } finally {
+      await limited.close();
+    }
   });
 });

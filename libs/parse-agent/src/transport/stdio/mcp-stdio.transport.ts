@@ -1,5 +1,4 @@
 import type { Readable, Writable } from 'node:stream';
-import type { Subscription } from 'rxjs';
 import type { ParseAgent } from '../../agent/parse-agent';
 import type { McpDispatcher } from '../../mcp/mcp-dispatcher';
 import type { JsonRpcId } from '../../mcp/mcp-dispatcher.types';
@@ -8,6 +7,15 @@ import { JSON_RPC_ERROR_CODES } from '../../mcp/protocol.constants';
 import { parseBoundedJson } from '../http/bounded-json';
 import { DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_JSON_DEPTH } from '../http/mcp-http.constants';
 import { readLines } from './line-framing';
+import { InMemoryCancellationBus } from '../../ports/in-memory-cancellation-bus';
+import { chargeRequest } from '../call-charging';
+import { CallsInFlight, openCall } from '../calls-in-flight';
+import {
+  dispatchCall,
+  errorClassName,
+  type McpTransport,
+  type McpTransportContext,
+} from '../mcp-transport';
 
 export interface McpStdioOptions {
   dispatcher: McpDispatcher;
@@ -25,18 +33,23 @@ export interface McpStdioOptions {
   maxJsonDepth?: number;
 }
 
-export interface McpStdioSession {
+export interface McpStdioSession extends McpTransport {
   /** Resolves when the input ended and every call in flight has answered. */
   readonly closed: Promise<void>;
   /** Stops reading, cancels calls in flight and resolves `closed`. */
   close(): Promise<void>;
 }
 
+/** A stdio server has one client: all its calls share one cancellation scope. */
+const STDIO_SCOPE = 'stdio';
+
 /**
  * MCP over stdio: newline-delimited JSON-RPC in, the dispatcher's messages out, one per line. The
  * transport owns bytes and framing only; what a message may do is the dispatcher's and the agent's
- * business. Requests run concurrently, `notifications/cancelled` cancels one in flight, and
- * nothing but JSON-RPC is ever written to the output.
+ * business. It runs calls on the same transport context as Streamable HTTP: requests run
+ * concurrently, `notifications/cancelled` reaches one in flight through the cancellation bus,
+ * the methods the agent does not charge itself are charged here, and nothing but JSON-RPC is ever
+ * written to the output.
  */
 export function serveMcpOverStdio(options: McpStdioOptions): McpStdioSession {
   const input = options.input ?? process.stdin;
@@ -44,8 +57,13 @@ export function serveMcpOverStdio(options: McpStdioOptions): McpStdioSession {
   const log = options.log ?? ((line: string) => process.stderr.write(`[parse-agent] ${line}\n`));
   const maxLineBytes = options.maxLineBytes ?? DEFAULT_MAX_BODY_BYTES;
   const maxDepth = options.maxJsonDepth ?? DEFAULT_MAX_JSON_DEPTH;
-  const inFlight = new Map<string, Subscription>();
-  const pending = new Set<Subscription>();
+  const { agent } = options;
+  const context: McpTransportContext = {
+    dispatcher: options.dispatcher,
+    cancellations: new InMemoryCancellationBus(),
+    calls: new CallsInFlight(),
+    dispatchLogger: { error: (message) => log(message), warn: (message) => log(message) },
+  };
   let ended = false;
   let resolveClosed!: () => void;
   const closed = new Promise<void>((resolve) => (resolveClosed = resolve));
@@ -57,46 +75,71 @@ export function serveMcpOverStdio(options: McpStdioOptions): McpStdioSession {
   const writeError = (id: JsonRpcId, code: number, message: string) =>
     write({ jsonrpc: '2.0', id, error: { code, message } });
   const maybeClosed = () => {
-    if (ended && pending.size === 0) resolveClosed();
+    if (ended && context.calls.size === 0) resolveClosed();
+  };
+
+  /** Runs one message; a cancel (or close) unsubscribes it, and the dispatcher sends no more. */
+  const run = (body: Record<string, unknown>, requestId: JsonRpcId | undefined) => {
+    const running = openCall({
+      calls: context.calls,
+      cancellations: context.cancellations,
+      scope: requestId === undefined ? undefined : STDIO_SCOPE,
+      requestId: requestId ?? null,
+    });
+    const finish = () => {
+      running.release();
+      maybeClosed();
+    };
+    const subscription = dispatchCall(context, body, agent, {
+      logger: context.dispatchLogger,
+    }).subscribe({
+      next: (item) => {
+        if (item.kind === 'notification' || item.kind === 'response') write(item.message);
+      },
+      complete: finish,
+    });
+    if (subscription.closed) return;
+    subscription.add(finish);
+    running.controller.signal.addEventListener('abort', () => subscription.unsubscribe(), {
+      once: true,
+    });
   };
 
   const handleLine = (line: string) => {
     if (!line.trim()) return;
     const parsed = parseBoundedJson(line, maxDepth);
     if (!parsed.ok) return writeError(null, JSON_RPC_ERROR_CODES.parseError, 'Parse error');
-    const body = parsed.value as { id?: unknown; method?: unknown; params?: unknown };
-    if (body && typeof body === 'object' && body.method === 'notifications/cancelled') {
+    const body = parsed.value as Record<string, unknown>;
+    const isObject = body !== null && typeof body === 'object';
+    if (isObject && body.method === 'notifications/cancelled') {
       const requestId = (body.params as { requestId?: unknown } | undefined)?.requestId;
-      inFlight.get(keyOf(requestId))?.unsubscribe();
+      if (typeof requestId === 'string' || typeof requestId === 'number') {
+        void context.cancellations.cancel(STDIO_SCOPE, requestId, 'notifications_cancelled');
+      }
     }
-    const key =
-      body && typeof body === 'object' && typeof body.method === 'string' && 'id' in body
-        ? keyOf(body.id)
+    const requestId =
+      isObject && typeof body.method === 'string' && 'id' in body
+        ? (body.id as JsonRpcId)
         : undefined;
-    let done = false;
-    const subscription = options.dispatcher
-      .dispatch(body, options.agent, {
-        logger: { error: (message) => log(message), warn: (message) => log(message) },
-      })
-      .subscribe({
-        next: (item) => {
-          if (item.kind === 'notification' || item.kind === 'response') write(item.message);
+    const charging = requestId === undefined ? undefined : chargeRequest(agent, body.method);
+    if (!charging) return run(body, requestId);
+    // Held as a call meanwhile, so the end of input waits for it.
+    const untrack = context.calls.track(new AbortController());
+    charging
+      .then(
+        (refused) => {
+          if (refused) writeError(requestId ?? null, -32000, refused.message);
+          else run(body, requestId);
         },
-        complete: () => {
-          done = true;
-          finish();
+        (error: unknown) => {
+          log(`rate limiter failure: ${errorClassName(error)}`);
+          writeError(requestId ?? null, JSON_RPC_ERROR_CODES.internalError, 'Internal error');
         },
+      )
+      .finally(() => {
+        untrack();
+        maybeClosed();
       });
-    const finish = () => {
-      pending.delete(subscription);
-      if (key !== undefined && inFlight.get(key) === subscription) inFlight.delete(key);
-      maybeClosed();
-    };
-    if (done) return;
-    pending.add(subscription);
-    // Unsubscribing (cancellation) aborts the call; the dispatcher then sends nothing more.
-    subscription.add(finish);
-    if (key !== undefined) inFlight.set(key, subscription);
   };
 
   const lines = readLines(input, {
@@ -117,16 +160,15 @@ export function serveMcpOverStdio(options: McpStdioOptions): McpStdioSession {
   });
 
   return {
+    kind: 'stdio',
+    get callsInFlight() {
+      return context.calls.size;
+    },
     closed,
     close: async () => {
       lines.end();
-      for (const subscription of [...pending]) subscription.unsubscribe();
+      context.calls.abortAll('transport_closed');
       await closed;
     },
   };
-}
-
-/** Map key of a JSON-RPC id (1 and "1" are different requests). */
-function keyOf(id: unknown): string {
-  return `${typeof id}:${String(id)}`;
 }

@@ -1,0 +1,61 @@
+import type { ServerResponse } from 'node:http';
+import { AgentUnauthorizedError } from '../../core/errors';
+import { ParseAgent, type AgentOptions } from '../../agent/parse-agent';
+import { errorClassName } from '../mcp-transport';
+import { sendJsonRpcError, sendUnauthorized } from './mcp-http-response';
+import type { McpRequest } from './mcp-request-gate';
+import type { TransportLogger } from './transport-logger';
+import { requestIdOf, unauthorizedLogLine } from './unauthorized-log';
+
+/** Maps the authenticated HTTP request to the options of the agent that serves it. */
+export type McpAgentFactory = (
+  request: McpRequest,
+) => AgentOptions | ParseAgent | Promise<AgentOptions | ParseAgent>;
+
+export interface AgentBuilder {
+  create(options: AgentOptions): ParseAgent;
+  /** Builds an agent after checking its session token (options with `validateSession: true`). */
+  createValidated?(options: AgentOptions): Promise<ParseAgent>;
+}
+
+/**
+ * The agent a request acts as: runs agentFactory on the request the host's guards saw and builds
+ * the agent. Refusals answer the fixed 401 body (the log line names the error's class, its
+ * `reason` and the request id, never its message); other failures a 500 "Internal error" with
+ * only the error's class and a few stack frames logged. Undefined once answered.
+ */
+export async function agentForRequest(
+  deps: { agentFactory: McpAgentFactory; agents: AgentBuilder; logger: TransportLogger },
+  hostRequest: McpRequest,
+  res: ServerResponse,
+): Promise<ParseAgent | undefined> {
+  try {
+    const produced = await deps.agentFactory(hostRequest);
+    if (produced instanceof ParseAgent) return produced;
+    const options = produced ?? {};
+    // Without createValidated, create() refuses validateSession (fail closed: 500).
+    return options.validateSession === true && deps.agents.createValidated
+      ? await deps.agents.createValidated(options)
+      : deps.agents.create(options);
+  } catch (error) {
+    const name = errorClassName(error);
+    if (error instanceof AgentUnauthorizedError) {
+      deps.logger.warn(unauthorizedLogLine(name, error.reason, requestIdOf(hostRequest, res)));
+      sendUnauthorized(res);
+    } else {
+      const frames = error instanceof Error ? stackFrames(error) : '';
+      deps.logger.warn(`Factory error: ${name}${frames ? `\n${frames}` : ''}`);
+      sendJsonRpcError(res, 500, -32603, 'Internal error');
+    }
+    return undefined;
+  }
+}
+
+/** Stack frames without the first line (which carries the message). */
+function stackFrames(error: Error): string {
+  return (error.stack ?? '')
+    .split('\n')
+    .filter((line) => /^\s+at /.test(line))
+    .slice(0, 5)
+    .join('\n');
+}
