@@ -63,6 +63,18 @@ export type {
   PermitDecision,
   ToolDefinitionsOptions,
 } from './agent/parse-agent';
+export type {
+  AfterToolCallHook,
+  AgentHooks,
+  BeforeToolCallHook,
+  ErrorHook,
+  HookDecision,
+  HookErrorContext,
+  LlmResponseHook,
+  ToolCallInfo,
+  ToolCallOutcome,
+} from './agent/agent-hooks';
+export type { OperationLogEntry } from './agent/agent-observability';
 export { createAgentServices } from './composition/create-agent-services';
 export type {
   CreateAgentServicesOptions,
@@ -71,7 +83,7 @@ export type {
 
 // Ground: identity, events, envelope, errors, limits
 export { AgentEvents } from './core/agent-events';
-export type { MutationEvent, ToolCallEvent } from './core/agent-events';
+export type { MutationEvent, SecurityEvent, ToolCallEvent } from './core/agent-events';
 export type { AgentIdentity, AuthType } from './core/agent-identity';
 export {
   ALWAYS_KEEP_FIELDS,
@@ -169,6 +181,7 @@ export type {
   ConversationUser,
   FinishReason,
   LlmProviderOptions,
+  LlmResponseInfo,
   ModelPrice,
   ToolCallRecord,
   UsageTotals,
