@@ -75,6 +75,10 @@ export type {
   ToolCallOutcome,
 } from './agent/agent-hooks';
 export type { OperationLogEntry } from './agent/agent-observability';
+// ParseAgent's base class and its options without `parent`: exported as types so the API report
+// lists every member and option.
+export type { AgentCore } from './agent/agent-core';
+export type { AgentOwnOptions } from './agent/agent-options';
 export { createAgentServices } from './composition/create-agent-services';
 export type {
   CreateAgentServicesOptions,
