@@ -118,19 +118,7 @@ export class AgentCallRecorder {
     error: unknown,
     durationMs: number,
   ): void {
-    const entry: OperationLogEntry = {
-      tool: toolName,
-      args_keys: loggableArgKeys(args),
-      success: envelope.success,
-      duration_ms: durationMs,
-      at: new Date().toISOString(),
-    };
-    if (!envelope.success) {
-      entry.error_code = envelope.error_code;
-      const kind = envelope.details?.kind;
-      if (typeof kind === 'string') entry.denial_kind = kind;
-    }
-    this.log.push(entry);
+    if (this.log.capacity > 0) this.log.push(logEntry(toolName, args, envelope, durationMs));
     const security = securityEventOf({ agent: this.agent, toolName, args, envelope, error });
     if (security) {
       securityLog(securityEventLine(security));
@@ -140,4 +128,25 @@ export class AgentCallRecorder {
       securityLog(masterKeyAuditLine({ agent: this.agent, toolName, args, envelope, durationMs }));
     }
   }
+}
+
+function logEntry(
+  toolName: string,
+  args: Record<string, unknown>,
+  envelope: ToolEnvelope,
+  durationMs: number,
+): OperationLogEntry {
+  const entry: OperationLogEntry = {
+    tool: toolName,
+    args_keys: loggableArgKeys(args),
+    success: envelope.success,
+    duration_ms: durationMs,
+    at: new Date().toISOString(),
+  };
+  if (!envelope.success) {
+    entry.error_code = envelope.error_code;
+    const kind = envelope.details?.kind;
+    if (typeof kind === 'string') entry.denial_kind = kind;
+  }
+  return entry;
 }

@@ -33,7 +33,7 @@ export interface ConversationAgent {
 
 /** One language model response in a conversation, as an agent's onLlmResponse hooks see it. */
 export interface LlmResponseInfo {
-  /** Which model call of the question (1 for the first). */
+  /** Which model call of the question (1 for the first; 0 for a compaction summary). */
   iteration: number;
   /** The model that answered, as the provider named it. */
   model: string;
