@@ -2,10 +2,12 @@ import type { AgentEvents, MutationEvent } from '../core/agent-events';
 import { failureFromError, type ToolEnvelope } from '../core/envelope';
 import type { MutationAuditInput } from '../tools/tool-context';
 import { securityLog } from '../core/security-banner';
-import type { Where } from '../query/constraint-translator';
-import type { NormalizedListFilter } from '../security/class-filter';
 import type { ToolCallInfo } from './agent-hooks';
-import type { ObservabilitySettings, OperationLog, OperationLogEntry } from './agent-observability';
+import {
+  OperationLog,
+  type ObservabilitySettings,
+  type OperationLogEntry,
+} from './agent-observability';
 import type { ToolRunResult } from './run-tool-call';
 import {
   loggableArgKeys,
@@ -17,13 +19,8 @@ import { buildToolCallEvent, type ToolCallAuditInput } from './tool-call-audit';
 
 type RecordedAgent = ToolCallAuditInput['agent'];
 
-/** The filters a tool-call event names (never their values). */
-export interface RecordedFilters {
-  classes?: NormalizedListFilter;
-  tools?: NormalizedListFilter;
-  methods?: NormalizedListFilter;
-  agentFilters: Readonly<Record<string, Where>>;
-}
+/** The filters a tool-call event names (never their values), fixed when the agent is built. */
+export type RecordedFilters = Pick<ToolCallAuditInput, 'filters' | 'agentFilters'>;
 
 /**
  * What a call leaves behind once it ends: the tool-call event (with telemetry), an entry in the
@@ -35,8 +32,19 @@ export class AgentCallRecorder {
     protected readonly agent: RecordedAgent,
     protected readonly settings: ObservabilitySettings,
     protected readonly events: AgentEvents,
-    protected readonly log: OperationLog<OperationLogEntry>,
+    protected readonly filters: RecordedFilters,
   ) {}
+
+  /** The last operations, oldest first (made on the first call). */
+  protected log?: OperationLog<LoggedOperation>;
+
+  /** The operation log as the agent hands it out. */
+  operations(): OperationLogEntry[] {
+    return (this.log?.entries() ?? []).map(({ time, ...entry }) => ({
+      ...entry,
+      at: new Date(time).toISOString(),
+    }));
+  }
 
   /** The call as hooks see it. */
   callInfo(toolName: string, args: Record<string, unknown>): ToolCallInfo {
@@ -89,7 +97,6 @@ export class AgentCallRecorder {
     args: Record<string, unknown>,
     result: ToolRunResult,
     durationMs: number,
-    filters: RecordedFilters,
   ): void {
     const { envelope, error } = result;
     // Calls cancelled before they started leave no tool-call event (they did no work).
@@ -101,8 +108,8 @@ export class AgentCallRecorder {
           args,
           envelope,
           durationMs,
-          filters: { classes: filters.classes, tools: filters.tools, methods: filters.methods },
-          agentFilters: filters.agentFilters,
+          filters: this.filters.filters,
+          agentFilters: this.filters.agentFilters,
           error,
           inputTokenCostPerMillion: this.settings.inputTokenCostPerMillion,
         }),
@@ -118,7 +125,12 @@ export class AgentCallRecorder {
     error: unknown,
     durationMs: number,
   ): void {
-    if (this.log.capacity > 0) this.log.push(logEntry(toolName, args, envelope, durationMs));
+    const capacity = this.settings.maxLogSize;
+    if (capacity > 0) {
+      (this.log ??= new OperationLog(capacity)).push(
+        logEntry(toolName, args, envelope, durationMs),
+      );
+    }
     const security = securityEventOf({ agent: this.agent, toolName, args, envelope, error });
     if (security) {
       securityLog(securityEventLine(security));
@@ -130,18 +142,21 @@ export class AgentCallRecorder {
   }
 }
 
+/** An operation log entry as kept: the time as a number, formatted when the log is read. */
+type LoggedOperation = Omit<OperationLogEntry, 'at'> & { time: number };
+
 function logEntry(
   toolName: string,
   args: Record<string, unknown>,
   envelope: ToolEnvelope,
   durationMs: number,
-): OperationLogEntry {
-  const entry: OperationLogEntry = {
+): LoggedOperation {
+  const entry: LoggedOperation = {
     tool: toolName,
     args_keys: loggableArgKeys(args),
     success: envelope.success,
     duration_ms: durationMs,
-    at: new Date().toISOString(),
+    time: Date.now(),
   };
   if (!envelope.success) {
     entry.error_code = envelope.error_code;

@@ -27,31 +27,30 @@ import { resolveAgentOptions, type InheritedSettings } from './resolve-agent-opt
  */
 export class AgentCore implements AgentIdentity {
   readonly agentId = randomUUID();
-  // Set from the resolved options (resolve-agent-options) in the constructor.
-  declare readonly permissions: PermissionLevel;
-  declare readonly sessionToken?: string;
-  declare readonly aclRole?: string;
-  declare readonly aclUser?: string;
-  declare readonly tenantId?: string;
-  declare readonly authType: AuthType;
-  declare readonly agentDepth: number;
-  declare readonly recursionDepth: number;
-  declare readonly parentAgentId?: string;
-  declare readonly allowMutations: boolean;
-  declare readonly confirmationRequired: boolean;
-  declare readonly agentDebug: boolean;
-  declare protected readonly strictModes: { toolFilter: boolean; classFilter: boolean };
-  declare protected readonly toolFilter?: NormalizedListFilter;
-  declare protected readonly methodFilter?: NormalizedListFilter;
+  readonly permissions: PermissionLevel;
+  readonly sessionToken?: string;
+  readonly aclRole?: string;
+  readonly aclUser?: string;
+  readonly tenantId?: string;
+  readonly authType: AuthType;
+  readonly agentDepth: number;
+  readonly recursionDepth: number;
+  readonly parentAgentId?: string;
+  readonly allowMutations: boolean;
+  readonly confirmationRequired: boolean;
+  readonly agentDebug: boolean;
+  protected readonly strictModes: { toolFilter: boolean; classFilter: boolean };
+  protected readonly toolFilter?: NormalizedListFilter;
+  protected readonly methodFilter?: NormalizedListFilter;
   /** The method filters of this sub-agent's ancestors: a call must pass each of them too. */
-  declare protected readonly inheritedMethodFilters: readonly NormalizedListFilter[];
-  declare protected readonly classFilter?: NormalizedListFilter;
-  declare protected readonly filters: Readonly<Record<string, Where>>;
-  declare protected readonly rateLimiter: RateLimiter;
+  protected readonly inheritedMethodFilters: readonly NormalizedListFilter[];
+  protected readonly classFilter?: NormalizedListFilter;
+  protected readonly filters: Readonly<Record<string, Where>>;
+  protected readonly rateLimiter: RateLimiter;
   /** Per-agent windows (this agent's and its ancestors'), charged after the shared limiter. */
-  declare protected readonly ownRateWindows: readonly SlidingWindowRateLimiter[];
+  protected readonly ownRateWindows: readonly SlidingWindowRateLimiter[];
   /** Audit, operation-log and telemetry settings. */
-  declare protected readonly observability: ObservabilitySettings;
+  protected readonly observability: ObservabilitySettings;
   readonly access: ReadPolicy;
   /** The parent of a sub-agent: its progress (and hooks) reach the parent too. */
   protected readonly parentAgent?: AgentCore;
@@ -78,7 +77,29 @@ export class AgentCore implements AgentIdentity {
       this.agentId,
       (m) => this.warn(m),
     );
-    Object.assign(this, settings);
+    // One by one, not Object.assign: V8 then keeps these in the object itself (agents are made
+    // per request, so their size and shape matter).
+    this.permissions = settings.permissions;
+    this.sessionToken = settings.sessionToken;
+    this.aclUser = settings.aclUser;
+    this.aclRole = settings.aclRole;
+    this.authType = settings.authType;
+    this.tenantId = settings.tenantId;
+    this.recursionDepth = settings.recursionDepth;
+    this.agentDepth = settings.agentDepth;
+    this.parentAgentId = settings.parentAgentId;
+    this.toolFilter = settings.toolFilter;
+    this.methodFilter = settings.methodFilter;
+    this.inheritedMethodFilters = settings.inheritedMethodFilters;
+    this.classFilter = settings.classFilter;
+    this.filters = settings.filters;
+    this.allowMutations = settings.allowMutations;
+    this.confirmationRequired = settings.confirmationRequired;
+    this.agentDebug = settings.agentDebug;
+    this.strictModes = settings.strictModes;
+    this.ownRateWindows = settings.ownRateWindows;
+    this.rateLimiter = settings.rateLimiter;
+    this.observability = settings.observability;
     this.correlationId = correlationId;
     this.parentAgent = parent;
 

@@ -25,9 +25,9 @@ import { clientCeilingRefusal, permitDecision, permitsTool, toolRefusal } from '
 import { describeAgent, describeAgentFor, formatToolDefinitions } from './agent-introspection';
 import { confirmDestructiveCall } from './agent-confirmation';
 import { AskSession, openConversation } from './agent-conversation';
-import { runToolCall, type ToolRunResult } from './run-tool-call';
+import { runToolCall, type ToolRunHost, type ToolRunResult } from './run-tool-call';
 import { AgentHookSet, runAfterHooks, runBeforeHooks, type AgentHooks } from './agent-hooks';
-import { OperationLog, type OperationLogEntry } from './agent-observability';
+import type { OperationLogEntry } from './agent-observability';
 import { AgentCallRecorder } from './agent-call-recorder';
 import { AgentCore } from './agent-core';
 
@@ -56,26 +56,24 @@ export interface AgentOptions extends AgentOwnOptions {
  */
 export class ParseAgent extends AgentCore implements ToolAgent {
   declare protected readonly parentAgent?: ParseAgent;
-  /** The conversation `ask()` continues with `reset: false`. */
-  protected readonly askSession = new AskSession((settings) => this.conversation(settings));
+  /** The conversation `ask()` continues with `reset: false` (created on first ask). */
+  protected askSession?: AskSession;
   /** Which data operations a configured path serves for this identity (see dataReachable). */
   protected servedOperations?: Map<DataOperation, boolean>;
   /** This agent's own hooks (created on first use). */
   protected ownHooks?: AgentHookSet;
-  /** The last operations (see operationLog). */
-  protected readonly operations: OperationLog<OperationLogEntry>;
+  /** What a call reaches back for (confirmation, mutation audit, warnings); made on first use. */
+  protected runHost?: ToolRunHost;
+  /** What each call leaves behind: events, the operation log, security and audit lines. */
   protected readonly recorder: AgentCallRecorder;
 
   constructor(options: AgentOptions, services: AgentServices) {
     super(options, services);
-    this.operations = new OperationLog(this.observability.maxLogSize);
     if (options.hooks !== undefined) (this.ownHooks = new AgentHookSet()).addAll(options.hooks);
-    this.recorder = new AgentCallRecorder(
-      this,
-      this.observability,
-      services.events,
-      this.operations,
-    );
+    this.recorder = new AgentCallRecorder(this, this.observability, services.events, {
+      filters: { classes: this.classFilter, tools: this.toolFilter, methods: this.methodFilter },
+      agentFilters: this.filters,
+    });
   }
 
   /**
@@ -209,6 +207,7 @@ export class ParseAgent extends AgentCore implements ToolAgent {
    * `reset: false`.
    */
   ask(question: string, options: AgentAskOptions = {}): Promise<ConversationAnswer> {
+    this.askSession ??= new AskSession((settings) => this.conversation(settings));
     return this.askSession.ask(question, options);
   }
 
@@ -223,62 +222,67 @@ export class ParseAgent extends AgentCore implements ToolAgent {
     options: ExecuteOptions = {},
   ): Promise<ToolEnvelope> {
     const started = Date.now();
-    const { error, tool } = await this.gate(toolName, args);
-    if (error || !tool) return this.recorder.refused(toolName, args, error, started);
+    try {
+      await this.consumeRateLimit();
+    } catch (error) {
+      return this.recorder.refused(toolName, args, error, started);
+    }
+    const tool = this.services.tools.get(toolName);
+    const refused = this.callRefusal(toolName, tool, args);
+    if (refused || !tool) return this.recorder.refused(toolName, args, refused, started);
     const hooks = this.hookChain();
-    const call = this.recorder.callInfo(toolName, args);
-    const warn = (message: string) => this.warn(message);
+    const call = hooks.length ? this.recorder.callInfo(toolName, args) : undefined;
     const previousProgress = this.currentProgress;
     this.currentProgress = options.onProgress;
     let result: ToolRunResult;
     try {
       result = await runToolCall({
-        ...{ agent: this, access: this.access, services: this.services, toolName, tool, args },
+        agent: this,
+        access: this.access,
+        services: this.services,
+        toolName,
+        tool,
+        args,
         options,
         agentSignal: this.abortController?.signal,
         running: (this.running ??= new Set()),
-        confirm: (request, channel, signal) => this.confirm(request, channel, signal),
-        audit: (input, confirmed) => this.emitMutation(toolName, input, confirmed),
-        before: hooks.some((h) => h.has('beforeToolCall'))
-          ? () => runBeforeHooks(hooks, call, warn)
-          : undefined,
-        warn,
+        host: (this.runHost ??= {
+          confirm: (request, channel, signal) => this.confirm(request, channel, signal),
+          audit: (name, input, confirmed) => this.emitMutation(name, input, confirmed),
+          warn: (message) => this.warn(message),
+        }),
+        before:
+          call && hooks.some((h) => h.has('beforeToolCall'))
+            ? () => runBeforeHooks(hooks, call, (m) => this.warn(m))
+            : undefined,
       });
     } finally {
       this.currentProgress = previousProgress;
     }
     const durationMs = Date.now() - started;
-    this.recorder.finished(toolName, args, result, durationMs, {
-      ...{ classes: this.classFilter, tools: this.toolFilter, methods: this.methodFilter },
-      agentFilters: this.filters,
-    });
-    if (result.stage === 'ran') {
-      runAfterHooks(hooks, call, { envelope: result.envelope, durationMs }, result.error, warn);
+    this.recorder.finished(toolName, args, result, durationMs);
+    if (call && result.stage === 'ran') {
+      const outcome = { envelope: result.envelope, durationMs };
+      runAfterHooks(hooks, call, outcome, result.error, (m) => this.warn(m));
     }
     return result.envelope;
   }
 
-  /** The gates before a call runs: rate limit, tool refusal, environment gate, arguments. */
-  protected async gate(
+  /** The refusal of a call by the gates after the rate limit: tool, environment, arguments. */
+  protected callRefusal(
     toolName: string,
+    tool: ToolDefinition | undefined,
     args: unknown,
-  ): Promise<{ error?: unknown; tool?: ToolDefinition }> {
-    try {
-      await this.consumeRateLimit();
-    } catch (error) {
-      return { error };
-    }
-    const tool = this.services.tools.get(toolName);
+  ): ParseAgentError | undefined {
     const refusal = this.refusal(toolName, tool);
-    if (refusal) return { error: refusal };
+    if (refusal) return refusal;
     const gate = envGateRefusal(tool!, this.allowMutations);
-    if (gate) return { error: new AccessDeniedError(gate) };
+    if (gate) return new AccessDeniedError(gate);
     if (args === null || typeof args !== 'object' || Array.isArray(args)) {
-      return { error: new AgentValidationError('arguments must be a JSON object.') };
+      return new AgentValidationError('arguments must be a JSON object.');
     }
     const invalid = this.services.tools.validate(toolName, args as Record<string, unknown>);
-    if (invalid) return { error: new AgentValidationError(invalid) };
-    return { tool };
+    return invalid ? new AgentValidationError(invalid) : undefined;
   }
 
   /** Asks the person to confirm a destructive call (see confirmDestructiveCall). */
@@ -309,7 +313,7 @@ export class ParseAgent extends AgentCore implements ToolAgent {
 
   /** The last operations of this agent (at most `maxLogSize`), oldest first. Never argument values. */
   get operationLog(): OperationLogEntry[] {
-    return this.operations.entries();
+    return this.recorder.operations();
   }
 
   /** Conversation port: a model response (runs the onLlmResponse hooks, own then ancestors'). */

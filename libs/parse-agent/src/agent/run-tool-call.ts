@@ -32,14 +32,20 @@ export interface ToolRun {
   agentSignal?: AbortSignal;
   /** The agent's calls in flight, so cancel() reaches this one. */
   running: Set<LinkedAbort>;
+  /** What the call reaches back to its agent for. */
+  host: ToolRunHost;
+  /** The before-hooks, run under the call's signal; resolves to their refusal, if any. */
+  before?(): Promise<ParseAgentError | undefined>;
+}
+
+/** The agent's side of a call: confirmation, the mutation audit, warnings. */
+export interface ToolRunHost {
   confirm(
     request: ConfirmationRequest,
     channel: ElicitationChannel | undefined,
     signal: AbortSignal,
   ): Promise<{ confirmed: boolean }>;
-  audit(input: MutationAuditInput, confirmed: boolean | undefined): void;
-  /** The before-hooks, run under the call's signal; resolves to their refusal, if any. */
-  before?(): Promise<ParseAgentError | undefined>;
+  audit(toolName: string, input: MutationAuditInput, confirmed: boolean | undefined): void;
   warn(message: string): void;
 }
 
@@ -95,11 +101,11 @@ export async function runToolCall(run: ToolRun): Promise<ToolRunResult> {
     signal,
     reportProgress: (u) => agent.reportProgress(u),
     confirm: async (request) => {
-      const outcome = await run.confirm(request, options.elicitation, signal);
+      const outcome = await run.host.confirm(request, options.elicitation, signal);
       confirmed = outcome.confirmed;
       return outcome;
     },
-    audit: (input) => run.audit(input, confirmed),
+    audit: (input) => run.host.audit(toolName, input, confirmed),
   };
   let stage: ToolRunStage = 'before_hooks';
   try {
@@ -117,7 +123,7 @@ export async function runToolCall(run: ToolRun): Promise<ToolRunResult> {
     const cause =
       signal.aborted && !(error instanceof ParseAgentError) ? abortError([signal]) : error;
     if (!(cause instanceof ParseAgentError)) {
-      run.warn(`${toolName} failed: ${(cause as Error)?.stack ?? String(cause)}`);
+      run.host.warn(`${toolName} failed: ${(cause as Error)?.stack ?? String(cause)}`);
     }
     // A hook cut short by cancellation or the timeout counts as a call that did not run.
     return { envelope: failureFromError(cause, toolName), stage, error: cause };
