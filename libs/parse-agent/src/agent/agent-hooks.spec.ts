@@ -41,6 +41,15 @@ describe('AgentHookSet', () => {
     expect(later).not.toHaveBeenCalled();
   });
 
+  it('reads a bare false as a refusal, never as consent', async () => {
+    const set = new AgentHookSet();
+    set.addAll({ beforeToolCall: (() => false) as never });
+    const refusal = await set.before(call, warn);
+    expect(refusal?.message).toBe(
+      "Tool 'query_class' was refused by this agent's beforeToolCall hook.",
+    );
+  });
+
   it('refuses a call whose hook throws (fail closed), without echoing its message', async () => {
     const set = new AgentHookSet();
     set.addAll({

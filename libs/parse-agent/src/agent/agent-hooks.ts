@@ -146,6 +146,8 @@ export class AgentHookSet {
         );
         return hookRefusal(call.tool, 'the hook failed');
       }
+      // A bare `false` (easy to write from JavaScript) refuses too: never read it as consent.
+      if ((decision as unknown) === false) return hookRefusal(call.tool, undefined);
       if (decision && typeof decision === 'object' && decision.allow === false) {
         return hookRefusal(
           call.tool,
