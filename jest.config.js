@@ -19,6 +19,8 @@ const shared = {
   },
   transformIgnorePatterns: [`/node_modules/(?!(?:${esmPackages.join('|')})/)`],
   moduleFileExtensions: ['ts', 'js', 'json'],
+  // Security log lines (master-key audit, denied calls) go nowhere unless a test routes them.
+  setupFiles: ['<rootDir>/test/harness/quiet-security-log.ts'],
   moduleNameMapper: {
     '^nestjs-parse-agent$': '<rootDir>/libs/parse-agent/src/index.ts',
     '^nestjs-parse-agent/(.*)$': '<rootDir>/libs/parse-agent/src/$1',

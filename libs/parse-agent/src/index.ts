@@ -63,6 +63,22 @@ export type {
   PermitDecision,
   ToolDefinitionsOptions,
 } from './agent/parse-agent';
+export type {
+  AfterToolCallHook,
+  AgentHooks,
+  BeforeToolCallHook,
+  ErrorHook,
+  HookDecision,
+  HookErrorContext,
+  LlmResponseHook,
+  ToolCallInfo,
+  ToolCallOutcome,
+} from './agent/agent-hooks';
+export type { OperationLogEntry } from './agent/agent-observability';
+// ParseAgent's base class and its options without `parent`: exported as types so the API report
+// lists every member and option.
+export type { AgentCore } from './agent/agent-core';
+export type { AgentOwnOptions } from './agent/agent-options';
 export { createAgentServices } from './composition/create-agent-services';
 export type {
   CreateAgentServicesOptions,
@@ -71,7 +87,7 @@ export type {
 
 // Ground: identity, events, envelope, errors, limits
 export { AgentEvents } from './core/agent-events';
-export type { MutationEvent, ToolCallEvent } from './core/agent-events';
+export type { MutationEvent, SecurityEvent, ToolCallEvent } from './core/agent-events';
 export type { AgentIdentity, AuthType } from './core/agent-identity';
 export {
   ALWAYS_KEEP_FIELDS,
@@ -176,6 +192,7 @@ export type {
   ConversationUser,
   FinishReason,
   LlmProviderOptions,
+  LlmResponseInfo,
   ModelPrice,
   ToolCallRecord,
   UsageTotals,

@@ -4,6 +4,7 @@ import type { ToolEnvelope } from '../core/envelope';
 import { isPlainObject } from '../query/field-names';
 import type { Where } from '../query/constraint-translator';
 import type { NormalizedListFilter } from '../security/class-filter';
+import { estimatedCostUsd } from './agent-observability';
 
 /** Argument names whose values (and, for some, names) never reach events or logs. */
 export const SENSITIVE_ARGUMENT_KEYS: ReadonlySet<string> = new Set([
@@ -42,6 +43,10 @@ export interface ToolCallAuditInput {
     methods?: NormalizedListFilter;
   };
   agentFilters: Readonly<Record<string, Where>>;
+  /** What the call failed with (for error_class); absent on success. */
+  error?: unknown;
+  /** USD per million input tokens: prices est_input_tokens as est_cost_usd when set. */
+  inputTokenCostPerMillion?: number;
 }
 
 /** The audit event of one tool call: who, what and how it went; never argument or filter values. */
@@ -79,8 +84,11 @@ export function buildToolCallEvent(input: ToolCallAuditInput): ToolCallEvent {
     const size = Buffer.byteLength(JSON.stringify(envelope.data) ?? '', 'utf8');
     event.result_size = size;
     event.est_input_tokens = Math.floor(size / 4);
+    const cost = estimatedCostUsd(event.est_input_tokens, input.inputTokenCostPerMillion);
+    if (cost !== undefined) event.est_cost_usd = cost;
   } else {
     event.error_code = envelope.error_code;
+    event.error_class = input.error === undefined ? 'Error' : errorClassOf(input.error);
     const kind = envelope.details?.kind;
     if (typeof kind === 'string') event.denial_kind = kind;
   }
@@ -111,4 +119,10 @@ function fieldNames(where: Where): string[] {
   };
   visit(where);
   return [...out].sort();
+}
+
+/** The class name of what a call failed with (`AccessDeniedError`, `TypeError`). */
+export function errorClassOf(error: unknown): string {
+  if (error instanceof Error) return error.constructor?.name || error.name || 'Error';
+  return typeof error === 'object' && error !== null ? 'Object' : typeof error;
 }

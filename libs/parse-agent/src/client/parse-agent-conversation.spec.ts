@@ -396,3 +396,42 @@ describe('ParseAgentConversation (scripted provider, fake agent)', () => {
     });
   });
 });
+
+describe('the agent hears of each model response and failure (its hooks run on them)', () => {
+  class ListeningAgent extends FakeAgent {
+    readonly responses: Array<{ iteration: number; toolCalls: string[]; text: string }> = [];
+    readonly failures: Error[] = [];
+    llmResponded(r: { iteration: number; toolCalls: Array<{ name: string }>; text: string }) {
+      this.responses.push({
+        iteration: r.iteration,
+        toolCalls: r.toolCalls.map((c) => c.name),
+        text: r.text,
+      });
+    }
+    llmFailed(error: Error) {
+      this.failures.push(error);
+    }
+  }
+
+  it('reports every response of a question, tool rounds included, and no failure', async () => {
+    const agent = new ListeningAgent();
+    const provider = new ScriptedProvider([{ calls: [call('c1')] }, { text: 'Forty.' }]);
+    await new ParseAgentConversation(agent, { provider }).ask('How many?');
+    expect(agent.responses).toEqual([
+      { iteration: 1, toolCalls: ['count_objects'], text: '' },
+      { iteration: 2, toolCalls: [], text: 'Forty.' },
+    ]);
+    expect(agent.failures).toEqual([]);
+  });
+
+  it('reports a failed model request as the LlmProviderError the question rejects with', async () => {
+    const agent = new ListeningAgent();
+    const provider = new ScriptedProvider([]);
+    const asked = new ParseAgentConversation(agent, { provider }).ask('How many?');
+    await expect(asked).rejects.toBeInstanceOf(LlmProviderError);
+    expect(agent.failures).toHaveLength(1);
+    expect(agent.failures[0]).toBeInstanceOf(LlmProviderError);
+    expect(agent.failures[0].message).toContain('script exhausted');
+    expect(agent.responses).toEqual([]);
+  });
+});

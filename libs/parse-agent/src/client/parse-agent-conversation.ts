@@ -345,14 +345,19 @@ export class ParseAgentConversation {
       response = await raceAbort(this.provider.complete(request, onEvent), signal, cancelledBy);
     } catch (error) {
       if (signal?.aborted) throw cancelledBy(signal);
-      if (error instanceof ParseAgentError) throw error;
-      const status = (error as { status?: unknown })?.status;
-      throw new LlmProviderError(
-        this.provider.name,
-        (error as Error)?.message ?? String(error),
-        typeof status === 'number' ? status : undefined,
-        { cause: error },
-      );
+      const failure =
+        error instanceof ParseAgentError
+          ? error
+          : new LlmProviderError(
+              this.provider.name,
+              (error as Error)?.message ?? String(error),
+              typeof (error as { status?: unknown })?.status === 'number'
+                ? (error as { status: number }).status
+                : undefined,
+              { cause: error },
+            );
+      this.agent.llmFailed?.(failure);
+      throw failure;
     }
     const price =
       priceFor(this.provider.model, this.priceTable) ?? priceFor(response.model, this.priceTable);
@@ -360,6 +365,14 @@ export class ParseAgentConversation {
     this.sessionUsage = this.sessionUsage.plus(callUsage);
     this.tokensSinceCompaction += callUsage.totalTokens;
     emit?.({ type: 'model_usage', usage: callUsage, model: response.model, iteration });
+    this.agent.llmResponded?.({
+      iteration,
+      model: response.model,
+      text: response.text,
+      toolCalls: response.toolCalls.map((c) => ({ id: c.id, name: c.name })),
+      ...(response.stopReason ? { stopReason: response.stopReason } : {}),
+      usage: { ...response.usage, costUsd: callUsage.costUsd },
+    });
     return { response, callUsage };
   }
 

@@ -23,6 +23,12 @@ export interface ToolCallEvent {
   tenant_scoped?: boolean;
   result_size?: number;
   est_input_tokens?: number;
+  /**
+   * est_input_tokens priced at the agent's `inputTokenCostPerMillion` (USD); only on success and
+   * only when a price is set, so dashboards never read a constant zero.
+   */
+  est_cost_usd?: number;
+  /** Failure only: the class of the error that ended the call (`AccessDeniedError`, `TypeError`). */
   error_class?: string;
   error_code?: string;
   denial_kind?: string;
@@ -64,6 +70,33 @@ export interface MutationEvent {
   at: string;
 }
 
+/**
+ * A call refused for security reasons. `denied`: a gate refused it (tier, tools filter, client-mode
+ * ceiling, environment gate, hidden class, class filter, tenant scope, field allowlist, a
+ * confirmation not given, a beforeToolCall hook). `blocked`: the query itself was refused as
+ * unsafe (security_blocked). Argument values never appear here.
+ */
+export interface SecurityEvent {
+  type: 'denied' | 'blocked';
+  tool: string;
+  error_code: string;
+  error_class: string;
+  /** AccessDeniedError's kind (hidden_class, class_filter, hook_refused, ...), when it has one. */
+  denial_kind?: string;
+  /** The refusal as the caller read it. */
+  message: string;
+  args_keys: string[];
+  agent_id: string;
+  agent_depth: number;
+  parent_agent_id?: string;
+  auth_type: ToolCallEvent['auth_type'];
+  using_master_key: boolean;
+  permissions: string;
+  tenant_id?: string;
+  correlation_id?: string;
+  at: string;
+}
+
 /** The stream of tool-call events, for audit logs and metrics. */
 export class AgentEvents {
   protected readonly subject = new Subject<ToolCallEvent>();
@@ -71,6 +104,13 @@ export class AgentEvents {
   protected readonly mutationSubject = new Subject<MutationEvent>();
   /** Every change agents make, emitted after it succeeded (always, observed or not). */
   readonly mutations$: Observable<MutationEvent> = this.mutationSubject.asObservable();
+  protected readonly securitySubject = new Subject<SecurityEvent>();
+  /** Every denied or blocked call, as it happens (each is also written as a log line). */
+  readonly securityEvents$: Observable<SecurityEvent> = this.securitySubject.asObservable();
+
+  emitSecurity(event: SecurityEvent): void {
+    this.securitySubject.next(event);
+  }
 
   emitMutation(event: MutationEvent): void {
     this.mutationSubject.next(event);
@@ -88,5 +128,6 @@ export class AgentEvents {
   complete(): void {
     this.subject.complete();
     this.mutationSubject.complete();
+    this.securitySubject.complete();
   }
 }

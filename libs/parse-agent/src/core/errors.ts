@@ -59,7 +59,8 @@ export type AccessDeniedKind =
   | 'tenant_scope'
   | 'internal_field'
   | 'confirmation_declined'
-  | 'confirmation_unavailable';
+  | 'confirmation_unavailable'
+  | 'hook_refused';
 
 export interface AccessDeniedDetails {
   kind?: AccessDeniedKind;

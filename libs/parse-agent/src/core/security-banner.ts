@@ -39,3 +39,12 @@ export function securityBanner(key: string, message: string, once = true): boole
   sink(message);
   return true;
 }
+
+/**
+ * Writes a security log line (a denied call, a master-key audit line) to where banners go: the
+ * host's logger when routed, else stderr. Never suppressed: banners are once-per-process
+ * reminders an operator may silence, these lines are the trail of what happened.
+ */
+export function securityLog(line: string): void {
+  sink(line);
+}

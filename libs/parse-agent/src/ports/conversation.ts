@@ -1,5 +1,5 @@
 import type { ToolEnvelope } from '../core/envelope';
-import type { LlmMessage, LlmProvider } from './llm-provider';
+import type { LlmMessage, LlmProvider, LlmResponse } from './llm-provider';
 
 /**
  * The port between an agent and a conversation with a language model. The agent layer sits below
@@ -25,6 +25,23 @@ export interface ConversationAgent {
     args: Record<string, unknown>,
     options?: { signal?: AbortSignal },
   ): Promise<ToolEnvelope>;
+  /** Told of each model response (ParseAgent runs its onLlmResponse hooks). */
+  llmResponded?(response: LlmResponseInfo): void;
+  /** Told when a model request failed (ParseAgent runs its onError hooks, source `llm`). */
+  llmFailed?(error: Error): void;
+}
+
+/** One language model response in a conversation, as an agent's onLlmResponse hooks see it. */
+export interface LlmResponseInfo {
+  /** Which model call of the question (1 for the first; 0 for a compaction summary). */
+  iteration: number;
+  /** The model that answered, as the provider named it. */
+  model: string;
+  text: string;
+  /** The tools the model asked for (their arguments are in the conversation's history). */
+  toolCalls: Array<{ id: string; name: string }>;
+  stopReason?: string;
+  usage: LlmResponse['usage'] & { costUsd: number | null };
 }
 
 /** Which provider to build, overriding LLM_PROVIDER, LLM_API_KEY, LLM_MODEL and LLM_BASE_URL. */

@@ -1,0 +1,250 @@
+import { randomUUID } from 'node:crypto';
+import { Subject, type Observable } from 'rxjs';
+import type { AgentIdentity, AuthType } from '../core/agent-identity';
+import {
+  CORRELATION_ID_PATTERN,
+  MAX_CORRELATION_ID_LENGTH,
+  PERMISSION_HIERARCHY,
+  type PermissionLevel,
+} from '../core/constants';
+import { AgentCancelledError } from '../core/errors';
+import type { LinkedAbort } from '../core/linked-abort';
+import { securityBanner } from '../core/security-banner';
+import type { SlidingWindowRateLimiter } from '../ports/in-memory-rate-limiter';
+import { checkRateLimit, type RateLimiter } from '../ports/rate-limiter';
+import type { Where } from '../query/constraint-translator';
+import { passesListFilter, type NormalizedListFilter } from '../security/class-filter';
+import { ReadPolicy } from '../security/read-policy';
+import type { ProgressUpdate } from '../tools/tool-context';
+import type { AgentOwnOptions, AgentServices } from './agent-options';
+import type { ObservabilitySettings } from './agent-observability';
+import { resolveAgentOptions, type InheritedSettings } from './resolve-agent-options';
+
+/**
+ * Who an agent is and what it may do, once its options are resolved: identity, tier, filters,
+ * tenant, limits; its cancellation, correlation id, progress and rate limit. ParseAgent builds on
+ * it with what an agent does (tools, calls, introspection, conversations, hooks).
+ */
+export class AgentCore implements AgentIdentity {
+  readonly agentId = randomUUID();
+  readonly permissions: PermissionLevel;
+  readonly sessionToken?: string;
+  readonly aclRole?: string;
+  readonly aclUser?: string;
+  readonly tenantId?: string;
+  readonly authType: AuthType;
+  readonly agentDepth: number;
+  readonly recursionDepth: number;
+  readonly parentAgentId?: string;
+  readonly allowMutations: boolean;
+  readonly confirmationRequired: boolean;
+  readonly agentDebug: boolean;
+  protected readonly strictModes: { toolFilter: boolean; classFilter: boolean };
+  protected readonly toolFilter?: NormalizedListFilter;
+  protected readonly methodFilter?: NormalizedListFilter;
+  /** The method filters of this sub-agent's ancestors: a call must pass each of them too. */
+  protected readonly inheritedMethodFilters: readonly NormalizedListFilter[];
+  protected readonly classFilter?: NormalizedListFilter;
+  protected readonly filters: Readonly<Record<string, Where>>;
+  protected readonly rateLimiter: RateLimiter;
+  /** Per-agent windows (this agent's and its ancestors'), charged after the shared limiter. */
+  protected readonly ownRateWindows: readonly SlidingWindowRateLimiter[];
+  /** Audit, operation-log and telemetry settings. */
+  protected readonly observability: ObservabilitySettings;
+  readonly access: ReadPolicy;
+  /** The parent of a sub-agent: its progress (and hooks) reach the parent too. */
+  protected readonly parentAgent?: AgentCore;
+  /** Created on first use: many agents (one per MCP request) never need one. */
+  protected abortController?: AbortController;
+  /** Calls in flight, so cancel() reaches them without every call creating the agent's signal. */
+  protected running?: Set<LinkedAbort>;
+  protected readonly progressSubject = new Subject<ProgressUpdate>();
+  protected currentProgress?: (update: ProgressUpdate) => void;
+  protected correlation?: string;
+
+  /** Tool progress reported during calls (the MCP layer forwards it as notifications). */
+  readonly progress$: Observable<ProgressUpdate> = this.progressSubject.asObservable();
+
+  constructor(
+    options: AgentOwnOptions & { parent?: AgentCore },
+    protected readonly services: AgentServices,
+  ) {
+    const parent = options.parent;
+    const { correlationId, ...settings } = resolveAgentOptions(
+      options,
+      services,
+      parent?.inheritable(),
+      this.agentId,
+      (m) => this.warn(m),
+    );
+    // One by one, not Object.assign: V8 then keeps these in the object itself (agents are made
+    // per request, so their size and shape matter).
+    this.permissions = settings.permissions;
+    this.sessionToken = settings.sessionToken;
+    this.aclUser = settings.aclUser;
+    this.aclRole = settings.aclRole;
+    this.authType = settings.authType;
+    this.tenantId = settings.tenantId;
+    this.recursionDepth = settings.recursionDepth;
+    this.agentDepth = settings.agentDepth;
+    this.parentAgentId = settings.parentAgentId;
+    this.toolFilter = settings.toolFilter;
+    this.methodFilter = settings.methodFilter;
+    this.inheritedMethodFilters = settings.inheritedMethodFilters;
+    this.classFilter = settings.classFilter;
+    this.filters = settings.filters;
+    this.allowMutations = settings.allowMutations;
+    this.confirmationRequired = settings.confirmationRequired;
+    this.agentDebug = settings.agentDebug;
+    this.strictModes = settings.strictModes;
+    this.ownRateWindows = settings.ownRateWindows;
+    this.rateLimiter = settings.rateLimiter;
+    this.observability = settings.observability;
+    this.correlationId = correlationId;
+    this.parentAgent = parent;
+
+    for (const signal of [options.signal, parent?.signal]) {
+      if (!signal) continue;
+      if (signal.aborted) this.controller.abort(signal.reason);
+      else
+        signal.addEventListener('abort', () => this.controller.abort(signal.reason), {
+          once: true,
+        });
+    }
+
+    this.access = new ReadPolicy(
+      this,
+      services.metadata,
+      services.schemas,
+      this.classFilter,
+      this.filters,
+      services.queryLimits,
+    );
+
+    if (this.authType === 'master_key' && !parent) {
+      securityBanner(
+        'master-key-agent',
+        'An agent without a session token runs with the master key: Parse ACLs and CLPs do not apply. Hidden classes, @AgentFields, canonical filters and tenant scopes are the only limits. Pass sessionToken to scope an agent to a user, or call suppressSecurityBanners() if this is intended.',
+      );
+    }
+  }
+
+  /** What a sub-agent of this agent inherits (and may only narrow). */
+  protected inheritable(): InheritedSettings {
+    const { agentId, permissions, sessionToken, aclUser, aclRole, tenantId } = this;
+    const { recursionDepth, agentDepth, toolFilter, methodFilter, classFilter, filters } = this;
+    return {
+      ...{ agentId, permissions, sessionToken, aclUser, aclRole, tenantId, recursionDepth },
+      ...{ agentDepth, toolFilter, methodFilter, classFilter, filters },
+      inheritedMethodFilters: this.inheritedMethodFilters,
+      allowMutations: this.allowMutations,
+      confirmationRequired: this.confirmationRequired,
+      agentDebug: this.agentDebug,
+      ownRateWindows: this.ownRateWindows,
+      rateLimiter: this.rateLimiter,
+      correlationId: this.correlationId,
+      observability: this.observability,
+    };
+  }
+
+  get usingMasterKey(): boolean {
+    return this.authType === 'master_key';
+  }
+
+  /**
+   * A session-token agent: everything it does runs as that user through Parse REST, never with
+   * the master key. Tools that need the master key (schema changes) are beyond its ceiling.
+   */
+  get clientMode(): boolean {
+    return this.authType === 'session_token';
+  }
+
+  /** Whether this agent's tier reaches `required` (tiers are cumulative). */
+  tierReaches(required: PermissionLevel): boolean {
+    return PERMISSION_HIERARCHY[required] <= PERMISSION_HIERARCHY[this.permissions];
+  }
+
+  /** The per-agent `methods:` filter: bare names match on any class, `Class.method` on one. */
+  methodPermitted(className: string, methodName: string): boolean {
+    const names = [
+      methodName,
+      ...this.services.metadata.nameVariants(className).map((c) => `${c}.${methodName}`),
+    ];
+    return (
+      passesListFilter(this.methodFilter, names) &&
+      this.inheritedMethodFilters.every((filter) => passesListFilter(filter, names))
+    );
+  }
+
+  /** Aborted when the agent is cancelled; pass it to long work in custom tools. */
+  get signal(): AbortSignal {
+    return this.controller.signal;
+  }
+
+  get cancelled(): boolean {
+    return this.abortController?.signal.aborted ?? false;
+  }
+
+  /** Cancels in-flight and future calls of this agent. */
+  cancel(reason?: string): void {
+    if (this.controller.signal.aborted) return;
+    const error = new AgentCancelledError(reason);
+    this.controller.abort(error);
+    for (const call of this.running ?? []) call.abort(error);
+  }
+
+  protected get controller(): AbortController {
+    this.abortController ??= new AbortController();
+    return this.abortController;
+  }
+
+  get correlationId(): string | undefined {
+    return this.correlation;
+  }
+
+  /** Accepts `[A-Za-z0-9._-]`, at most 128 characters; anything else is ignored. */
+  set correlationId(value: string | undefined) {
+    if (value === undefined || value === null || value === '') {
+      this.correlation = undefined;
+      return;
+    }
+    if (typeof value !== 'string' || !CORRELATION_ID_PATTERN.test(value)) return;
+    this.correlation = value.slice(0, MAX_CORRELATION_ID_LENGTH);
+  }
+
+  /** Called by tools (built-in or custom) to report progress of the current call. */
+  reportProgress(update: ProgressUpdate): void {
+    if (!Number.isFinite(update.progress)) return;
+    this.currentProgress?.(update);
+    this.progressSubject.next(update);
+    // A sub-agent works for its parent's call: its progress is that call's progress too.
+    this.parentAgent?.reportProgress(update);
+  }
+
+  /**
+   * Charges one request to this principal's rate limit; throws RateLimitExceededError when over.
+   * `execute()` charges every tool call; the MCP transport charges the other methods that cost
+   * work (initialize, listings), so no method is a free way to load the server.
+   */
+  async consumeRateLimit(): Promise<void> {
+    await checkRateLimit(this.rateLimiter, this.rateLimitKey(), (error) =>
+      this.warn(
+        `rate limiter failure: ${(error as Error)?.name ?? 'Error'}: ${(error as Error)?.message ?? String(error)}`,
+      ),
+    );
+    // In-process windows: synchronous, and usually none at all.
+    for (const window of this.ownRateWindows) window.check();
+  }
+
+  /** Operator-facing warnings: the services' sink, or stderr. */
+  protected warn(message: string): void {
+    if (this.services.warn) this.services.warn(message);
+    else process.stderr.write(`[parse-agent] ${message}\n`);
+  }
+
+  protected rateLimitKey(): string {
+    return this.sessionToken
+      ? `session:${this.sessionToken.slice(-12)}`
+      : `${this.authType}:${this.aclUser ?? this.aclRole ?? 'master'}`;
+  }
+}

@@ -1,0 +1,328 @@
+import type { AuthType } from '../core/agent-identity';
+import {
+  DEFAULT_RECURSION_DEPTH,
+  isPermissionLevel,
+  PERMISSION_HIERARCHY,
+  type PermissionLevel,
+} from '../core/constants';
+import {
+  ParseAgentConfigError,
+  ParseAgentError,
+  RecursionLimitExceededError,
+} from '../core/errors';
+import type { ModelClass } from '../metadata/metadata.types';
+import { SlidingWindowRateLimiter } from '../ports/in-memory-rate-limiter';
+import { isRateLimiter, type RateLimiter } from '../ports/rate-limiter';
+import { validateWhere, type Where } from '../query/constraint-translator';
+import { isPlainObject } from '../query/field-names';
+import { andWhere } from '../query/where-composer';
+import { normalizeListFilter, type NormalizedListFilter } from '../security/class-filter';
+import { PERMISSION_LEVELS } from '../tools/tool-tiers';
+import {
+  assertSubAgentIdentity,
+  assertSubAgentSwitches,
+  buildOwnRateWindows,
+  intersectListFilters,
+} from './agent-options-parent';
+import type { AgentOwnOptions, AgentServices } from './agent-options';
+import { resolveObservabilityOptions, type ObservabilitySettings } from './agent-observability';
+
+/**
+ * What an agent keeps of its parent when it is built as a sub-agent: everything it may only
+ * narrow. (The ParseAgent hands out its own, so resolution never touches the agent class.)
+ */
+export interface InheritedSettings {
+  agentId: string;
+  permissions: PermissionLevel;
+  sessionToken?: string;
+  aclUser?: string;
+  aclRole?: string;
+  tenantId?: string;
+  recursionDepth: number;
+  agentDepth: number;
+  toolFilter?: NormalizedListFilter;
+  methodFilter?: NormalizedListFilter;
+  inheritedMethodFilters: readonly NormalizedListFilter[];
+  classFilter?: NormalizedListFilter;
+  filters: Readonly<Record<string, Where>>;
+  allowMutations: boolean;
+  confirmationRequired: boolean;
+  agentDebug: boolean;
+  ownRateWindows: readonly SlidingWindowRateLimiter[];
+  rateLimiter: RateLimiter;
+  correlationId?: string;
+  observability: ObservabilitySettings;
+}
+
+/** An agent's settings after validation and inheritance. */
+export interface ResolvedAgentSettings extends Omit<InheritedSettings, 'agentId'> {
+  authType: AuthType;
+  parentAgentId?: string;
+  strictModes: { toolFilter: boolean; classFilter: boolean };
+}
+
+/**
+ * Validates an agent's options and applies its parent's limits. Throws ParseAgentConfigError
+ * (or AccessDeniedError, RecursionLimitExceededError) naming the option to fix; warns through
+ * `warn` where the spec only warns. `agentId` is the new agent's, for the data-path check.
+ */
+export function resolveAgentOptions(
+  options: AgentOwnOptions,
+  services: AgentServices,
+  parent: InheritedSettings | undefined,
+  agentId: string,
+  warn: (message: string) => void,
+): ResolvedAgentSettings {
+  if (options.validateSession === true) {
+    throw new ParseAgentConfigError(
+      'validateSession: true checks the session token with Parse Server before the agent exists; create it with `await parseAgentFactory.createValidated(options)` instead of create() or new ParseAgent().',
+    );
+  }
+  const permissions = options.permissions ?? 'readonly';
+  if (!isPermissionLevel(permissions)) {
+    throw new ParseAgentConfigError(
+      `permissions must be one of readonly, write, admin (got ${JSON.stringify(permissions)}).`,
+    );
+  }
+  if (parent && PERMISSION_HIERARCHY[permissions] > PERMISSION_HIERARCHY[parent.permissions]) {
+    throw new ParseAgentConfigError(
+      `A sub-agent cannot have more permissions (${permissions}) than its parent (${parent.permissions}).`,
+    );
+  }
+  const { identity, authType } = resolveIdentity(options, parent);
+  if (
+    (identity.aclUser || identity.aclRole) &&
+    !services.data.serves('find', {
+      agentId,
+      permissions,
+      authType,
+      usingMasterKey: false,
+      ...identity,
+    })
+  ) {
+    throw new ParseAgentConfigError(
+      'aclUser and aclRole scopes are enforced on a direct database path; configure `mongo` or `postgres` in ParseAgentModule.forRoot, or use sessionToken.',
+    );
+  }
+
+  if (
+    options.tenantId !== undefined &&
+    options.tenantId !== null &&
+    typeof options.tenantId !== 'string'
+  ) {
+    throw new ParseAgentConfigError('tenantId must be a string.');
+  }
+  const tenantId = options.tenantId || parent?.tenantId || undefined;
+  if (parent?.tenantId && tenantId !== parent.tenantId) {
+    throw new ParseAgentConfigError('A sub-agent cannot change its parent’s tenant.');
+  }
+
+  let depth: { recursionDepth: number; agentDepth: number; parentAgentId?: string };
+  if (parent) {
+    if (parent.recursionDepth - 1 < 0) throw new RecursionLimitExceededError(parent.agentDepth);
+    if (options.recursionDepth !== undefined) {
+      warn(
+        `recursionDepth is ignored for a sub-agent: it gets its parent's budget minus one (${parent.recursionDepth - 1}).`,
+      );
+    }
+    depth = {
+      recursionDepth: parent.recursionDepth - 1,
+      agentDepth: parent.agentDepth + 1,
+      parentAgentId: parent.agentId,
+    };
+  } else {
+    depth = { recursionDepth: options.recursionDepth ?? DEFAULT_RECURSION_DEPTH, agentDepth: 0 };
+  }
+
+  const listFilters = resolveListFilters(options, services, parent, warn);
+  const filters = Object.freeze(buildFilters(options.filters, parent));
+  const parentAllows = parent ? parent.allowMutations : true;
+  if (options.allowMutations === true && !parentAllows) {
+    throw new ParseAgentConfigError(
+      'A sub-agent cannot set allowMutations: true when its parent does not allow mutations; omit it to inherit.',
+    );
+  }
+  const allowMutations =
+    options.allowMutations === undefined
+      ? parent
+        ? parentAllows
+        : authType === 'master_key'
+      : options.allowMutations === true;
+  if (parent) assertSubAgentSwitches(parent, options);
+  const confirmationRequired = options.confirmationRequired ?? parent?.confirmationRequired ?? true;
+  const agentDebug = options.agentDebug ?? parent?.agentDebug ?? false;
+  const strictModes = {
+    toolFilter: options.strictToolFilter === true,
+    classFilter: options.strictClassFilter === true,
+  };
+  if (options.rateLimiter !== undefined && !isRateLimiter(options.rateLimiter)) {
+    throw new ParseAgentConfigError(
+      'rateLimiter must implement the RateLimiter port: an object with a check(key) method that throws RateLimitExceededError when over the limit.',
+    );
+  }
+  const ownRateWindows = buildOwnRateWindows(
+    options,
+    parent && { windows: parent.ownRateWindows, sharedLimit: parent.rateLimiter.limit },
+  );
+  const rateLimiter =
+    options.rateLimiter ??
+    parent?.rateLimiter ??
+    services.rateLimiter ??
+    new SlidingWindowRateLimiter();
+  return {
+    permissions,
+    ...identity,
+    authType,
+    tenantId,
+    ...depth,
+    ...listFilters,
+    filters,
+    allowMutations,
+    confirmationRequired,
+    agentDebug,
+    strictModes,
+    ownRateWindows,
+    rateLimiter,
+    correlationId: options.correlationId ?? parent?.correlationId,
+    observability: resolveObservabilityOptions(options, parent?.observability),
+  };
+}
+
+/** One identity at most; a sub-agent inherits its parent's, or names the same one. */
+function resolveIdentity(
+  options: AgentOwnOptions,
+  parent: InheritedSettings | undefined,
+): {
+  identity: { sessionToken?: string; aclUser?: string; aclRole?: string };
+  authType: AuthType;
+} {
+  if (options.sessionToken !== undefined && typeof options.sessionToken !== 'string') {
+    throw new ParseAgentConfigError('sessionToken must be a string.');
+  }
+  const aclUser: unknown =
+    typeof options.aclUser === 'object' && options.aclUser !== null
+      ? options.aclUser.objectId
+      : options.aclUser;
+  if (
+    (typeof options.aclUser === 'object' && options.aclUser !== null && !aclUser) ||
+    (aclUser !== undefined && aclUser !== null && typeof aclUser !== 'string')
+  ) {
+    throw new ParseAgentConfigError(
+      'aclUser must be a user objectId (a string) or { objectId: string }.',
+    );
+  }
+  if (options.aclRole !== undefined && options.aclRole !== null) {
+    if (typeof options.aclRole !== 'string')
+      throw new ParseAgentConfigError('aclRole must be a role name (a string).');
+  }
+  // Empty values are unset: they must not turn a scoped agent into a master-key one.
+  const own = {
+    sessionToken: options.sessionToken || undefined,
+    aclUser: (aclUser as string | undefined) || undefined,
+    aclRole: options.aclRole || undefined,
+  };
+  const identities = Object.entries(own)
+    .filter(([, value]) => value !== undefined)
+    .map(([key]) => key);
+  if (identities.length > 1) {
+    throw new ParseAgentConfigError(`Pass only one identity; got ${identities.join(' and ')}.`);
+  }
+  // A sub-agent that names no identity inherits its parent's; one that names one may only
+  // name its parent's (a master-key parent may hand down any).
+  const identity =
+    parent && identities.length === 0
+      ? { sessionToken: parent.sessionToken, aclUser: parent.aclUser, aclRole: parent.aclRole }
+      : own;
+  if (parent) assertSubAgentIdentity(parent, identity);
+  const authType: AuthType = identity.sessionToken
+    ? 'session_token'
+    : identity.aclUser
+      ? 'acl_user'
+      : identity.aclRole
+        ? 'acl_role'
+        : 'master_key';
+  return { identity, authType };
+}
+
+/** The tools, methods and classes filters, checked against what is registered and narrowed. */
+function resolveListFilters(
+  options: AgentOwnOptions,
+  services: AgentServices,
+  parent: InheritedSettings | undefined,
+  warn: (message: string) => void,
+): Pick<
+  InheritedSettings,
+  'toolFilter' | 'methodFilter' | 'inheritedMethodFilters' | 'classFilter'
+> {
+  let toolFilter = normalizeListFilter(options.tools, 'tools', (t) => [String(t)]);
+  if (toolFilter) {
+    const known = new Set([
+      ...services.tools.list().map((t) => t.name),
+      ...PERMISSION_LEVELS.admin,
+    ]);
+    const unknown = [...(toolFilter.only ?? []), ...toolFilter.except].filter((t) => !known.has(t));
+    if (unknown.length) {
+      const message = `tools filter names unknown tool(s): ${unknown.join(', ')}.`;
+      if (options.strictToolFilter) throw new ParseAgentConfigError(message);
+      warn(message);
+    }
+  }
+  if (parent?.toolFilter) toolFilter = intersectListFilters(parent.toolFilter, toolFilter, 'tools');
+  // Method names may be bare or Class-qualified, so a sub-agent keeps its ancestors' method
+  // filters and must pass every one of them as well as its own.
+  const ownMethods = normalizeListFilter(options.methods, 'methods', (m) => [String(m)]);
+  const inheritedMethodFilters = parent
+    ? [...parent.inheritedMethodFilters, ...(parent.methodFilter ? [parent.methodFilter] : [])]
+    : [];
+  const methodFilter = ownMethods ?? parent?.methodFilter;
+  const classNames = (c: string | ModelClass) => {
+    if (typeof c === 'string') return [c];
+    const name = services.metadata.resolveClassName(c);
+    return services.metadata.nameVariants(name);
+  };
+  let classFilter = normalizeListFilter(options.classes, 'classes', classNames);
+  // Only this agent's own `only` names are checked (a parent's were checked, and warned about,
+  // when it was built). A class may be registered later, so an unknown name warns unless strict;
+  // `except` is never checked, as blocking a class before it exists is legitimate.
+  if (classFilter?.only) {
+    // Every spelling of a registered class (the filter holds all of a model's variants).
+    const registered = new Set(
+      services.metadata.all().flatMap((m) => services.metadata.nameVariants(m.className)),
+    );
+    const unknown = [...classFilter.only].filter((c) => !registered.has(c) && !c.startsWith('_'));
+    if (unknown.length) {
+      const message = `classes filter names unregistered class(es): ${unknown.join(', ')}.`;
+      if (options.strictClassFilter) throw new ParseAgentConfigError(message);
+      warn(`${message} They match nothing until a model declares them.`);
+    }
+  }
+  if (parent?.classFilter)
+    classFilter = intersectListFilters(parent.classFilter, classFilter, 'classes');
+  return { toolFilter, methodFilter, inheritedMethodFilters, classFilter };
+}
+
+/** Per-class filters: the parent's, each ANDed with this agent's own entry for the class. */
+function buildFilters(
+  input: AgentOwnOptions['filters'],
+  parent?: InheritedSettings,
+): Record<string, Where> {
+  const out: Record<string, Where> = { ...(parent?.filters ?? {}) };
+  if (input === undefined || input === null) return out;
+  if (!isPlainObject(input))
+    throw new ParseAgentConfigError('filters must be an object of { ClassName: where }.');
+  for (const [key, where] of Object.entries(input)) {
+    if (!isPlainObject(where))
+      throw new ParseAgentConfigError(`filters.${key} must be a where object.`);
+    try {
+      validateWhere(where);
+    } catch (error) {
+      if (error instanceof ParseAgentError)
+        throw new ParseAgentConfigError(
+          `filters.${key} is not a valid constraint: ${error.message}`,
+        );
+      throw error;
+    }
+    out[key] = andWhere(parent?.filters[key], where);
+  }
+  return out;
+}
