@@ -1,0 +1,250 @@
+import {
+  BadRequestException,
+  Body,
+  Controller,
+  ForbiddenException,
+  Get,
+  HttpException,
+  Inject,
+  Param,
+  Post,
+  Req,
+  Res,
+  ServiceUnavailableException,
+  UnauthorizedException,
+  UseGuards,
+  type Type,
+} from '@nestjs/common';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { ParseRequestError, RateLimitExceededError } from '../../core/errors';
+import { ParseRestClient } from '../../data/parse-rest/parse-rest-client';
+import { checkRateLimit } from '../../ports/rate-limiter';
+import { ConsoleActivity } from './console-activity';
+import { ConsoleAgents } from './console-agents';
+import { consoleAsset } from './console-assets';
+import { CONSOLE_OPTIONS } from './console.constants';
+import type { ResolvedConsoleOptions } from './console-options';
+import { consolePolicy } from './console-policy';
+
+/** A platform response: Express's is a ServerResponse, Fastify's reply carries one as `raw`. */
+type AnyResponse = ServerResponse | { raw: ServerResponse };
+const rawOf = (res: AnyResponse): ServerResponse => ('raw' in res ? res.raw : res);
+type AnyRequest = IncomingMessage & { originalUrl?: string; ip?: string };
+
+const PAGE_HEADERS = {
+  'Cache-Control': 'no-store',
+  'X-Content-Type-Options': 'nosniff',
+  'Referrer-Policy': 'no-referrer',
+  'X-Frame-Options': 'DENY',
+  // The page runs only its own script; data is written as text, never parsed as HTML.
+  'Content-Security-Policy':
+    "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; connect-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
+};
+
+const MAX_CREDENTIAL_LENGTH = 1024;
+const SSE_HEARTBEAT_MS = 15_000;
+
+/**
+ * The console's two controllers for the configured path (route and guards are class metadata,
+ * so they are built per configuration, like the MCP endpoint's): the page and sign-in, open to
+ * anyone since they carry no data, and the JSON API behind the host's guards.
+ */
+export function createConsoleControllers(options: ResolvedConsoleOptions): Type<unknown>[] {
+  @Controller(options.path)
+  class ConsolePageController {
+    constructor(
+      @Inject(CONSOLE_OPTIONS) protected readonly options: ResolvedConsoleOptions,
+      @Inject(ParseRestClient) protected readonly parse: ParseRestClient,
+    ) {}
+
+    @Get()
+    page(@Req() req: AnyRequest, @Res() res: AnyResponse): void {
+      const raw = rawOf(res);
+      const url = req.originalUrl ?? req.url ?? '';
+      const [pathname, query] = url.split('?', 2);
+      if (!pathname.endsWith('/')) {
+        // Relative links (console.js, api/...) resolve under the mount path, whatever the prefix.
+        const last = pathname.slice(pathname.lastIndexOf('/') + 1);
+        raw.writeHead(302, { Location: `${encodeURIComponent(last)}/${query ? `?${query}` : ''}` });
+        raw.end();
+        return;
+      }
+      send(raw, 'text/html; charset=utf-8', consoleAsset('index.html'));
+    }
+
+    @Get('console.js')
+    script(@Res() res: AnyResponse): void {
+      send(rawOf(res), 'text/javascript; charset=utf-8', consoleAsset('console.js'));
+    }
+
+    @Post('api/sign-in')
+    async signIn(@Req() req: AnyRequest, @Body() body: unknown) {
+      if (!this.options.signIn) throw new ForbiddenException('Sign-in is turned off.');
+      const { username, password } = (body ?? {}) as { username?: unknown; password?: unknown };
+      if (
+        typeof username !== 'string' ||
+        typeof password !== 'string' ||
+        !username ||
+        !password ||
+        username.length > MAX_CREDENTIAL_LENGTH ||
+        password.length > MAX_CREDENTIAL_LENGTH
+      ) {
+        throw new BadRequestException('Send JSON { "username": "...", "password": "..." }.');
+      }
+      if (this.options.signInRateLimiter) {
+        try {
+          await checkRateLimit(
+            this.options.signInRateLimiter,
+            `console-sign-in:${req.ip ?? req.socket?.remoteAddress ?? 'unknown'}`,
+            () => undefined,
+          );
+        } catch (error) {
+          if (error instanceof RateLimitExceededError)
+            throw new HttpException(
+              `Too many sign-in attempts; try again in ${Math.ceil(error.retryAfter)} s.`,
+              429,
+            );
+          throw error;
+        }
+      }
+      try {
+        const user = await this.parse.request<{ sessionToken?: string; username?: string }>(
+          'POST',
+          '/login',
+          { username, password },
+          { sessionToken: '' },
+        );
+        if (!user.sessionToken) throw new UnauthorizedException('Wrong username or password.');
+        return { session_token: user.sessionToken, username: user.username ?? username };
+      } catch (error) {
+        if (error instanceof ParseRequestError) {
+          if (error.parseCode === 101 || error.status === 404)
+            throw new UnauthorizedException('Wrong username or password.');
+          throw new ServiceUnavailableException('Parse Server could not check the sign-in.');
+        }
+        throw error;
+      }
+    }
+  }
+
+  @Controller(`${options.path}/api`)
+  class ConsoleApiController {
+    constructor(
+      @Inject(ConsoleAgents) protected readonly agents: ConsoleAgents,
+      @Inject(ConsoleActivity) protected readonly activity: ConsoleActivity,
+    ) {}
+
+    /** Whom the agent acts for, its tier, tenant, filters and tools. */
+    @Get('identity')
+    async identity(@Req() req: AnyRequest) {
+      const agent = await this.agents.agentFor(req);
+      const operator = await this.agents.isOperator(req);
+      const d = agent.describe();
+      return {
+        caller: this.agents.callerOf(req, agent),
+        operator,
+        agent: {
+          permissions: d.permissions,
+          auth: d.auth,
+          tenant_id: d.tenant_id,
+          client_mode: d.client_mode,
+          allow_mutations: d.allow_mutations,
+          confirmation_required: d.confirmation_required,
+          classes: d.classes,
+          tools: d.tools,
+          methods: d.methods,
+          filters: d.filters,
+          strict_modes: d.strict_modes,
+          // Class names an MCP client of a user never learns stay with the operator.
+          ...(operator ? { hidden_classes: d.hidden_classes } : {}),
+        },
+      };
+    }
+
+    /** Per class and per tool: what this identity's agent may reach, and why not. */
+    @Get('policy')
+    async policy(@Req() req: AnyRequest) {
+      const agent = await this.agents.agentFor(req);
+      return consolePolicy(agent, this.agents.services, {
+        operator: await this.agents.isOperator(req),
+      });
+    }
+
+    /** The tools this identity may call, with their input schemas (what tools/list shows). */
+    @Get('tools')
+    async tools(@Req() req: AnyRequest) {
+      const agent = await this.agents.agentFor(req);
+      return agent.toolDefinitions().map((t) => ({
+        name: t.name,
+        title: t.title ?? t.annotations?.title,
+        description: t.description,
+        category: t.category,
+        permission: t.permission,
+        inputSchema: t.inputSchema,
+        annotations: t.annotations,
+      }));
+    }
+
+    /** Runs one tool as this identity: the agent's envelope, success or the error it would see. */
+    @Post('tools/:name')
+    async call(
+      @Req() req: AnyRequest,
+      @Res({ passthrough: true }) res: AnyResponse,
+      @Param('name') name: string,
+      @Body() body: unknown,
+    ) {
+      const args = (body as { arguments?: unknown } | undefined)?.arguments ?? {};
+      if (typeof args !== 'object' || args === null || Array.isArray(args))
+        throw new BadRequestException('Send JSON { "arguments": { ... } } (an object).');
+      const agent = await this.agents.agentFor(req);
+      this.activity.remember(agent.agentId, this.agents.callerOf(req, agent).label);
+      const raw = rawOf(res);
+      const abort = new AbortController();
+      const onClose = () => {
+        if (!raw.writableFinished) abort.abort('client disconnected');
+      };
+      raw.on('close', onClose);
+      try {
+        return await agent.execute(name, args as Record<string, unknown>, {
+          signal: abort.signal,
+        });
+      } finally {
+        raw.off('close', onClose);
+      }
+    }
+
+    /** The operator's live feed of tool calls and mutations, as server-sent events. */
+    @Get('activity')
+    async feed(@Req() req: AnyRequest, @Res() res: AnyResponse): Promise<void> {
+      // The request's agent first: a caller the agentFactory refuses is refused here too.
+      await this.agents.agentFor(req);
+      if (!(await this.agents.isOperator(req)))
+        throw new ForbiddenException('The activity feed is for the operator only.');
+      const raw = rawOf(res);
+      raw.writeHead(200, {
+        'Content-Type': 'text/event-stream',
+        'Cache-Control': 'no-store',
+        Connection: 'keep-alive',
+        'X-Accel-Buffering': 'no',
+      });
+      raw.write(': activity feed\n\n');
+      const subscription = this.activity.feed().subscribe({
+        next: (entry) => raw.write(`event: activity\ndata: ${JSON.stringify(entry)}\n\n`),
+        complete: () => raw.end(),
+      });
+      const heartbeat = setInterval(() => raw.write(': keep-alive\n\n'), SSE_HEARTBEAT_MS);
+      heartbeat.unref?.();
+      raw.on('close', () => {
+        clearInterval(heartbeat);
+        subscription.unsubscribe();
+      });
+    }
+  }
+  UseGuards(...options.guards)(ConsoleApiController);
+  return [ConsolePageController, ConsoleApiController];
+}
+
+function send(res: ServerResponse, type: string, body: Buffer): void {
+  res.writeHead(200, { ...PAGE_HEADERS, 'Content-Type': type, 'Content-Length': body.length });
+  res.end(body);
+}
