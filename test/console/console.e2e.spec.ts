@@ -109,6 +109,11 @@ describeWithBrowser('console in a real browser (demo app, chromium)', () => {
     return result;
   }
 
+  /** A picture of one panel for docs/console.md (small: the panel, not the whole page). */
+  async function shoot(page: Page, panel: string, file: string) {
+    await page.locator(`#${panel}`).screenshot({ path: join(IMAGES, file) });
+  }
+
   async function expectText(locator: ReturnType<Page['getByTestId']>, wanted: string) {
     await locator.filter({ hasText: wanted }).first().waitFor({ timeout: 15_000 });
   }
@@ -176,7 +181,29 @@ describeWithBrowser('console in a real browser (demo app, chromium)', () => {
     expect(await chart.textContent()).toContain('acme');
     expect(await chart.textContent()).toContain('1,470');
     expect(await chart.textContent()).not.toContain('globex');
-    if (SCREENSHOTS) await page.screenshot({ path: join(IMAGES, 'console-try-it.png') });
+
+    // The form generated from the input schema: group_by_date per month, filled field by field.
+    await page.getByTestId('tool-select').selectOption('group_by_date');
+    await page.getByTestId('arg-class_name').fill('Order');
+    await page.getByTestId('arg-field').fill('placedAt');
+    await page.getByTestId('arg-interval').selectOption({ label: 'month' });
+    expect(JSON.parse(await page.getByTestId('tool-args').inputValue())).toEqual({
+      class_name: 'Order',
+      field: 'placedAt',
+      interval: 'month',
+    });
+    await page.getByTestId('tool-run').click();
+    const months = page.getByTestId('tool-result').getByTestId('result-chart');
+    await months.waitFor();
+    expect(await months.locator('rect').count()).toBeGreaterThan(1);
+    // Every one of her orders falls in some month: the buckets add up to her count.
+    const perMonth = await page
+      .getByTestId('tool-result')
+      .getByTestId('result-row')
+      .evaluateAll((rows) => rows.map((r) => Number(r.children[1]?.textContent)));
+    expect(perMonth.reduce((a, b) => a + b, 0)).toBe(1470);
+    expect(await page.getByTestId('tool-result').getByTestId('tool-error').count()).toBe(0);
+    if (SCREENSHOTS) await shoot(page, 'tab-try', 'console-try-it.png');
     await page.context().close();
   }, 90_000);
 
@@ -191,7 +218,7 @@ describeWithBrowser('console in a real browser (demo app, chromium)', () => {
     await expectText(result.getByTestId('result-table'), 'Printer on fire');
     expect(await result.getByTestId('result-table').textContent()).toContain('<img src=x');
     expect(await page.locator('#tool-result img').count()).toBe(0);
-    expect(await page.evaluate(() => (window as { __consoleXss?: number }).__consoleXss)).toBe(
+    expect(await page.evaluate(() => (globalThis as { __consoleXss?: number }).__consoleXss)).toBe(
       undefined,
     );
     await page.context().close();
@@ -213,13 +240,25 @@ describeWithBrowser('console in a real browser (demo app, chromium)', () => {
     await order(1).locator('summary').click();
     expect(await order(0).getByTestId('tenant-scope').textContent()).toBe('tenantId = acme');
     expect(await order(1).getByTestId('tenant-scope').textContent()).toBe('tenantId = globex');
+    // Withheld and why: Parse's protectedFields hide Customer's email from non-admins; phone is
+    // outside the allowlist, which a user learns only as a count.
+    const customer = columns.nth(0).locator('[data-testid="policy-class"][data-class="Customer"]');
+    await customer.locator('summary').click();
+    const withheld = await customer.getByTestId('fields-withheld').textContent();
+    expect(withheld).toContain("email (Parse's protectedFields)");
+    expect(withheld).toContain('3 outside the allowlist');
+    expect(withheld).not.toContain('phone');
+    expect(await customer.getByTestId('fields-given').textContent()).not.toMatch(/email|phone/);
     expect(await columns.nth(0).textContent()).not.toContain('globex');
     // A user is shown no class their agent cannot reach (the hidden ApiCredential).
     expect(await columns.nth(0).textContent()).not.toContain('ApiCredential');
     // Tools: allowed or not, with the reason (readonly users get no write tools).
     const createRow = columns.nth(0).locator('tr[data-tool="create_object"]');
-    expect(await createRow.textContent()).toContain('no: permission_denied');
-    if (SCREENSHOTS) await page.screenshot({ path: join(IMAGES, 'console-policy.png') });
+    expect(await createRow.textContent()).toContain('permission_denied');
+    const allowed = await columns.nth(0).getByTestId('policy-tools-allowed').textContent();
+    expect(allowed).toContain('count_objects');
+    expect(allowed).not.toContain('create_object');
+    if (SCREENSHOTS) await shoot(page, 'tab-policy', 'console-policy.png');
     await page.context().close();
   }, 60_000);
 
@@ -245,9 +284,7 @@ describeWithBrowser('console in a real browser (demo app, chromium)', () => {
 
     // Her own page shows no feed: it is the operator's.
     await alice.getByTestId('tab-activity').click();
-    expect(await alice.getByTestId('activity-status').textContent()).toContain(
-      'for the operator',
-    );
+    expect(await alice.getByTestId('activity-status').textContent()).toContain('for the operator');
     expect(await alice.getByTestId('activity-row').count()).toBe(0);
     await alice.context().close();
     await operator.context().close();

@@ -98,6 +98,12 @@
     return parts.length ? parts.join('; ') : 'all';
   }
 
+  function writesText(agent) {
+    if (agent.permissions === 'readonly') return 'none (readonly tier)';
+    const raw = agent.allow_mutations ? 'methods and raw writes' : 'agent methods only';
+    return `${raw}${agent.confirmation_required ? ', each confirmed' : ''}`;
+  }
+
   function renderIdentities() {
     const box = $('identities');
     box.replaceChildren();
@@ -106,8 +112,8 @@
       box.append(
         h('div', { class: `card${i === state.active ? ' active' : ''}`, testid: 'identity-card' },
           h('strong', {}, caller.label),
-          h('span', { class: 'muted' }, ` (${caller.kind}${operator ? ', operator' : ''})`),
-          h('dl', {},
+          h('span', { class: 'muted' }, caller.kind === 'operator' ? ' (operator key)' : ` (${caller.kind}${operator ? ', operator' : ''})`),
+          h('dl', { class: 'facts' },
             h('dt', {}, 'Acts for'), h('dd', { testid: 'identity-acts-for' }, `${caller.label}${caller.userId ? ` · user ${caller.userId}` : ''}`),
             h('dt', {}, 'Tier'), h('dd', { testid: 'identity-tier' }, agent.permissions),
             h('dt', {}, 'Tenant'), h('dd', { testid: 'identity-tenant' }, agent.tenant_id === null ? 'none (not tenant-bound)' : text(agent.tenant_id)),
@@ -115,7 +121,7 @@
             h('dt', {}, 'Filters'), h('dd', { testid: 'identity-filters' }, filtersText(agent.filters)),
             h('dt', {}, 'Classes'), h('dd', {}, listText(agent.classes)),
             h('dt', {}, 'Tools'), h('dd', {}, `${agent.tools.effective.length} allowed`),
-            h('dt', {}, 'Writes'), h('dd', {}, agent.allow_mutations ? `allowed${agent.confirmation_required ? ', confirmation required' : ''}` : 'no raw writes'),
+            h('dt', {}, 'Writes'), h('dd', {}, writesText(agent)),
           ),
           h('button', { type: 'button', class: 'secondary', testid: 'identity-use', disabled: i === state.active, onclick: () => setActive(i) }, i === state.active ? 'Active' : 'Use'),
           ' ',
@@ -185,10 +191,10 @@
       box.replaceChildren(h('p', { class: 'muted' }, 'Sign in to see what the agent may reach.'));
       return;
     }
-    box.replaceChildren(...shown.map((i) => h('div', { testid: 'policy-column' }, h('p', { class: 'muted' }, 'Loading…'))));
+    box.replaceChildren(...shown.map(() => h('div', { testid: 'policy-column' }, h('p', { class: 'muted' }, 'Loading…'))));
     await Promise.all(
-      shown.map(async (i, column) => {
-        const identity = state.identities[i];
+      shown.map(async (index, column) => {
+        const identity = state.identities[index];
         let content;
         try {
           identity.policy = identity.policy || (await api(identity, 'GET', 'api/policy'));
@@ -201,6 +207,14 @@
     );
   }
 
+  function withheldText(c) {
+    const named = c.fields_withheld.map((f) => `${f.name} (${f.reason === 'protected' ? "Parse's protectedFields" : 'not allowlisted'})`);
+    // A user's agent never learns the names outside the allowlist: only how many there are.
+    if (c.not_allowlisted_count && !c.fields_withheld.some((f) => f.reason === 'not_allowlisted'))
+      named.push(`${c.not_allowlisted_count} outside the allowlist (names shown to the operator)`);
+    return named.join(', ') || 'none';
+  }
+
   function policyColumn(identity) {
     const { classes, tools } = identity.policy;
     return h('div', {},
@@ -210,13 +224,11 @@
         h('details', { testid: 'policy-class', 'data-class': c.class_name },
           h('summary', {}, h('strong', {}, c.class_name), ' ',
             c.accessible ? h('span', { class: 'ok' }, 'reachable') : h('span', { class: 'no' }, `out of reach: ${c.reason || ''}`)),
-          c.accessible && h('dl', {},
+          c.accessible && h('dl', { class: 'facts' },
             h('dt', {}, 'Fields given'), h('dd', { testid: 'fields-given' }, c.fields_given.join(', ') || 'none'),
             h('dt', {}, 'Fields withheld'),
             h('dd', { testid: 'fields-withheld' },
-              c.fields_withheld.length ? c.fields_withheld.map((f) => `${f.name} (${f.reason === 'protected' ? "Parse's protectedFields" : 'not allowlisted'})`).join(', ') : 'none',
-              c.not_allowlisted_count && !c.fields_withheld.some((f) => f.reason === 'not_allowlisted')
-                ? ` · ${c.not_allowlisted_count} more outside the allowlist (names shown to the operator)` : ''),
+              withheldText(c)),
             h('dt', {}, 'Tenant scope'), h('dd', { testid: 'tenant-scope' }, c.tenant_scope ? `${c.tenant_scope.field} = ${text(c.tenant_scope.value)}` : 'none'),
             h('dt', {}, 'Canonical filter'), h('dd', {}, c.canonical_filter ? text(c.canonical_filter) : 'none'),
             h('dt', {}, 'Agent filter on'), h('dd', {}, c.agent_filter_fields.join(', ') || 'none'),
@@ -226,14 +238,16 @@
         ),
       ),
       h('h4', {}, 'Tools'),
+      h('p', { testid: 'policy-tools-allowed' }, h('span', { class: 'ok' }, `Allowed (${tools.filter((t) => t.allowed).length}): `),
+        tools.filter((t) => t.allowed).map((t) => t.name).join(', ') || 'none'),
       h('table', { testid: 'policy-tools' },
-        h('thead', {}, h('tr', {}, h('th', {}, 'Tool'), h('th', {}, 'Tier'), h('th', {}, 'Allowed'))),
+        h('thead', {}, h('tr', {}, h('th', {}, 'Refused tool'), h('th', {}, 'Tier'), h('th', {}, 'Why not'))),
         h('tbody', {},
-          tools.map((t) =>
+          tools.filter((t) => !t.allowed).map((t) =>
             h('tr', { 'data-tool': t.name },
               h('td', {}, t.name),
               h('td', {}, t.permission),
-              h('td', { class: t.allowed ? 'ok' : 'no' }, t.allowed ? 'yes' : `no: ${t.reason}${t.denied_at ? ` (at ${t.denied_at})` : ''}`),
+              h('td', { class: 'no' }, `${t.reason}${t.denied_at ? ` (at ${t.denied_at})` : ''}`),
             ),
           ),
         ),
@@ -320,7 +334,24 @@
     $('tool-args').value = JSON.stringify(args, null, 2);
   }
 
+  /** The JSON box is the source of truth; the form follows it when it parses. */
+  function syncForm() {
+    let args;
+    try {
+      args = JSON.parse($('tool-args').value || '{}');
+    } catch {
+      return;
+    }
+    if (!args || typeof args !== 'object') return;
+    for (const input of $('tool-form').querySelectorAll('[data-arg]')) {
+      const v = args[input.dataset.arg];
+      const kind = input.dataset.kind;
+      input.value = v === undefined ? '' : kind === 'string' || kind === 'number' ? String(v) : JSON.stringify(v);
+    }
+  }
+
   $('tool-select').addEventListener('change', renderForm);
+  $('tool-args').addEventListener('input', syncForm);
   $('tool-run').addEventListener('click', () => {
     let args;
     try {
@@ -340,6 +371,7 @@
       return;
     }
     $('tool-args').value = JSON.stringify(args, null, 2);
+    syncForm();
     $('tool-run').disabled = true;
     box.replaceChildren(h('p', { class: 'muted' }, `Running ${name} as ${identity.label}…`));
     const started = performance.now();
@@ -366,7 +398,8 @@
       out.append(h('p', { class: 'muted', testid: 'result-summary' }, `${name} ok in ${ms} ms`));
       if (data && typeof data.count === 'number')
         out.append(h('p', {}, h('span', { class: 'big', testid: 'result-count' }, data.count.toLocaleString('en-US')), ` ${data.class_name || ''} objects`));
-      if (data && Array.isArray(data.groups)) out.append(chart(data.groups), rowsTable(data.groups));
+      if (data && Array.isArray(data.groups))
+        out.append(chart(data.groups), h('details', {}, h('summary', {}, `Table (${data.groups.length} groups)`), rowsTable(data.groups)));
       if (data && Array.isArray(data.results)) out.append(pager(name, args, data), rowsTable(data.results));
       if (data && typeof data.output === 'string') out.append(h('pre', {}, data.output));
     }

@@ -25,7 +25,7 @@ export class ConsoleAgents {
   ) {
     if (typeof moduleOptions?.agentFactory !== 'function') {
       throw new ParseAgentConfigError(
-        'ParseAgentConsoleModule needs the agentFactory(request) option of ParseAgentModule.forRoot (the same one the MCP endpoint uses), so the console acts with the caller\'s own agent.',
+        "ParseAgentConsoleModule needs the agentFactory(request) option of ParseAgentModule.forRoot (the same one the MCP endpoint uses), so the console acts with the caller's own agent.",
       );
     }
   }
