@@ -30,7 +30,8 @@
   const text = (v) =>
     v === null || v === undefined ? '' : typeof v === 'object' ? JSON.stringify(v) : String(v);
 
-  const state = { identities: [], active: -1, compare: -1, tools: [], nextId: 1 };
+  // Counters of async redraws, so a slow answer never paints over a newer view.
+  const state = { identities: [], active: -1, compare: -1, tools: [], nextId: 1, policyRenders: 0, toolLoads: 0 };
 
   async function api(identity, method, path, body) {
     const headers = { Accept: 'application/json', ...(identity ? identity.headers : {}) };
@@ -191,6 +192,7 @@
       box.replaceChildren(h('p', { class: 'muted' }, 'Sign in to see what the agent may reach.'));
       return;
     }
+    const render = ++state.policyRenders;
     box.replaceChildren(...shown.map(() => h('div', { testid: 'policy-column' }, h('p', { class: 'muted' }, 'Loading…'))));
     await Promise.all(
       shown.map(async (index, column) => {
@@ -202,7 +204,7 @@
         } catch (error) {
           content = h('p', { class: 'error' }, `Policy unavailable: ${error.message}`);
         }
-        box.children[column]?.replaceChildren(content);
+        if (render === state.policyRenders) box.children[column]?.replaceChildren(content);
       }),
     );
   }
@@ -262,11 +264,16 @@
     select.replaceChildren();
     state.tools = [];
     if (!identity) return renderForm();
+    const load = ++state.toolLoads;
+    let tools = [];
     try {
-      state.tools = await api(identity, 'GET', 'api/tools');
+      tools = await api(identity, 'GET', 'api/tools');
     } catch (error) {
       $('tool-result').replaceChildren(h('p', { class: 'error' }, `Tools unavailable: ${error.message}`));
     }
+    if (load !== state.toolLoads) return;
+    state.tools = tools;
+    select.replaceChildren();
     for (const tool of state.tools) select.append(h('option', { value: tool.name }, tool.name));
     renderForm();
   }
