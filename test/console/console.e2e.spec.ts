@@ -4,13 +4,14 @@ import type { INestApplication } from '@nestjs/common';
 import { ExpressAdapter } from '@nestjs/platform-express';
 import { Test } from '@nestjs/testing';
 import express from 'express';
+import { ENV_GATES } from 'nestjs-parse-agent';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import request from 'supertest';
 import { requestContextMiddleware } from '../../src/audit/request-context';
 import { AppModule } from '../../src/app.module';
 import { DEMO_PASSWORD, demoTestSettings, seedDemo } from '../harness/demo-data';
 import { createObject } from '../harness/fixtures';
-import { testParseConfig } from '../harness/parse-rest';
+import { parseRest, testParseConfig } from '../harness/parse-rest';
 
 const API_KEY = 'console-e2e-operator-key';
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
@@ -44,8 +45,15 @@ describeWithBrowser('console in a real browser (demo app, chromium)', () => {
   let base: string;
   let browser: Browser;
   let tokens: { alice: string; bob: string };
+  const savedGates: Record<string, string | undefined> = {};
 
   beforeAll(async () => {
+    // carol (a demo writer) gets the admin tier when the operator switched writes and schema
+    // operations on; her admin method then asks for a confirmation.
+    for (const gate of [ENV_GATES.writeTools, ENV_GATES.schemaOps]) {
+      savedGates[gate] = process.env[gate];
+      process.env[gate] = 'true';
+    }
     tokens = await seedDemo();
     await createObject('SupportTicket', {
       tenantId: 'acme',
@@ -77,6 +85,10 @@ describeWithBrowser('console in a real browser (demo app, chromium)', () => {
   afterAll(async () => {
     await browser?.close();
     await app?.close();
+    for (const [gate, value] of Object.entries(savedGates)) {
+      if (value === undefined) delete process.env[gate];
+      else process.env[gate] = value;
+    }
   });
 
   async function openConsole(): Promise<Page> {
@@ -107,6 +119,15 @@ describeWithBrowser('console in a real browser (demo app, chromium)', () => {
     const result = page.getByTestId('tool-result');
     await result.getByTestId('result-json').waitFor({ state: 'attached' });
     return result;
+  }
+
+  /** Polls a condition the page reaches asynchronously (15 s at most). */
+  async function until(condition: () => Promise<boolean>) {
+    const deadline = Date.now() + 15_000;
+    while (!(await condition())) {
+      if (Date.now() > deadline) throw new Error('condition not reached within 15 s');
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
   }
 
   /** A picture of one panel for docs/console.md (small: the panel, not the whole page). */
@@ -270,14 +291,16 @@ describeWithBrowser('console in a real browser (demo app, chromium)', () => {
 
     const alice = await openConsole();
     await signIn(alice, 'alice');
-    await runTool(alice, 'count_objects', { class_name: 'Customer' });
-
-    const row = operator
+    // The feed opens with recent history (earlier tests' calls); her next call must arrive live.
+    const hers = operator
       .getByTestId('activity-row')
       .filter({ hasText: 'alice (acme)' })
-      .filter({ hasText: 'count_objects' })
-      .first();
-    await row.waitFor({ timeout: 15_000 });
+      .filter({ hasText: 'count_objects' });
+    const before = await hers.count();
+    await runTool(alice, 'count_objects', { class_name: 'Customer' });
+    await until(async () => (await hers.count()) > before);
+    // Newest first: the top row is her call.
+    const row = operator.getByTestId('activity-row').first();
     expect(await row.getByTestId('activity-outcome').textContent()).toBe('ok');
     expect(await row.getByTestId('activity-actor').textContent()).toBe('alice (acme)');
     if (SCREENSHOTS) await operator.screenshot({ path: join(IMAGES, 'console-activity.png') });
@@ -289,6 +312,46 @@ describeWithBrowser('console in a real browser (demo app, chromium)', () => {
     await alice.context().close();
     await operator.context().close();
   }, 90_000);
+
+  it("keeps a write method's confirmation: nothing changes until carol confirms the agent's question", async () => {
+    const { results } = await parseRest<{ results: Array<{ objectId: string; name: string }> }>(
+      'GET',
+      `/classes/Customer?where=${encodeURIComponent(JSON.stringify({ tenantId: 'acme' }))}&limit=1`,
+      undefined,
+      { masterKey: true },
+    );
+    const customer = results[0];
+    const nameNow = async () =>
+      (
+        await parseRest<{ name: string }>(
+          'GET',
+          `/classes/Customer/${customer.objectId}`,
+          undefined,
+          {
+            masterKey: true,
+          },
+        )
+      ).name;
+    const page = await openConsole();
+    await signIn(page, 'carol');
+    expect(await page.getByTestId('identity-tier').first().textContent()).toBe('admin');
+    const args = { class_name: 'Customer', object_id: customer.objectId, method_name: 'anonymize' };
+    await page.getByTestId('tab-try').click();
+    await page.getByTestId('tool-select').selectOption('call_method');
+    await page.getByTestId('tool-args').fill(JSON.stringify(args));
+    await page.getByTestId('tool-run').click();
+    const question = page.getByTestId('tool-confirmation');
+    await question.waitFor();
+    expect(await question.textContent()).toContain('anonymize');
+    // Asked, not yet run: the customer is untouched.
+    expect(await nameNow()).toBe(customer.name);
+
+    await page.getByTestId('tool-confirm').click();
+    await page.getByTestId('tool-result').getByTestId('result-summary').waitFor();
+    expect(await page.getByTestId('result-json').textContent()).toContain('"anonymized"');
+    expect(await nameNow()).toBe('Anonymized customer');
+    await page.context().close();
+  }, 60_000);
 
   it('refuses the activity feed to users (403) and every data endpoint without credentials (401)', async () => {
     const http = request(app.getHttpServer());

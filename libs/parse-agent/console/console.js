@@ -370,7 +370,7 @@
     run($('tool-select').value, args);
   });
 
-  async function run(name, args) {
+  async function run(name, args, confirm) {
     const identity = activeIdentity();
     const box = $('tool-result');
     if (!identity || !name) {
@@ -383,7 +383,7 @@
     box.replaceChildren(h('p', { class: 'muted' }, `Running ${name} as ${identity.label}…`));
     const started = performance.now();
     try {
-      const envelope = await api(identity, 'POST', `api/tools/${encodeURIComponent(name)}`, { arguments: args });
+      const envelope = await api(identity, 'POST', `api/tools/${encodeURIComponent(name)}`, { arguments: args, confirm });
       box.replaceChildren(renderEnvelope(name, args, envelope, Math.round(performance.now() - started)));
     } catch (error) {
       box.replaceChildren(h('p', { class: 'error', testid: 'tool-error' }, error.message));
@@ -394,6 +394,16 @@
 
   function renderEnvelope(name, args, envelope, ms) {
     const out = h('div', {});
+    if (envelope && envelope.confirmation) {
+      // The tool asks a person before it changes anything: nothing ran yet.
+      out.append(
+        h('p', { testid: 'tool-confirmation' }, h('strong', {}, 'Needs your confirmation: '), envelope.confirmation.message),
+        h('button', { type: 'button', testid: 'tool-confirm', onclick: () => run(name, args, { message: envelope.confirmation.message }) }, 'Confirm and run'),
+        ' ',
+        h('button', { type: 'button', class: 'secondary', testid: 'tool-cancel', onclick: () => out.replaceChildren(h('p', { class: 'muted' }, 'Not run.')) }, 'Cancel'),
+      );
+      return out;
+    }
     if (!envelope || envelope.success !== true) {
       out.append(
         h('p', { class: 'error', testid: 'tool-error' },
@@ -478,9 +488,16 @@
   // ---- activity (operator) -----------------------------------------------------------------
   function renderActivityStatus() {
     const operator = state.identities.find((i) => i.info.operator);
-    $('activity-status').textContent = operator
-      ? `Live: tool calls and mutations of every identity (watching as ${operator.label}).`
-      : 'The activity feed is for the operator: add the operator key above.';
+    $('activity-status').textContent = !operator
+      ? 'The activity feed is for the operator: add the operator key above.'
+      : operator.live
+        ? `Live: tool calls and mutations of every identity (watching as ${operator.label}).`
+        : 'Connecting to the activity feed…';
+  }
+
+  function setActivityLive(identity) {
+    identity.live = true;
+    renderActivityStatus();
   }
 
   async function startActivity(identity) {
@@ -505,8 +522,11 @@
         while ((end = buffer.indexOf('\n\n')) >= 0) {
           const block = buffer.slice(0, end);
           buffer = buffer.slice(end + 2);
-          const data = block.split('\n').filter((l) => l.startsWith('data: ')).map((l) => l.slice(6)).join('\n');
-          if (data) addActivity(JSON.parse(data));
+          const lines = block.split('\n');
+          const event = (lines.find((l) => l.startsWith('event: ')) || '').slice(7);
+          const data = lines.filter((l) => l.startsWith('data: ')).map((l) => l.slice(6)).join('\n');
+          if (event === 'live') setActivityLive(identity);
+          else if (event === 'activity' && data) addActivity(JSON.parse(data));
         }
       }
     } catch (error) {

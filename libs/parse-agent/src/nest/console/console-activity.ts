@@ -58,10 +58,14 @@ export class ConsoleActivity implements OnModuleDestroy {
     this.agents.set(agentId, actor);
   }
 
-  /** Recent entries, then every new one. */
-  feed(): Observable<ConsoleActivityEntry> {
+  /**
+   * Recent entries, then `onLive()` once they are all out, then every new one. Synchronous up to
+   * the subscription, so no entry falls between history and live.
+   */
+  feed(onLive?: () => void): Observable<ConsoleActivityEntry> {
     return new Observable<ConsoleActivityEntry>((subscriber) => {
       for (const entry of this.history) subscriber.next(entry);
+      onLive?.();
       return this.live.subscribe(subscriber);
     });
   }

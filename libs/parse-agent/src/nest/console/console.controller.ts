@@ -18,6 +18,11 @@ import {
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { ParseRequestError, RateLimitExceededError } from '../../core/errors';
 import { ParseRestClient } from '../../data/parse-rest/parse-rest-client';
+import type {
+  ElicitationChannel,
+  ElicitationRequest,
+  ElicitationResult,
+} from '../../ports/elicitation-channel';
 import { checkRateLimit } from '../../ports/rate-limiter';
 import { ConsoleActivity } from './console-activity';
 import { ConsoleAgents } from './console-agents';
@@ -193,9 +198,17 @@ export function createConsoleControllers(options: ResolvedConsoleOptions): Type<
       @Param('name') name: string,
       @Body() body: unknown,
     ) {
-      const args = (body as { arguments?: unknown } | undefined)?.arguments ?? {};
+      const { arguments: args = {}, confirm } = (body ?? {}) as {
+        arguments?: unknown;
+        confirm?: unknown;
+      };
       if (typeof args !== 'object' || args === null || Array.isArray(args))
         throw new BadRequestException('Send JSON { "arguments": { ... } } (an object).');
+      const confirmed = (confirm as { message?: unknown } | undefined)?.message;
+      if (confirm !== undefined && typeof confirmed !== 'string')
+        throw new BadRequestException(
+          'confirm must be { "message": "<the question the console showed>" }, sent after the person agreed.',
+        );
       const agent = await this.agents.agentFor(req);
       this.activity.remember(agent.agentId, this.agents.callerOf(req, agent).label);
       const raw = rawOf(res);
@@ -204,10 +217,16 @@ export function createConsoleControllers(options: ResolvedConsoleOptions): Type<
         if (!raw.writableFinished) abort.abort('client disconnected');
       };
       raw.on('close', onClose);
+      const confirmation = new ConsoleConfirmation(confirmed as string | undefined);
       try {
-        return await agent.execute(name, args as Record<string, unknown>, {
+        const envelope = await agent.execute(name, args as Record<string, unknown>, {
           signal: abort.signal,
+          elicitation: confirmation,
         });
+        // Not yet confirmed: the page shows the agent's question; running again with it answers.
+        return confirmation.pending
+          ? { ...envelope, confirmation: confirmation.pending }
+          : envelope;
       } finally {
         raw.off('close', onClose);
       }
@@ -228,7 +247,9 @@ export function createConsoleControllers(options: ResolvedConsoleOptions): Type<
         'X-Accel-Buffering': 'no',
       });
       raw.write(': activity feed\n\n');
-      const subscription = this.activity.feed().subscribe({
+      // `live` marks the end of the replayed history: what follows happened while watching.
+      const live = () => raw.write('event: live\ndata: {}\n\n');
+      const subscription = this.activity.feed(live).subscribe({
         next: (entry) => raw.write(`event: activity\ndata: ${JSON.stringify(entry)}\n\n`),
         complete: () => raw.end(),
       });
@@ -247,4 +268,23 @@ export function createConsoleControllers(options: ResolvedConsoleOptions): Type<
 function send(res: ServerResponse, type: string, body: Buffer): void {
   res.writeHead(200, { ...PAGE_HEADERS, 'Content-Type': type, 'Content-Length': body.length });
   res.end(body);
+}
+
+/**
+ * The console's answer to a tool's confirmation question (MCP elicitation). The first run asks:
+ * the question is kept and the call is not confirmed (the tool refuses, nothing changes). The page
+ * shows it; when the person agrees it runs again naming that question, and only that exact
+ * question is accepted, so changed arguments ask again.
+ */
+class ConsoleConfirmation implements ElicitationChannel {
+  pending?: { message: string };
+
+  constructor(protected readonly confirmedMessage: string | undefined) {}
+
+  async elicit(request: ElicitationRequest): Promise<ElicitationResult> {
+    if (this.confirmedMessage !== undefined && this.confirmedMessage === request.message)
+      return { action: 'accept', content: { confirm: true } };
+    this.pending = { message: request.message };
+    return { action: 'cancel' };
+  }
 }
