@@ -283,36 +283,6 @@ describeWithBrowser('console in a real browser (demo app, chromium)', () => {
     await page.context().close();
   }, 60_000);
 
-  it("the operator's live activity feed shows alice's call with her identity, tool and outcome", async () => {
-    const operator = await openConsole();
-    await signInOperator(operator);
-    await operator.getByTestId('tab-activity').click();
-    await expectText(operator.getByTestId('activity-status'), 'Live');
-
-    const alice = await openConsole();
-    await signIn(alice, 'alice');
-    // The feed opens with recent history (earlier tests' calls); her next call must arrive live.
-    const hers = operator
-      .getByTestId('activity-row')
-      .filter({ hasText: 'alice (acme)' })
-      .filter({ hasText: 'count_objects' });
-    const before = await hers.count();
-    await runTool(alice, 'count_objects', { class_name: 'Customer' });
-    await until(async () => (await hers.count()) > before);
-    // Newest first: the top row is her call.
-    const row = operator.getByTestId('activity-row').first();
-    expect(await row.getByTestId('activity-outcome').textContent()).toBe('ok');
-    expect(await row.getByTestId('activity-actor').textContent()).toBe('alice (acme)');
-    if (SCREENSHOTS) await operator.screenshot({ path: join(IMAGES, 'console-activity.png') });
-
-    // Her own page shows no feed: it is the operator's.
-    await alice.getByTestId('tab-activity').click();
-    expect(await alice.getByTestId('activity-status').textContent()).toContain('for the operator');
-    expect(await alice.getByTestId('activity-row').count()).toBe(0);
-    await alice.context().close();
-    await operator.context().close();
-  }, 90_000);
-
   it("keeps a write method's confirmation: nothing changes until carol confirms the agent's question", async () => {
     const { results } = await parseRest<{ results: Array<{ objectId: string; name: string }> }>(
       'GET',
@@ -352,6 +322,42 @@ describeWithBrowser('console in a real browser (demo app, chromium)', () => {
     expect(await nameNow()).toBe('Anonymized customer');
     await page.context().close();
   }, 60_000);
+
+  it("the operator's live activity feed shows alice's call with her identity, tool and outcome", async () => {
+    const operator = await openConsole();
+    await signInOperator(operator);
+    await operator.getByTestId('tab-activity').click();
+    await expectText(operator.getByTestId('activity-status'), 'Live');
+
+    const alice = await openConsole();
+    await signIn(alice, 'alice');
+    // The feed opens with recent history (earlier tests' calls); her next call must arrive live.
+    const hers = operator
+      .getByTestId('activity-row')
+      .filter({ hasText: 'alice (acme)' })
+      .filter({ hasText: 'count_objects' });
+    const before = await hers.count();
+    await runTool(alice, 'count_objects', { class_name: 'Customer' });
+    await until(async () => (await hers.count()) > before);
+    // Newest first: the top row is her call.
+    const row = operator.getByTestId('activity-row').first();
+    expect(await row.getByTestId('activity-outcome').textContent()).toBe('ok');
+    expect(await row.getByTestId('activity-actor').textContent()).toBe('alice (acme)');
+    if (SCREENSHOTS) await shoot(operator, 'tab-activity', 'console-activity.png');
+
+    // carol's confirmed change (the previous test) is on the feed as a mutation, names only.
+    const change = operator.getByTestId('activity-row').filter({ hasText: 'Customer.anonymize' });
+    const carolChange = change.filter({ hasText: 'carol (acme)' }).filter({ hasText: 'changed' });
+    expect(await carolChange.count()).toBe(1);
+    expect(await carolChange.getByTestId('activity-tool').textContent()).toMatch(/email/);
+
+    // Her own page shows no feed: it is the operator's.
+    await alice.getByTestId('tab-activity').click();
+    expect(await alice.getByTestId('activity-status').textContent()).toContain('for the operator');
+    expect(await alice.getByTestId('activity-row').count()).toBe(0);
+    await alice.context().close();
+    await operator.context().close();
+  }, 90_000);
 
   it('refuses the activity feed to users (403) and every data endpoint without credentials (401)', async () => {
     const http = request(app.getHttpServer());

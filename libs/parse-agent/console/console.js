@@ -534,13 +534,19 @@
     }
   }
 
+  function mutationText(entry) {
+    const what = entry.method || `${entry.action} ${entry.class_name || ''}`;
+    const keys = entry.changed_keys && entry.changed_keys.length ? entry.changed_keys.join(', ') : 'no fields';
+    return `${what} wrote ${keys}`;
+  }
+
   function addActivity(entry) {
     const body = $('activity-feed').tBodies[0];
     body.prepend(
-      h('tr', { testid: 'activity-row', class: entry.outcome === 'ok' ? '' : 'no' },
-        h('td', {}, new Date(entry.at).toLocaleTimeString()),
+      h('tr', { testid: 'activity-row', 'data-kind': entry.kind, class: entry.outcome === 'ok' || entry.outcome === 'changed' ? '' : 'no' },
+        h('td', {}, new Date(entry.at).toLocaleTimeString([], { hour12: false })),
         h('td', { testid: 'activity-actor' }, entry.actor),
-        h('td', { testid: 'activity-tool' }, entry.tool, entry.class_name ? ` · ${entry.class_name}` : ''),
+        h('td', { testid: 'activity-tool', class: 'wrap' }, entry.kind === 'mutation' ? mutationText(entry) : entry.tool),
         h('td', { testid: 'activity-outcome' }, entry.outcome),
         h('td', {}, entry.duration_ms === undefined ? '' : String(entry.duration_ms)),
         h('td', {}, `${entry.auth_type} (${entry.permissions})`),

@@ -14,6 +14,10 @@ export interface ConsoleActivityEntry {
   duration_ms?: number;
   auth_type: string;
   permissions: string;
+  /** Mutations: what changed (create, update, delete, call_method, ...), where, which fields. */
+  action?: MutationEvent['action'];
+  /** call_method: `Class.method`. */
+  method?: string;
   class_name?: string;
   changed_keys?: string[];
 }
@@ -111,10 +115,12 @@ export class ConsoleActivity implements OnModuleDestroy {
       at: e.at,
       kind: 'mutation',
       actor: this.actor(e.agent_id, e.auth_type, e.permissions),
-      tool: e.method ? `${e.tool} ${e.method}` : e.tool,
-      outcome: `${e.action}${e.failed ? ' (failed after writes)' : ''}`,
+      tool: e.tool,
+      ...(e.method ? { method: e.method } : {}),
+      outcome: e.failed ? 'failed after writes' : 'changed',
       auth_type: e.auth_type,
       permissions: e.permissions,
+      action: e.action,
       class_name: e.class_name,
       changed_keys: [...e.changed_keys],
     };

@@ -113,6 +113,8 @@ describe('ConsoleActivity', () => {
     expect(entries.map((e) => e.tool)).toEqual(['c', 'update_object']);
     expect(entries[1]).toMatchObject({
       kind: 'mutation',
+      action: 'update',
+      outcome: 'changed',
       class_name: 'Order',
       changed_keys: ['status'],
     });
