@@ -218,7 +218,7 @@
   }
 
   function policyColumn(identity) {
-    const { classes, tools } = identity.policy;
+    const { classes, tools, unnamed_refused_tools: unnamed } = identity.policy;
     return h('div', {},
       h('h3', {}, `${identity.label} (${identity.info.agent.permissions}, tenant ${identity.info.agent.tenant_id ?? 'none'})`),
       h('h4', {}, 'Classes'),
@@ -254,6 +254,7 @@
           ),
         ),
       ),
+      unnamed > 0 && h('p', { class: 'muted', testid: 'policy-tools-unnamed' }, `${unnamed} more of the application's own tools refused (names shown to the operator).`),
     );
   }
 

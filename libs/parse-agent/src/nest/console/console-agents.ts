@@ -1,6 +1,12 @@
-import { Inject, Injectable, UnauthorizedException } from '@nestjs/common';
+import {
+  Inject,
+  Injectable,
+  ServiceUnavailableException,
+  UnauthorizedException,
+} from '@nestjs/common';
 import { ParseAgent, type AgentServices } from '../../agent/parse-agent';
 import { principalOf } from '../../auth/parse-agent-principal';
+import { SessionCheckUnavailableError } from '../../auth/session-verifier';
 import { AgentUnauthorizedError, ParseAgentConfigError } from '../../core/errors';
 import type { McpRequest } from '../../transport/http/mcp-request-gate';
 import { PARSE_AGENT_SERVICES } from '../parse-agent.constants';
@@ -40,6 +46,10 @@ export class ConsoleAgents {
         : this.agents.create(options);
     } catch (error) {
       if (error instanceof AgentUnauthorizedError) throw new UnauthorizedException();
+      if (error instanceof SessionCheckUnavailableError)
+        throw new ServiceUnavailableException(
+          'Parse Server could not check the session; try again.',
+        );
       throw error;
     }
   }

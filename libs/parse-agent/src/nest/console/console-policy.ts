@@ -1,6 +1,7 @@
 import type { AgentServices, ParseAgent } from '../../agent/parse-agent';
 import type { DataOperation } from '../../ports/data-path';
 import { isInternalField } from '../../query/internal-fields';
+import { BUILTIN_TOOLS } from '../../tools/builtin';
 
 /** Why a field of a reachable class does not reach the agent. */
 export type WithheldReason = 'protected' | 'not_allowlisted';
@@ -38,7 +39,12 @@ export interface ConsoleToolPolicy {
 export interface ConsolePolicy {
   classes: ConsoleClassPolicy[];
   tools: ConsoleToolPolicy[];
+  /** For a user: the app's own tools refused to them, counted (their names are not shown). */
+  unnamed_refused_tools: number;
 }
+
+/** Built-in tool names are public vocabulary; an app's own refused tools are named to the operator. */
+const BUILTIN_TOOL_NAMES = new Set(BUILTIN_TOOLS.map((t) => t.name));
 
 /** Operations whose path knows Parse's protectedFields for an identity, in the order asked. */
 const PROTECTED_FIELD_SOURCES: DataOperation[] = ['find', 'group_by', 'aggregate'];
@@ -54,7 +60,7 @@ export async function consolePolicy(
   services: AgentServices,
   options: { operator: boolean },
 ): Promise<ConsolePolicy> {
-  const tools = services.tools.list().map((tool): ConsoleToolPolicy => {
+  const every = services.tools.list().map((tool): ConsoleToolPolicy => {
     const decision = agent.wouldPermit(tool.name);
     return {
       name: tool.name,
@@ -65,6 +71,10 @@ export async function consolePolicy(
       ...(decision.denied_at ? { denied_at: decision.denied_at } : {}),
     };
   });
+  // What tools/list would not show a user: refused tools of the app's own, by name.
+  const tools = every.filter(
+    (t) => t.allowed || options.operator || BUILTIN_TOOL_NAMES.has(t.name),
+  );
   const classTools = services.tools
     .list()
     .filter((t) => agent.wouldPermit(t.name).allowed && takesClassName(t.inputSchema));
@@ -100,7 +110,7 @@ export async function consolePolicy(
     }
     classes.push(entry);
   }
-  return { classes, tools };
+  return { classes, tools, unnamed_refused_tools: every.length - tools.length };
 }
 
 async function addFields(

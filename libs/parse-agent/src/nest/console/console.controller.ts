@@ -13,6 +13,10 @@ import {
   ServiceUnavailableException,
   UnauthorizedException,
   UseGuards,
+  UseInterceptors,
+  type CallHandler,
+  type ExecutionContext,
+  type NestInterceptor,
   type Type,
 } from '@nestjs/common';
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -133,6 +137,7 @@ export function createConsoleControllers(options: ResolvedConsoleOptions): Type<
   }
 
   @Controller(`${options.path}/api`)
+  @UseInterceptors(NoStoreInterceptor)
   class ConsoleApiController {
     constructor(
       @Inject(ConsoleAgents) protected readonly agents: ConsoleAgents,
@@ -263,6 +268,16 @@ export function createConsoleControllers(options: ResolvedConsoleOptions): Type<
   }
   UseGuards(...options.guards)(ConsoleApiController);
   return [ConsolePageController, ConsoleApiController];
+}
+
+/** Answers about an identity are never cached (by the browser or a proxy). */
+class NoStoreInterceptor implements NestInterceptor {
+  intercept(context: ExecutionContext, next: CallHandler) {
+    const res = context.switchToHttp().getResponse<AnyResponse>();
+    const raw = rawOf(res);
+    if (!raw.headersSent) raw.setHeader('Cache-Control', 'no-store');
+    return next.handle();
+  }
 }
 
 function send(res: ServerResponse, type: string, body: Buffer): void {
