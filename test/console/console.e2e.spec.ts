@@ -146,6 +146,11 @@ describeWithBrowser('console in a real browser (demo app, chromium)', () => {
     const card = page.getByTestId('identity-card').first();
     expect(await card.getByTestId('identity-tier').textContent()).toBe('readonly');
     expect(await card.getByTestId('identity-tenant').textContent()).toBe('acme');
+    // Signing out forgets her in the page (and ends her Parse session).
+    await card.getByTestId('identity-remove').click();
+    await expectText(page.getByTestId('whoami'), 'Not signed in');
+    expect(await page.getByTestId('identity-card').count()).toBe(0);
+    expect(await page.getByTestId('login-error').textContent()).toBe('');
     await page.context().close();
   }, 60_000);
 
@@ -373,6 +378,18 @@ describeWithBrowser('console in a real browser (demo app, chromium)', () => {
       await http.get(`/console/api/${path}`).expect(401);
     await http.post('/console/api/tools/count_objects').send({ arguments: {} }).expect(401);
     await http.get('/console/api/activity').set('X-MCP-API-Key', 'wrong-key').expect(401);
+    // Sign-in and sign-out go through Parse: the session signed out is over at Parse Server.
+    const signed = await http
+      .post('/console/api/sign-in')
+      .send({ username: 'bob', password: DEMO_PASSWORD })
+      .expect(200);
+    const token = signed.body.session_token as string;
+    await http.get('/console/api/identity').set('Authorization', `Bearer ${token}`).expect(200);
+    await http.post('/console/api/sign-out').set('Authorization', `Bearer ${token}`).expect(204);
+    await expect(
+      parseRest('GET', '/users/me', undefined, { sessionToken: token }),
+    ).rejects.toMatchObject({ code: 209 });
+    await http.post('/console/api/sign-in').send({ username: 'bob' }).expect(400);
     // The page itself carries no data and is served to anyone, with a strict CSP.
     const page = await http.get('/console/').expect(200);
     expect(page.headers['content-security-policy']).toContain("script-src 'self'");

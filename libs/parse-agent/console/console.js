@@ -45,7 +45,7 @@
     });
     let json;
     try {
-      json = await res.json();
+      json = res.status === 204 ? undefined : await res.json();
     } catch {
       json = undefined;
     }
@@ -71,7 +71,12 @@
   function removeIdentity(index) {
     const [gone] = state.identities.splice(index, 1);
     if (gone && gone.stream) gone.stream.abort();
-    if (state.active >= state.identities.length) state.active = state.identities.length - 1;
+    // A user's Parse session ends with it; the operator key is simply forgotten.
+    if (gone && gone.headers.Authorization)
+      api(gone, 'POST', 'api/sign-out').catch((error) => {
+        $('login-error').textContent = `Signing ${gone.label} out failed: ${error.message}`;
+      });
+    if (index < state.active || state.active >= state.identities.length) state.active -= 1;
     state.compare = -1;
     setActive(state.active);
   }
@@ -151,7 +156,11 @@
         password: $('login-password').value,
       });
       $('login-password').value = '';
-      await addIdentity({ Authorization: `Bearer ${signed.session_token}` }, signed.username);
+      try {
+        await addIdentity({ Authorization: `Bearer ${signed.session_token}` }, signed.username);
+      } catch (error) {
+        $('login-error').textContent = `Parse Server accepted ${signed.username}, but this application gives them no agent (${error.message}); for example they belong to no tenant.`;
+      }
     } catch (error) {
       $('login-error').textContent = `Sign-in failed: ${error.message}`;
     }

@@ -4,6 +4,7 @@ import {
   Controller,
   ForbiddenException,
   Get,
+  HttpCode,
   HttpException,
   Inject,
   Param,
@@ -20,6 +21,7 @@ import {
   type Type,
 } from '@nestjs/common';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { bearerTokenOf } from '../../auth/request-credentials';
 import { ParseRequestError, RateLimitExceededError } from '../../core/errors';
 import { ParseRestClient } from '../../data/parse-rest/parse-rest-client';
 import type {
@@ -87,6 +89,7 @@ export function createConsoleControllers(options: ResolvedConsoleOptions): Type<
     }
 
     @Post('api/sign-in')
+    @HttpCode(200)
     async signIn(@Req() req: AnyRequest, @Body() body: unknown) {
       if (!this.options.signIn) throw new ForbiddenException('Sign-in is turned off.');
       const { username, password } = (body ?? {}) as { username?: unknown; password?: unknown };
@@ -131,6 +134,24 @@ export function createConsoleControllers(options: ResolvedConsoleOptions): Type<
             throw new UnauthorizedException('Wrong username or password.');
           throw new ServiceUnavailableException('Parse Server could not check the sign-in.');
         }
+        throw error;
+      }
+    }
+
+    /** Ends the presented Parse session (the page's "Sign out"): Parse's /logout with that token. */
+    @Post('api/sign-out')
+    @HttpCode(204)
+    async signOut(@Req() req: AnyRequest): Promise<void> {
+      const token = bearerTokenOf(req.headers);
+      if (!token)
+        throw new BadRequestException('Send the session to end as Authorization: Bearer <token>.');
+      try {
+        await this.parse.request('POST', '/logout', {}, { sessionToken: token });
+      } catch (error) {
+        // An unknown or already-ended session is what signing out wants.
+        if (error instanceof ParseRequestError && error.parseCode === 209) return;
+        if (error instanceof ParseRequestError)
+          throw new ServiceUnavailableException('Parse Server could not end the session.');
         throw error;
       }
     }
