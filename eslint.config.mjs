@@ -4,14 +4,26 @@ import tseslint from 'typescript-eslint';
 import prettier from 'eslint-config-prettier';
 
 export default tseslint.config(
-  { ignores: ['**/dist/**', 'node_modules/**', 'coverage/**', '.data/**', 'bench/**/*.js', 'jest.config.js'] },
+  {
+    ignores: [
+      '**/dist/**',
+      'node_modules/**',
+      'coverage/**',
+      '.data/**',
+      'bench/**/*.js',
+      'jest.config.js',
+    ],
+  },
   eslint.configs.recommended,
   ...tseslint.configs.recommended,
   prettier,
   {
     languageOptions: { parserOptions: { projectService: false } },
     rules: {
-      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
+      '@typescript-eslint/no-unused-vars': [
+        'error',
+        { argsIgnorePattern: '^_', varsIgnorePattern: '^_' },
+      ],
       '@typescript-eslint/no-explicit-any': 'error',
     },
   },
@@ -23,6 +35,24 @@ export default tseslint.config(
       globals: { require: 'readonly', module: 'writable', __dirname: 'readonly' },
     },
     rules: { '@typescript-eslint/no-require-imports': 'off' },
+  },
+  {
+    // The console page's script runs in the browser as it is (no build step).
+    files: ['libs/parse-agent/console/*.js'],
+    languageOptions: {
+      sourceType: 'script',
+      globals: Object.fromEntries(
+        [
+          'window',
+          'document',
+          'Node',
+          'fetch',
+          'performance',
+          'AbortController',
+          'TextDecoderStream',
+        ].map((name) => [name, 'readonly']),
+      ),
+    },
   },
   {
     files: ['**/*.spec.ts', 'test/**/*.ts'],

@@ -4,12 +4,14 @@ import {
   isLlmConfigured,
   KeyedSlidingWindowRateLimiter,
   ParseAgentAuthGuard,
+  ParseAgentConsoleModule,
   ParseAgentModule,
   ParseRestClient,
   type LlmProvider,
   type LlmProviderOptions,
 } from 'nestjs-parse-agent';
 import { agentOptionsFor, DEMO_TENANT_SOURCE } from './auth/demo-principal';
+import { activityActor } from './audit/activity-actor';
 import { ChatController } from './chat/chat.controller';
 import type { DemoSettings } from './config/demo-config';
 import { CORE_MODELS } from './demo/models';
@@ -89,6 +91,16 @@ export class AppModule {
             maxSessionsPerPrincipal: 32,
             shutdownGracePeriodMs: settings.shutdownGraceMs,
           },
+        }),
+        // The browser console at /console: the same guard and agentFactory as /mcp, so it shows
+        // and runs exactly what an MCP client with those credentials gets. Only the operator key
+        // opens its activity feed.
+        ParseAgentConsoleModule.forRoot({
+          path: '/console',
+          guards: [ParseAgentAuthGuard],
+          actorOf: activityActor,
+          // Sign-in goes to Parse's /login: at most 20 attempts a minute per client address.
+          signInRateLimiter: new KeyedSlidingWindowRateLimiter(20, 60),
         }),
         SupportModule,
       ],

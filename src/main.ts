@@ -204,6 +204,7 @@ async function main(): Promise<void> {
       `  Parse URL:   ${parseServerURL}   app id: ${settings.appId}`,
       `  MCP URL:     ${base}/mcp   (Streamable HTTP; see docs/mcp-endpoint.md)`,
       `  Analytics:   ${postgres || (settings.mode === 'external' && settings.postgresURI) ? 'direct PostgreSQL path (row ACL, CLP and protectedFields enforced in SQL)' : 'Parse REST only (set POSTGRES_URI for the direct PostgreSQL path)'}`,
+      `  Console:     ${base}/console/   (sign in as a demo user or with the operator key; see docs/console.md)`,
       `  MCP auth:    Authorization: Bearer <Parse session token>   or   X-MCP-API-Key: ${mcpApiKey}${settings.mcpApiKey ? ' (from MCP_API_KEY)' : ` (kept in ${join(settings.dataDir, 'mcp-api-key')}; set MCP_API_KEY to choose one)`}`,
       `  Rate limit:  ${settings.rateLimitPerMinute} tool calls per minute per caller (MCP_RATE_LIMIT)`,
     ];

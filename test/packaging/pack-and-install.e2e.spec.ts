@@ -123,7 +123,7 @@ describe('packaging: npm pack, install into a fresh Nest app, compile strictly, 
     await rm(dir, { recursive: true, force: true });
   });
 
-  it('packs the build, the bin launcher, .env.sample and one entry per subpath', async () => {
+  it('packs the build, the bin launcher, .env.sample, the console page and one entry per subpath', async () => {
     const listing = (await run('tar', ['-tzf', tarball])).stdout.split('\n');
     expect(listing).toEqual(
       expect.arrayContaining([
@@ -135,6 +135,9 @@ describe('packaging: npm pack, install into a fresh Nest app, compile strictly, 
         'package/dist/index.js',
         'package/dist/index.d.ts',
         'package/dist/cli.main.js',
+        // The console's page ships as it is (ParseAgentConsoleModule reads it at startup).
+        'package/console/index.html',
+        'package/console/console.js',
         ...Object.keys(SUBPATH_PEERS).flatMap((name) => [
           `package/dist/${name}.js`,
           `package/dist/${name}.d.ts`,

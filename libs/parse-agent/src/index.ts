@@ -15,6 +15,15 @@ export type { StartupCheckMode, StartupCheckOptions } from './nest/startup-check
 export type { ParseAgentModuleExtras } from './nest/parse-agent.module-definition';
 export type { McpEndpointOptions, McpGuard } from './nest/mcp/mcp-endpoint-options';
 export { startStandaloneMcpServer } from './nest/mcp/standalone-server';
+export { ParseAgentConsoleModule } from './nest/console/parse-agent-console.module';
+export type { ConsoleCaller, ParseAgentConsoleOptions } from './nest/console/console-options';
+export type { ConsoleActivityEntry } from './nest/console/console-activity';
+export type {
+  ConsoleClassPolicy,
+  ConsolePolicy,
+  ConsoleToolPolicy,
+  WithheldReason,
+} from './nest/console/console-policy';
 export type { StandaloneMcpServer, StandaloneMcpServerOptions } from './nest/mcp/standalone-server';
 export type {
   AgentDefaults,
