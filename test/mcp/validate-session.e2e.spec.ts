@@ -1,6 +1,7 @@
 import request from 'supertest';
+import { SwitchableUpstream } from '../faults/switchable-upstream';
 import { createUser } from '../harness/fixtures';
-import { parseRest } from '../harness/parse-rest';
+import { parseRest, testParseConnection } from '../harness/parse-rest';
 import { startMcpTestApp, type McpTestApp } from './mcp-test-app';
 
 /**
@@ -59,4 +60,72 @@ describe('MCP endpoint: agentFactory with validateSession (Nest e2e, real Parse 
     expect(res.body).toMatchObject({ error: { code: -32001, message: 'Unauthorized' } });
     expect(runs).toBe(0);
   });
+});
+
+/**
+ * Parse Server unreachable while a session is checked: the token may be good, so the answer is a
+ * 503 with Retry-After (not the 401 of a bad token, not a 500), the tool never runs, and the
+ * endpoint serves again once Parse is back. A real front in the way of the real Parse Server,
+ * switched to refusing connections.
+ */
+describe('MCP endpoint: validateSession while Parse Server is unreachable', () => {
+  let t: McpTestApp;
+  let upstream: SwitchableUpstream;
+  let runs = 0;
+  const probe = `vs_down_probe_${run}`;
+
+  beforeAll(async () => {
+    const real = testParseConnection();
+    const url = new URL(real.serverURL);
+    upstream = new SwitchableUpstream({ host: url.hostname, port: Number(url.port) });
+    const front = await upstream.start();
+    t = await startMcpTestApp({
+      agentFactory: (req) => ({
+        sessionToken: String(req.headers['x-test-session'] ?? ''),
+        validateSession: true,
+      }),
+      module: {
+        parse: { ...real, serverURL: `http://${front}${url.pathname}`, requestTimeoutMs: 1_000 },
+      },
+    });
+    t.tools.register({
+      name: probe,
+      description: 'Counts its runs.',
+      inputSchema: { type: 'object', properties: {} },
+      handler: () => ({ runs: ++runs }),
+    });
+  });
+  afterAll(async () => {
+    await t?.close();
+    await upstream?.stop();
+  });
+
+  it('answers 503 with Retry-After, runs nothing, and serves once Parse is back', async () => {
+    const user = await createUser(`vs_down_${run}`);
+    const call = () =>
+      request(t.app.getHttpServer())
+        .post('/mcp')
+        .set(JSON_HEADERS)
+        .set('x-test-session', user.sessionToken)
+        .send({
+          jsonrpc: '2.0',
+          id: 3,
+          method: 'tools/call',
+          params: { name: probe, arguments: {} },
+        });
+    upstream.mode = 'down';
+    const down = await call();
+    expect(down.status).toBe(503);
+    expect(Number(down.headers['retry-after'])).toBeGreaterThan(0);
+    expect(down.body).toMatchObject({
+      jsonrpc: '2.0',
+      error: { code: -32000, message: expect.stringMatching(/could not check the session token/) },
+    });
+    expect(runs).toBe(0);
+
+    upstream.mode = 'forward';
+    const back = await call();
+    expect(back.status).toBe(200);
+    expect(runs).toBe(1);
+  }, 30_000);
 });

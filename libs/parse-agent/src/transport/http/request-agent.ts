@@ -1,5 +1,5 @@
 import type { ServerResponse } from 'node:http';
-import { AgentUnauthorizedError } from '../../core/errors';
+import { AgentUnauthorizedError, ParseAgentError } from '../../core/errors';
 import { ParseAgent, type AgentOptions } from '../../agent/parse-agent';
 import { errorClassName } from '../mcp-transport';
 import { sendJsonRpcError, sendUnauthorized } from './mcp-http-response';
@@ -21,8 +21,10 @@ export interface AgentBuilder {
 /**
  * The agent a request acts as: runs agentFactory on the request the host's guards saw and builds
  * the agent. Refusals answer the fixed 401 body (the log line names the error's class, its
- * `reason` and the request id, never its message); other failures a 500 "Internal error" with
- * only the error's class and a few stack frames logged. Undefined once answered.
+ * `reason` and the request id, never its message); a session check Parse Server could not answer
+ * (validateSession) a 503 with Retry-After, since the token may well be good; other failures a 500
+ * "Internal error" with only the error's class and a few stack frames logged. Undefined once
+ * answered.
  */
 export async function agentForRequest(
   deps: { agentFactory: McpAgentFactory; agents: AgentBuilder; logger: TransportLogger },
@@ -42,6 +44,15 @@ export async function agentForRequest(
     if (error instanceof AgentUnauthorizedError) {
       deps.logger.warn(unauthorizedLogLine(name, error.reason, requestIdOf(hostRequest, res)));
       sendUnauthorized(res);
+    } else if (sessionCheckUnavailable(error)) {
+      deps.logger.warn(`Session check unavailable: ${error.message}`);
+      sendJsonRpcError(
+        res,
+        503,
+        -32000,
+        'Service Unavailable: Parse Server could not check the session token. Retry shortly.',
+        { headers: { 'Retry-After': String(error.retryAfter) } },
+      );
     } else {
       const frames = error instanceof Error ? stackFrames(error) : '';
       deps.logger.warn(`Factory error: ${name}${frames ? `\n${frames}` : ''}`);
@@ -49,6 +60,17 @@ export async function agentForRequest(
     }
     return undefined;
   }
+}
+
+/** ParseSessionVerifier's SessionCheckUnavailableError (auth/ sits above this layer). */
+function sessionCheckUnavailable(
+  error: unknown,
+): error is ParseAgentError & { retryAfter: number } {
+  return (
+    error instanceof ParseAgentError &&
+    error.errorCode === 'session_check_unavailable' &&
+    typeof (error as { retryAfter?: unknown }).retryAfter === 'number'
+  );
 }
 
 /** Stack frames without the first line (which carries the message). */
