@@ -246,8 +246,10 @@ describe('replaceable ports: the data router asks the application’s DataPathPr
       module: { dataPathProviders: (paths) => [...paths, probe] },
     });
     try {
+      // The library's paths (Parse REST, and the checked writes of aclUser/aclRole agents) first.
       expect(t.app.get(DataPathProvider).map((p: DataPathProvider) => p.kind)).toEqual([
         'parse-rest',
+        'acl-scoped-write',
         'probe',
       ]);
       const scoped = await request(t.app.getHttpServer())
