@@ -54,6 +54,17 @@ describe('tools offered per data path and identity', () => {
     expect(agent.describe().allowed_tools).toEqual(allowed);
   });
 
+  it('offers the Atlas Search tools only where a path serves search (never on Parse REST)', () => {
+    const atlas = ['atlas_text_search', 'atlas_autocomplete', 'atlas_faceted_search'];
+    for (const name of atlas) {
+      expect(restAgent().allowedTools()).not.toContain(name);
+      expect(restAgent({ sessionToken: 'r:alice' }).allowedTools()).not.toContain(name);
+    }
+    expect(directAgent({ sessionToken: 'r:alice' }).allowedTools()).toEqual(
+      expect.arrayContaining(atlas),
+    );
+  });
+
   it('offers a master-key agent on Parse REST alone distinct, which REST serves it, and no pipelines', () => {
     const allowed = restAgent().allowedTools();
     expect(allowed).toContain('distinct');
@@ -84,7 +95,9 @@ describe('tools offered per data path and identity', () => {
       const agent = restAgent({ sessionToken: 'r:alice' });
       for (let i = 0; i < 5; i++) agent.allowedTools();
       agent.toolDefinitions();
-      expect(serves).toHaveBeenCalledTimes(ANALYTICS.length);
+      // One question per operation a tool needs: the five analytics ones and 'search' (the
+      // three Atlas Search tools share it).
+      expect(serves).toHaveBeenCalledTimes(ANALYTICS.length + 1);
     } finally {
       serves.mockRestore();
     }
