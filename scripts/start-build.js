@@ -12,13 +12,13 @@
 // content hash; a file is transpiled again only when its source changed, its output is missing, or
 // the compiler or a tsconfig changed. When nothing changed it does not even load TypeScript.
 //   node scripts/start-build.js           the build `npm start` runs
-//   node scripts/start-build.js --force   every file again, manifest ignored
+//   node scripts/start-build.js --force   every file again, manifest ignored (or START_BUILD_FORCE=1)
 //   START_BUILD_VERBOSE=1                 one line with the counts and the time taken
 const crypto = require('node:crypto');
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
-const { Worker, isMainThread, parentPort, workerData } = require('node:worker_threads');
+const { Worker, isMainThread, parentPort, threadId, workerData } = require('node:worker_threads');
 
 const ROOT = path.join(__dirname, '..');
 const MANIFEST = path.join(ROOT, 'node_modules', '.cache', 'start-build', 'manifest.json');
@@ -95,6 +95,13 @@ function projectOptions(ts, project) {
   };
 }
 
+/** A process loading dist/ meanwhile (a bench, a running demo) sees the old file or the new one. */
+function writeAtomically(file, text) {
+  const temporary = `${file}.${process.pid}.${threadId}.tmp`;
+  fs.writeFileSync(temporary, text);
+  fs.renameSync(temporary, file);
+}
+
 /** Transpiles these files and writes their output; returns where each one went. */
 function transpileFiles(work) {
   // Loaded only when there is something to transpile: loading it is most of a no-op's cost.
@@ -123,13 +130,13 @@ function transpileFiles(work) {
       fs.mkdirSync(dir, { recursive: true });
       madeDirs.add(dir);
     }
-    fs.writeFileSync(output, result.outputText);
     if (sourceMap && result.sourceMapText) {
       // As tsc writes it: the source named relative to the map, not by its bare file name.
       const map = JSON.parse(result.sourceMapText);
       map.sources = [path.relative(dir, file).split(path.sep).join('/')];
-      fs.writeFileSync(`${output}.map`, JSON.stringify(map));
+      writeAtomically(`${output}.map`, JSON.stringify(map));
     }
+    writeAtomically(output, result.outputText);
     return { relative, hash, output: path.relative(ROOT, output) };
   });
 }
@@ -161,7 +168,7 @@ async function transpileAll(work) {
 
 async function main() {
   const started = process.hrtime.bigint();
-  const force = process.argv.includes('--force');
+  const force = process.argv.includes('--force') || process.env.START_BUILD_FORCE === '1';
   const key = settingsKey();
   const previous = force ? {} : readManifest(key);
   const next = {};
@@ -184,9 +191,7 @@ async function main() {
     const done = await transpileAll(work);
     for (const entry of done) next[entry.relative] = { hash: entry.hash, output: entry.output };
     fs.mkdirSync(path.dirname(MANIFEST), { recursive: true });
-    const temporary = `${MANIFEST}.${process.pid}.tmp`;
-    fs.writeFileSync(temporary, JSON.stringify({ key, files: next }));
-    fs.renameSync(temporary, MANIFEST);
+    writeAtomically(MANIFEST, JSON.stringify({ key, files: next }));
   }
 
   if (process.env.START_BUILD_VERBOSE === '1') {
