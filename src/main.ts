@@ -1,11 +1,9 @@
 import 'reflect-metadata';
 import { ConsoleLogger, Logger } from '@nestjs/common';
-import { NestFactory } from '@nestjs/core';
-import { ExpressAdapter, type NestExpressApplication } from '@nestjs/platform-express';
+import type { NestExpressApplication } from '@nestjs/platform-express';
 import express, { type NextFunction, type Response } from 'express';
 import { join } from 'node:path';
-import { ParseAgentStartupCheck, ParseRestClient } from 'nestjs-parse-agent';
-import { AppModule } from './app.module';
+import type { ParseRestClient } from 'nestjs-parse-agent';
 import { requestContextMiddleware } from './audit/request-context';
 import { lockDataDir, stopStalePostgres, type DataDirLock } from './config/data-dir-lock';
 import {
@@ -15,11 +13,47 @@ import {
   type DemoSettings,
 } from './config/demo-config';
 import { startEmbeddedPostgres, type RunningPostgres } from './embedded/embedded-postgres';
-import { registerTenantGuard } from './demo/cloud/tenant-guard';
-import { startParseServer, type ParseServerHost } from './embedded/parse-server-host';
-import { checkParse, DEMO_PARSE_CLIENT, ReadinessService } from './health/readiness.service';
-import { ParseAdminClient } from './demo/seed/parse-admin-client';
-import { seedDemoData } from './demo/seed/demo-seeder';
+import {
+  loadParseServer,
+  startParseServer,
+  type ParseServerHost,
+} from './embedded/parse-server-host';
+
+/**
+ * Nest, the library, the demo's module and Parse Server: most of the process's start-up CPU. Loaded
+ * once embedded PostgreSQL is on its way (initdb or its start runs in child processes meanwhile),
+ * not before it as static imports would be.
+ */
+async function loadApplication() {
+  const [core, platform, agent, appModule, health, cloud, admin, seeder, rowWriter] =
+    await Promise.all([
+      import('@nestjs/core'),
+      import('@nestjs/platform-express'),
+      import('nestjs-parse-agent'),
+      import('./app.module'),
+      import('./health/readiness.service'),
+      import('./demo/cloud/tenant-guard'),
+      import('./demo/seed/parse-admin-client'),
+      import('./demo/seed/demo-seeder'),
+      import('./demo/seed/postgres-row-writer'),
+    ]);
+  loadParseServer();
+  return {
+    NestFactory: core.NestFactory,
+    ExpressAdapter: platform.ExpressAdapter,
+    ParseAgentStartupCheck: agent.ParseAgentStartupCheck,
+    ParseRestClient: agent.ParseRestClient,
+    AppModule: appModule.AppModule,
+    checkParse: health.checkParse,
+    DEMO_PARSE_CLIENT: health.DEMO_PARSE_CLIENT,
+    ReadinessService: health.ReadinessService,
+    registerTenantGuard: cloud.registerTenantGuard,
+    ParseAdminClient: admin.ParseAdminClient,
+    seedDemoData: seeder.seedDemoData,
+    PostgresRowWriter: rowWriter.PostgresRowWriter,
+  };
+}
+type Application = Awaited<ReturnType<typeof loadApplication>>;
 
 const logger = new Logger('Demo');
 /** Added to the MCP grace period: time for Parse Server and PostgreSQL to stop. */
@@ -85,6 +119,7 @@ async function main(): Promise<void> {
     })());
   let stopping = false;
   let app: NestExpressApplication | undefined;
+  let application: Application | undefined;
 
   try {
     if (settings.mode === 'embedded') {
@@ -95,12 +130,29 @@ async function main(): Promise<void> {
       }
       checkpoint();
       logger.log(`Starting embedded PostgreSQL in ${clusterDir}`);
-      postgres = await startEmbeddedPostgres({
+      let spawned!: () => void;
+      const firstOutput = new Promise<void>((resolve) => (spawned = resolve));
+      const postgresStarting = startEmbeddedPostgres({
         dataDir: clusterDir,
-        log: () => undefined,
+        // Its first output line means initdb (or postgres) is running in its own process.
+        log: () => spawned(),
         // main.ts stops it after the HTTP drain (see stop below).
         handleSignals: false,
       });
+      const settled = postgresStarting.then(
+        () => undefined,
+        () => undefined,
+      );
+      await Promise.race([firstOutput, settled]);
+      // Loading the application overlaps initdb and the cluster's start. PostgreSQL is awaited
+      // even when loading fails, so the catch below stops it.
+      let loadError: unknown;
+      application = await loadApplication().catch((error: unknown) => {
+        loadError = error;
+        return undefined;
+      });
+      postgres = await postgresStarting;
+      if (!application) throw loadError;
       checkpoint();
       parseServerURL = `http://${publicHost}:${settings.port}/parse`;
       parse = await startParseServer({
@@ -110,7 +162,7 @@ async function main(): Promise<void> {
         // No client key: like most Parse apps, clients identify with the application id alone.
         serverURL: parseServerURL,
         // Tenancy enforced by Parse itself, for clients that may write through /parse.
-        cloud: registerTenantGuard,
+        cloud: application.registerTenantGuard,
       });
       checkpoint();
       // Mounted before Nest registers its body parsers: Parse Server parses its own requests.
@@ -122,6 +174,8 @@ async function main(): Promise<void> {
         if (!stopping && !startupSignal) logger.error(`Parse Server: ${describeError(error)}`);
       });
     } else {
+      application = await loadApplication();
+      const { checkParse, ParseRestClient } = application;
       parseServerURL = settings.serverURL;
       // A wrong URL or master key is one clear error now, not a failure on every call later.
       const problems = await checkParse(
@@ -135,6 +189,18 @@ async function main(): Promise<void> {
       if (problems.length) throw new DemoConfigError(problems.join('; '));
     }
 
+    const {
+      AppModule,
+      NestFactory,
+      ExpressAdapter,
+      ReadinessService,
+      ParseAdminClient,
+      seedDemoData,
+      PostgresRowWriter,
+      ParseAgentStartupCheck,
+      checkParse,
+      DEMO_PARSE_CLIENT,
+    } = application;
     checkpoint();
     const mcpApiKey = settings.mcpApiKey ?? (await loadOrCreateOperatorKey(settings.dataDir));
     app = await NestFactory.create<NestExpressApplication>(
@@ -177,9 +243,13 @@ async function main(): Promise<void> {
     const port = typeof address === 'object' && address ? address.port : settings.port;
     const base = `http://${publicHost}:${port}`;
 
-    if (settings.mode === 'embedded') {
+    if (settings.mode === 'embedded' && postgres) {
       const admin = new ParseAdminClient(parseServerURL, settings.appId, settings.masterKey);
-      const report = await seedDemoData(admin, settings.demoPassword);
+      // Rows straight into Parse's own database: one INSERT per class, not a Parse write per row.
+      const rows = new PostgresRowWriter(postgres.uri);
+      const report = await seedDemoData(admin, settings.demoPassword, { rows }).finally(() =>
+        rows.close(),
+      );
       checkpoint();
       logger.log(
         `${report.seeded ? 'Seeded' : 'Kept'} demo data: ${Object.entries(report.counts)
@@ -232,7 +302,7 @@ async function main(): Promise<void> {
     if (!(error instanceof StartupInterrupted)) {
       logger.log(`The interrupted start-up step ended with: ${describeError(error)}`);
     }
-    readinessStopping(app);
+    readinessStopping(app, application);
     await app?.close().catch((e: unknown) => logger.error(`HTTP stop: ${String(e)}`));
     await cleanup();
     logger.log('Stopped');
@@ -240,9 +310,12 @@ async function main(): Promise<void> {
   }
 }
 
-function readinessStopping(app: NestExpressApplication | undefined): void {
+function readinessStopping(
+  app: NestExpressApplication | undefined,
+  application: Application | undefined,
+): void {
   try {
-    app?.get(ReadinessService).markShuttingDown();
+    if (app && application) app.get(application.ReadinessService).markShuttingDown();
   } catch {
     // not created yet
   }

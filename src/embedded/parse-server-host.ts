@@ -61,12 +61,20 @@ const SETTLED_DEPRECATIONS = {
   allowAggregationForReadOnlyMasterKey: false,
 };
 
+/**
+ * Loads parse-server (about a second of CPU: a caller can do it while it waits on something else,
+ * such as PostgreSQL starting). startParseServer loads it too when nobody did.
+ */
+export function loadParseServer(): {
+  ParseServer: new (opts: Record<string, unknown>) => ParseServerInstance;
+} {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  return require('parse-server');
+}
+
 /** Builds and starts an in-process Parse Server (parse-server 9) ready to be mounted on express. */
 export async function startParseServer(options: ParseServerHostOptions): Promise<ParseServerHost> {
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
-  const { ParseServer } = require('parse-server') as {
-    ParseServer: new (opts: Record<string, unknown>) => ParseServerInstance;
-  };
+  const { ParseServer } = loadParseServer();
   const server = new ParseServer({
     ...SETTLED_DEPRECATIONS,
     databaseURI: options.databaseURI,
