@@ -60,7 +60,7 @@ export { secretsEqual } from './auth/secrets-equal';
 
 // HTTP transport types the agentFactory sees
 export type { McpAgentFactory } from './transport/http/mcp-http.handler';
-export type { McpRequest } from './transport/http/mcp-request-gate';
+export type { McpRequest } from './transport/http/mcp-request';
 
 // The agent
 export { ParseAgent } from './agent/parse-agent';
