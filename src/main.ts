@@ -4,7 +4,7 @@ import { NestFactory } from '@nestjs/core';
 import { ExpressAdapter, type NestExpressApplication } from '@nestjs/platform-express';
 import express, { type NextFunction, type Response } from 'express';
 import { join } from 'node:path';
-import { ParseAgentStartupCheck, ParseRestClient } from 'nestjs-parse-agent';
+import { ParseAgentStartupCheck, type ParseConnectionConfig } from 'nestjs-parse-agent';
 import { AppModule } from './app.module';
 import { requestContextMiddleware } from './audit/request-context';
 import { lockDataDir, stopStalePostgres, type DataDirLock } from './config/data-dir-lock';
@@ -17,7 +17,7 @@ import {
 import { startEmbeddedPostgres, type RunningPostgres } from './embedded/embedded-postgres';
 import { registerTenantGuard } from './demo/cloud/tenant-guard';
 import { startParseServer, type ParseServerHost } from './embedded/parse-server-host';
-import { checkParse, DEMO_PARSE_CLIENT, ReadinessService } from './health/readiness.service';
+import { checkParse, DEMO_PARSE_CONNECTION, ReadinessService } from './health/readiness.service';
 import { ParseAdminClient } from './demo/seed/parse-admin-client';
 import { seedDemoData } from './demo/seed/demo-seeder';
 
@@ -124,14 +124,12 @@ async function main(): Promise<void> {
     } else {
       parseServerURL = settings.serverURL;
       // A wrong URL or master key is one clear error now, not a failure on every call later.
-      const problems = await checkParse(
-        new ParseRestClient({
-          serverURL: settings.serverURL,
-          appId: settings.appId,
-          masterKey: settings.masterKey,
-          javascriptKey: settings.javascriptKey,
-        }),
-      );
+      const problems = await checkParse({
+        serverURL: settings.serverURL,
+        appId: settings.appId,
+        masterKey: settings.masterKey,
+        javascriptKey: settings.javascriptKey,
+      });
       if (problems.length) throw new DemoConfigError(problems.join('; '));
     }
 
@@ -192,7 +190,7 @@ async function main(): Promise<void> {
     checkpoint();
     // The library's own start-up check (master key, direct PostgreSQL path) has seen Parse answer.
     await app.get(ParseAgentStartupCheck).ready();
-    const problems = await checkParse(app.get<ParseRestClient>(DEMO_PARSE_CLIENT));
+    const problems = await checkParse(app.get<ParseConnectionConfig>(DEMO_PARSE_CONNECTION));
     if (problems.length) throw new DemoConfigError(problems.join('; '));
     checkpoint();
     readiness.markSeeded();
