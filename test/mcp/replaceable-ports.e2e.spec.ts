@@ -246,8 +246,11 @@ describe('replaceable ports: the data router asks the application’s DataPathPr
       module: { dataPathProviders: (paths) => [...paths, probe] },
     });
     try {
+      // The library's paths (Parse REST, and the ACL-scoped write path of aclUser/aclRole agents),
+      // then the application's.
       expect(t.app.get(DataPathProvider).map((p: DataPathProvider) => p.kind)).toEqual([
         'parse-rest',
+        'acl-scoped-write',
         'probe',
       ]);
       const scoped = await request(t.app.getHttpServer())

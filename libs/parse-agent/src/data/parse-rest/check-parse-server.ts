@@ -1,5 +1,5 @@
 import { ParseRequestError } from '../../core/errors';
-import { ParseRestClient, type ParseConnectionOptions } from './parse-rest-client';
+import { ParseRestClient } from './parse-rest-client';
 
 /** Why Parse Server failed the check. */
 export type ParseServerProblem = 'master_key_refused' | 'http_error' | 'timeout' | 'unreachable';
@@ -28,7 +28,8 @@ export interface CheckParseServerOptions {
  * connection it opens is closed before it resolves.
  */
 export async function checkParseServer(
-  connection: ParseConnectionOptions,
+  /** Where Parse Server is and its master key: the module's `parse` option fits as it is. */
+  connection: { serverURL: string; appId: string; masterKey: string; javascriptKey?: string },
   options: CheckParseServerOptions = {},
 ): Promise<ParseServerCheck> {
   const timeoutMs = options.timeoutMs ?? 2_000;
