@@ -298,7 +298,6 @@ export type { AgentMethodContext } from './tools/agent-method-context';
 export { DataPathUnavailableError } from './data/data-router';
 export type { MongoPathOptions } from './data/mongo/create-mongo-data-path';
 export { MongoTimeLimitError } from './data/mongo/mongo-data-path';
-export { pipelinePolicyFor } from './security/read-pipeline-policy';
 export { ENV_GATES, isTruthyEnv } from './tools/env-gates';
 export {
   rawCrudEnabled,
