@@ -17,6 +17,11 @@ const express = require('express');
 const { Client } = require('pg');
 const { NestFactory } = require('@nestjs/core');
 const { ExpressAdapter } = require('@nestjs/platform-express');
+// Internal classes (not in the public entry point): the bench times the direct path itself.
+const {
+  PostgresDataAccess,
+  PostgresDataPathProvider,
+} = require('../libs/parse-agent/dist/data/postgres/postgres-data-path');
 const { Module } = require('@nestjs/common');
 const lib = require('nestjs-parse-agent');
 const { startEmbeddedPostgres } = require('../dist/src/embedded/embedded-postgres');
@@ -81,7 +86,15 @@ function post(url, body, headers) {
   return new Promise((resolve, reject) => {
     const req = http.request(
       url,
-      { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json', 'content-length': payload.length, ...headers } },
+      {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          accept: 'application/json',
+          'content-length': payload.length,
+          ...headers,
+        },
+      },
       (res) => {
         const chunks = [];
         res.on('data', (c) => chunks.push(c));
@@ -95,11 +108,24 @@ function post(url, body, headers) {
 }
 
 async function seed(info, db) {
-  const user = await rest(info, 'POST', '/users', { username: 'bench-user', password: 'bench-password' });
-  await rest(info, 'POST', `/schemas/${CLASS}`, {
-    className: CLASS,
-    fields: { status: { type: 'String' }, amount: { type: 'Number' }, tenant: { type: 'String' } },
-  }, { 'X-Parse-Master-Key': info.masterKey });
+  const user = await rest(info, 'POST', '/users', {
+    username: 'bench-user',
+    password: 'bench-password',
+  });
+  await rest(
+    info,
+    'POST',
+    `/schemas/${CLASS}`,
+    {
+      className: CLASS,
+      fields: {
+        status: { type: 'String' },
+        amount: { type: 'Number' },
+        tenant: { type: 'String' },
+      },
+    },
+    { 'X-Parse-Master-Key': info.masterKey },
+  );
   // Parse's own layout, filled in one statement: a third public, a third the user's, a third
   // someone else's, so the ACL filter matters.
   await db.query(
@@ -132,7 +158,9 @@ async function startMcp(info, databaseURI) {
     ],
   })(BenchPgModule);
   const root = express();
-  const app = await NestFactory.create(BenchPgModule, new ExpressAdapter(root), { logger: ['error'] });
+  const app = await NestFactory.create(BenchPgModule, new ExpressAdapter(root), {
+    logger: ['error'],
+  });
   const port = await findFreePort();
   await app.listen(port, '127.0.0.1');
   return { app, url: `http://127.0.0.1:${port}/mcp` };
@@ -162,11 +190,23 @@ async function pagedQueryClass(mcpUrl, token) {
   let calls = 0;
   // Ordered by objectId so pages neither skip nor repeat a row; each page follows next_call (a page
   // holds what fits the result's byte budget, which may be fewer rows than asked for).
-  let args = { class_name: CLASS, keys: ['status'], limit: 1000, skip: 0, order: 'objectId', format: 'csv' };
+  let args = {
+    class_name: CLASS,
+    keys: ['status'],
+    limit: 1000,
+    skip: 0,
+    order: 'objectId',
+    format: 'csv',
+  };
   for (;;) {
     const res = await post(
       mcpUrl,
-      { jsonrpc: '2.0', id: ++calls, method: 'tools/call', params: { name: 'query_class', arguments: args } },
+      {
+        jsonrpc: '2.0',
+        id: ++calls,
+        method: 'tools/call',
+        params: { name: 'query_class', arguments: args },
+      },
       { 'x-session-token': token },
     );
     if (!res.result || res.result.isError) {
@@ -184,7 +224,10 @@ async function pagedQueryClass(mcpUrl, token) {
     }
     rows += lines.length;
     if (!payload.pagination?.has_more) break;
-    check(payload.next_call && lines.length > 0, `has_more without next_call or rows: ${JSON.stringify(payload).slice(0, 300)}`);
+    check(
+      payload.next_call && lines.length > 0,
+      `has_more without next_call or rows: ${JSON.stringify(payload).slice(0, 300)}`,
+    );
     args = payload.next_call.arguments;
   }
   return { groups, rows, calls };
@@ -203,9 +246,15 @@ async function main() {
     const user = await seed(parse.info, db);
     mcp = await startMcp(parse.info, pg.uri);
 
-    const access = mcp.app.get(lib.PostgresDataAccess);
-    const identity = { agentId: 'bench', permissions: 'readonly', authType: 'session_token', usingMasterKey: false, sessionToken: user.sessionToken };
-    const path_ = new lib.PostgresDataPathProvider(access).bind(identity);
+    const access = mcp.app.get(PostgresDataAccess);
+    const identity = {
+      agentId: 'bench',
+      permissions: 'readonly',
+      authType: 'session_token',
+      usingMasterKey: false,
+      sessionToken: user.sessionToken,
+    };
+    const path_ = new PostgresDataPathProvider(access).bind(identity);
     const spec = { field: 'status', operation: 'count', limit: 100 };
 
     const direct = await timeIt(() => path_.groupBy(CLASS, spec));
@@ -227,14 +276,17 @@ async function main() {
     const pagedMedian = pagedTimes[Math.floor(pagedTimes.length / 2)];
 
     // Same answer three ways, and the one the seed implies, or the numbers mean nothing.
-    const sorted = (o) => JSON.stringify(Object.fromEntries(Object.entries(o).sort(([x], [y]) => x.localeCompare(y))));
+    const sorted = (o) =>
+      JSON.stringify(Object.fromEntries(Object.entries(o).sort(([x], [y]) => x.localeCompare(y))));
     const asObject = (rows) => Object.fromEntries(rows.map((r) => [r.key, Number(r.value)]));
     const a = asObject(direct.last);
     const c = asObject(hand.last);
     const b = Object.fromEntries(paged.groups);
     const expected = expectedCounts();
     check(
-      sorted(a) === sorted(expected) && sorted(b) === sorted(expected) && sorted(c) === sorted(expected),
+      sorted(a) === sorted(expected) &&
+        sorted(b) === sorted(expected) &&
+        sorted(c) === sorted(expected),
       `answers differ: expected ${sorted(expected)}, direct ${sorted(a)}, paged REST ${sorted(b)}, hand SQL ${sorted(c)}`,
     );
     const visible = Object.values(a).reduce((s, n) => s + n, 0);

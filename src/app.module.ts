@@ -6,7 +6,6 @@ import {
   ParseAgentAuthGuard,
   ParseAgentConsoleModule,
   ParseAgentModule,
-  ParseRestClient,
   type LlmProvider,
   type LlmProviderOptions,
 } from 'nestjs-parse-agent';
@@ -17,7 +16,7 @@ import type { DemoSettings } from './config/demo-config';
 import { CORE_MODELS } from './demo/models';
 import { ToolCallAuditService } from './audit/tool-call-audit.service';
 import { HealthController } from './health/health.controller';
-import { DEMO_PARSE_CLIENT, ReadinessService } from './health/readiness.service';
+import { DEMO_PARSE_CONNECTION, ReadinessService } from './health/readiness.service';
 import { SupportModule } from './support/support.module';
 
 export interface DemoRuntime {
@@ -48,7 +47,6 @@ export class AppModule {
       masterKey: settings.masterKey,
       javascriptKey: settings.mode === 'external' ? settings.javascriptKey : undefined,
     };
-    const parseClient = new ParseRestClient(parse);
     const refusals = new Logger('DemoAuth');
     // /chat exists only when a language model is configured.
     const chat = Boolean(runtime.llm) || isLlmConfigured();
@@ -107,7 +105,7 @@ export class AppModule {
       controllers: [HealthController, ...(chat ? [ChatController] : [])],
       providers: [
         { provide: DEMO_RUNTIME, useValue: runtime },
-        { provide: DEMO_PARSE_CLIENT, useValue: parseClient },
+        { provide: DEMO_PARSE_CONNECTION, useValue: parse },
         ReadinessService,
         ToolCallAuditService,
       ],

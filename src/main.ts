@@ -3,7 +3,7 @@ import { ConsoleLogger, Logger } from '@nestjs/common';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import express, { type NextFunction, type Response } from 'express';
 import { join } from 'node:path';
-import type { ParseRestClient } from 'nestjs-parse-agent';
+import type { ParseConnectionConfig } from 'nestjs-parse-agent';
 import { requestContextMiddleware } from './audit/request-context';
 import { lockDataDir, stopStalePostgres, type DataDirLock } from './config/data-dir-lock';
 import {
@@ -42,10 +42,9 @@ async function loadApplication() {
     NestFactory: core.NestFactory,
     ExpressAdapter: platform.ExpressAdapter,
     ParseAgentStartupCheck: agent.ParseAgentStartupCheck,
-    ParseRestClient: agent.ParseRestClient,
     AppModule: appModule.AppModule,
     checkParse: health.checkParse,
-    DEMO_PARSE_CLIENT: health.DEMO_PARSE_CLIENT,
+    DEMO_PARSE_CONNECTION: health.DEMO_PARSE_CONNECTION,
     ReadinessService: health.ReadinessService,
     registerTenantGuard: cloud.registerTenantGuard,
     ParseAdminClient: admin.ParseAdminClient,
@@ -175,17 +174,15 @@ async function main(): Promise<void> {
       });
     } else {
       application = await loadApplication();
-      const { checkParse, ParseRestClient } = application;
+      const { checkParse } = application;
       parseServerURL = settings.serverURL;
       // A wrong URL or master key is one clear error now, not a failure on every call later.
-      const problems = await checkParse(
-        new ParseRestClient({
-          serverURL: settings.serverURL,
-          appId: settings.appId,
-          masterKey: settings.masterKey,
-          javascriptKey: settings.javascriptKey,
-        }),
-      );
+      const problems = await checkParse({
+        serverURL: settings.serverURL,
+        appId: settings.appId,
+        masterKey: settings.masterKey,
+        javascriptKey: settings.javascriptKey,
+      });
       if (problems.length) throw new DemoConfigError(problems.join('; '));
     }
 
@@ -199,7 +196,7 @@ async function main(): Promise<void> {
       PostgresRowWriter,
       ParseAgentStartupCheck,
       checkParse,
-      DEMO_PARSE_CLIENT,
+      DEMO_PARSE_CONNECTION,
     } = application;
     checkpoint();
     const mcpApiKey = settings.mcpApiKey ?? (await loadOrCreateOperatorKey(settings.dataDir));
@@ -262,7 +259,7 @@ async function main(): Promise<void> {
     checkpoint();
     // The library's own start-up check (master key, direct PostgreSQL path) has seen Parse answer.
     await app.get(ParseAgentStartupCheck).ready();
-    const problems = await checkParse(app.get<ParseRestClient>(DEMO_PARSE_CLIENT));
+    const problems = await checkParse(app.get<ParseConnectionConfig>(DEMO_PARSE_CONNECTION));
     if (problems.length) throw new DemoConfigError(problems.join('; '));
     checkpoint();
     readiness.markSeeded();

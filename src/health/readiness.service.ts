@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { ParseRequestError, ParseRestClient } from 'nestjs-parse-agent';
+import { checkParseServer, type ParseConnectionConfig } from 'nestjs-parse-agent';
 
 export interface ReadinessReport {
   status: 'ready' | 'not_ready';
@@ -7,8 +7,8 @@ export interface ReadinessReport {
   notReady: string[];
 }
 
-/** Injection token of the ParseRestClient the demo's own checks use (master key). */
-export const DEMO_PARSE_CLIENT = Symbol('DEMO_PARSE_CLIENT');
+/** Injection token of the Parse connection (master key) the demo's own checks use. */
+export const DEMO_PARSE_CONNECTION = Symbol('DEMO_PARSE_CONNECTION');
 
 const CHECK_TIMEOUT_MS = 2_000;
 /** Probes are cached briefly: a load balancer polling every second must not load Parse. */
@@ -24,7 +24,7 @@ export class ReadinessService {
   protected stopping = false;
   protected cached?: { at: number; problems: string[] };
 
-  constructor(@Inject(DEMO_PARSE_CLIENT) protected readonly parse: ParseRestClient) {}
+  constructor(@Inject(DEMO_PARSE_CONNECTION) protected readonly parse: ParseConnectionConfig) {}
 
   markSeeded(): void {
     this.seeded = true;
@@ -51,33 +51,13 @@ export class ReadinessService {
 }
 
 /**
- * One master-key read of the `_User` schema: fails when Parse Server is down or slow, when its
- * database is down, and when the master key is wrong. Never includes the key in what it says.
+ * One master-key read of the `_User` schema (the library's `checkParseServer`): fails when Parse
+ * Server is down or slow, when its database is down, and when the master key is wrong. Never
+ * includes the key in what it says.
  */
-export async function checkParse(parse: ParseRestClient): Promise<string[]> {
-  try {
-    await parse.request(
-      'GET',
-      '/schemas/_User',
-      undefined,
-      { masterKey: true },
-      AbortSignal.timeout(CHECK_TIMEOUT_MS),
-    );
-    return [];
-  } catch (error) {
-    if (error instanceof ParseRequestError && (error.status === 401 || error.status === 403)) {
-      return [
-        `parse: Parse Server at ${parse.serverURL} refused the master key (PARSE_MASTER_KEY)`,
-      ];
-    }
-    if (error instanceof ParseRequestError && error.status !== undefined) {
-      return [`parse: Parse Server answered HTTP ${error.status} (is its database up?)`];
-    }
-    if (error instanceof Error && error.name === 'TimeoutError') {
-      return [
-        `parse: Parse Server at ${parse.serverURL} did not answer within ${CHECK_TIMEOUT_MS} ms`,
-      ];
-    }
-    return [`parse: Parse Server at ${parse.serverURL} is unreachable`];
-  }
+export async function checkParse(parse: ParseConnectionConfig): Promise<string[]> {
+  const check = await checkParseServer(parse, { timeoutMs: CHECK_TIMEOUT_MS });
+  if (check.ok) return [];
+  if (check.problem === 'master_key_refused') return [`parse: ${check.message} (PARSE_MASTER_KEY)`];
+  return [`parse: ${check.message}`];
 }

@@ -3,12 +3,12 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import {
   AgentCancelledError,
-  ParseRestClient,
   SlidingWindowRateLimiter,
   type ParseAgent,
   type RateLimiter,
   type ToolEnvelope,
 } from 'nestjs-parse-agent';
+import { ParseRestClient } from 'nestjs-parse-agent/data/parse-rest/parse-rest-client';
 import { CORE_MODELS } from '../../src/demo/models';
 import { createAgentTestBed, type AgentTestBed } from '../harness/agent-module';
 import { createObject } from '../harness/fixtures';

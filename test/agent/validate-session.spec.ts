@@ -1,4 +1,5 @@
-import { AgentUnauthorizedError, ParseAgentConfigError, ParseRestClient } from 'nestjs-parse-agent';
+import { AgentUnauthorizedError, ParseAgentConfigError } from 'nestjs-parse-agent';
+import { ParseRestClient } from 'nestjs-parse-agent/data/parse-rest/parse-rest-client';
 import { createAgentTestBed, type AgentTestBed } from '../harness/agent-module';
 import { createUser } from '../harness/fixtures';
 import { parseRest } from '../harness/parse-rest';

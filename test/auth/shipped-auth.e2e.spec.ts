@@ -10,7 +10,6 @@ import {
   ParseAgentAuthGuard,
   ParseAgentModule,
   ParseClass,
-  ParseRestClient,
   ParseSessionVerifier,
   PARSE_AGENT_MODULE_OPTIONS,
   suppressSecurityBanners,
@@ -19,6 +18,7 @@ import {
   type ParseAgentModuleOptions,
   type TenantSource,
 } from 'nestjs-parse-agent';
+import { ParseRestClient } from 'nestjs-parse-agent/data/parse-rest/parse-rest-client';
 import request from 'supertest';
 import { SwitchableUpstream } from '../faults/switchable-upstream';
 import { createObject, createRole, createUser, defineClass, logIn } from '../harness/fixtures';

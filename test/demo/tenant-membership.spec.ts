@@ -1,9 +1,9 @@
 import {
   AgentUnauthorizedError,
-  ParseRestClient,
   ParseSessionVerifier,
   tenantOfUser as libraryTenantOfUser,
 } from 'nestjs-parse-agent';
+import { ParseRestClient } from 'nestjs-parse-agent/data/parse-rest/parse-rest-client';
 import { agentOptionsFor, DEMO_TENANT_SOURCE } from '../../src/auth/demo-principal';
 import { seedDemo } from '../harness/demo-data';
 import { createUser, pointer } from '../harness/fixtures';

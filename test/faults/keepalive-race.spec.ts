@@ -1,4 +1,5 @@
-import { ParseRequestError, ParseRestClient } from 'nestjs-parse-agent';
+import { ParseRequestError } from 'nestjs-parse-agent';
+import { ParseRestClient } from 'nestjs-parse-agent/data/parse-rest/parse-rest-client';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 

@@ -4,11 +4,11 @@ import {
   ParseClass,
   ParseAgentModule,
   ParseRequestError,
-  ParseRestClient,
   ParseSessionVerifier,
   SessionCheckUnavailableError,
   suppressSecurityBanners,
 } from 'nestjs-parse-agent';
+import { ParseRestClient } from 'nestjs-parse-agent/data/parse-rest/parse-rest-client';
 import { SchemaCache } from 'nestjs-parse-agent/data/schema-cache';
 import request from 'supertest';
 import { defineClass } from '../harness/fixtures';

@@ -246,7 +246,8 @@ describe('replaceable ports: the data router asks the application’s DataPathPr
       module: { dataPathProviders: (paths) => [...paths, probe] },
     });
     try {
-      // The library's paths (Parse REST, and the checked writes of aclUser/aclRole agents) first.
+      // The library's paths (Parse REST, and the ACL-scoped write path of aclUser/aclRole agents),
+      // then the application's.
       expect(t.app.get(DataPathProvider).map((p: DataPathProvider) => p.kind)).toEqual([
         'parse-rest',
         'acl-scoped-write',

@@ -60,7 +60,7 @@ export { secretsEqual } from './auth/secrets-equal';
 
 // HTTP transport types the agentFactory sees
 export type { McpAgentFactory } from './transport/http/mcp-http.handler';
-export type { McpRequest } from './transport/http/mcp-request-gate';
+export type { McpRequest } from './transport/http/mcp-request';
 
 // The agent
 export { ParseAgent } from './agent/parse-agent';
@@ -262,16 +262,16 @@ export {
 } from './security/acl-match';
 export type { AclMatchStage, AclSqlClause, AclSqlOptions } from './security/acl-match';
 
-// Data: the Parse REST client (the demo verifies sessions with it)
-export { ParseRestClient } from './data/parse-rest/parse-rest-client';
-export type { ParseAuth } from './data/parse-rest/parse-rest-client';
-// The direct PostgreSQL path (inject PostgresDataAccess to invalidate its caches after a schema change)
-export {
-  PARSE_DEFAULT_PROTECTED_FIELDS,
-  PostgresDataAccess,
-  PostgresDataPath,
-  PostgresDataPathProvider,
-} from './data/postgres/postgres-data-path';
+// Data: a health check of Parse Server for start-up scripts and readiness probes. The clients
+// and data paths themselves are internal; `ParseAgentFactory.invalidateCaches()` drops their
+// cached schemas and role expansions.
+export { checkParseServer } from './data/parse-rest/check-parse-server';
+export type {
+  CheckParseServerOptions,
+  ParseServerCheck,
+  ParseServerProblem,
+} from './data/parse-rest/check-parse-server';
+// Shapes of the `postgres` option and the errors the direct database paths throw
 export type { PostgresDataPathOptions } from './data/postgres/postgres-data-path';
 export type { PgPoolLike, PgPoolClientLike, PgClientLike } from './data/postgres/pg-driver';
 export { DatabaseTimeoutError } from './data/postgres/pg-read-transaction';
@@ -296,12 +296,8 @@ export type {
 } from './tools/tool-context';
 export type { AgentMethodContext } from './tools/agent-method-context';
 export { DataPathUnavailableError } from './data/data-router';
-export {
-  createMongoDataPathProvider,
-  type MongoPathOptions,
-} from './data/mongo/create-mongo-data-path';
-export { MongoDataPathProvider, MongoTimeLimitError } from './data/mongo/mongo-data-path';
-export { pipelinePolicyFor } from './security/read-pipeline-policy';
+export type { MongoPathOptions } from './data/mongo/create-mongo-data-path';
+export { MongoTimeLimitError } from './data/mongo/mongo-data-path';
 export { ENV_GATES, isTruthyEnv } from './tools/env-gates';
 export {
   rawCrudEnabled,

@@ -51,6 +51,11 @@ export class DataRouter {
     );
   }
 
+  /** Drops every provider's cached schemas and role expansions (those that cache any). */
+  invalidate(): void {
+    for (const provider of this.providers) provider.invalidate?.();
+  }
+
   /** Whether some path serves the operation for the identity (no I/O). */
   serves(operation: DataOperation, identity: AgentIdentity): boolean {
     return this.providers.some((p) => !p.refusal(operation, identity));

@@ -58,6 +58,17 @@ export class ParseAgentFactory {
     return new ParseAgent(merged, this.services);
   }
 
+  /**
+   * Forgets what the module caches about the database: Parse schemas (field types, CLP,
+   * protectedFields) and the direct paths' schemas and role expansions. Call it after changing a
+   * schema, CLP or a role's members at run time, when the next call must not wait for the caches'
+   * TTLs.
+   */
+  invalidateCaches(): void {
+    this.services.schemas.invalidate();
+    this.services.data.invalidate();
+  }
+
   /** Compares the registered models with the server's schemas (see MetadataAuditReport). */
   async auditMetadata(): Promise<MetadataAuditReport> {
     return auditMetadata(this.services.metadata, (await this.services.schemas.all()).values());

@@ -229,6 +229,12 @@ export interface DataPathProvider {
    * application.
    */
   close?(): void | Promise<void>;
+  /**
+   * Drops what the provider caches about the database (schemas, CLP, role expansions), so the next
+   * call reads them afresh: `ParseAgentFactory.invalidateCaches()` calls it after a schema or role
+   * change made at run time.
+   */
+  invalidate?(): void;
 }
 
 /**

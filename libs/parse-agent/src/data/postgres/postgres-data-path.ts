@@ -490,6 +490,11 @@ export class PostgresDataPathProvider implements DataPathProvider {
 
   constructor(readonly access: PostgresDataAccess) {}
 
+  /** Drops the cached schemas and role expansions of the shared access. */
+  invalidate(): void {
+    this.access.invalidate();
+  }
+
   refusal(operation: DataOperation, identity: AgentIdentity): string | undefined {
     if (operation === 'write') return 'the PostgreSQL path only reads';
     if (operation === 'search') return 'full-text search runs on MongoDB Atlas Search only';
