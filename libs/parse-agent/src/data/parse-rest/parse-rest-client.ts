@@ -118,7 +118,7 @@ export class ParseRestClient {
     headers: Record<string, string>,
     payload: Record<string, unknown> | undefined,
     signal?: AbortSignal,
-  ): Promise<ParseAnswer> {
+  ): Promise<{ status: number; json: Record<string, unknown> | undefined }> {
     const body = payload === undefined ? undefined : JSON.stringify(payload);
     if (body !== undefined) headers['Content-Length'] = String(Buffer.byteLength(body, 'utf8'));
     const target = this.target;
