@@ -39,6 +39,16 @@ http
     req.on('data', (c) => chunks.push(c));
     req.on('end', () => {
       const message = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+      // The no-I/O reference (`bench_echo`): the least an MCP server answers for a tool that does
+      // no I/O, the counterpart of the bench server's `bench_echo`.
+      if (message.params.name === 'bench_echo') {
+        res.setHeader('content-type', 'application/json');
+        res.end(
+          `{"jsonrpc":"2.0","id":${JSON.stringify(message.id)},"result":{"content":[{"type":"text",` +
+            `"text":${JSON.stringify(JSON.stringify(message.params.arguments ?? {}))}}],"isError":false}}`,
+        );
+        return;
+      }
       const body = JSON.stringify({
         _method: 'GET',
         where: { isDeleted: { $ne: true } },

@@ -10,7 +10,7 @@
 //   3. 1,000 concurrent idle SSE streams: server RSS growth and heartbeat punctuality
 const http = require('node:http');
 const os = require('node:os');
-const { runLoad, request, median } = require('./lib/load');
+const { runLoad, request, median, cpuMs } = require('./lib/load');
 const { withParseStack } = require('./lib/processes');
 const { SMOKE, setting, check } = require('./lib/smoke');
 
@@ -21,13 +21,20 @@ const WARMUP_MS = SMOKE ? 200 : 2000;
 // Idle streams are held long enough for a few heartbeats (one in smoke mode).
 const HOLD_MS = SMOKE ? 3000 : 9000;
 
-
 const fmt = (n) => n.toFixed(0).padStart(7);
 
 const KEYS =
   'objectId,createdAt,updatedAt,tenantId,orderNumber,customer,product,quantity,unitPrice,total,status,channel,placedAt';
 
-async function toolCallVsDirect(info, proxy) {
+/** One load run; with `pid`, also the CPU that process spent per call during it (ms). */
+async function measured(side, options) {
+  const start = side.pid ? cpuMs(side.pid) : 0;
+  const run = await runLoad({ ...side, ...options });
+  if (side.pid) run.cpuPerCall = (cpuMs(side.pid) - start) / Math.max(1, run.requests + 1);
+  return run;
+}
+
+async function toolCallVsDirect(info, proxy, pids) {
   const call = JSON.stringify({
     jsonrpc: '2.0',
     id: 1,
@@ -57,12 +64,14 @@ async function toolCallVsDirect(info, proxy) {
       headers: mcpHeaders,
       body: call,
       check: (b) => b.includes('"structuredContent"'),
+      pid: pids.proxy,
     },
     mcp: {
       url: `http://127.0.0.1:${info.port}/mcp`,
       headers: mcpHeaders,
       body: call,
       check: (b) => b.includes('"isError":false'),
+      pid: pids.mcp,
     },
   };
   const rows = [];
@@ -78,7 +87,7 @@ async function toolCallVsDirect(info, proxy) {
       // in the next, so a slow stretch of the machine lands on both sides of the ratio alike.
       const order = round % 2 ? ['proxy', 'mcp', 'direct'] : ['direct', 'mcp', 'proxy'];
       for (const name of order) {
-        runs[name].push(await runLoad({ ...sides[name], connections, durationMs: SECONDS * 1000 }));
+        runs[name].push(await measured(sides[name], { connections, durationMs: SECONDS * 1000 }));
       }
     }
     const pick = (name) => {
@@ -93,7 +102,15 @@ async function toolCallVsDirect(info, proxy) {
     // taken: dividing medians drawn from different rounds would mix different machine states.
     const perRound = runs.mcp.map((m, i) => m.rps / runs.direct[i].rps);
     const proxyPerRound = runs.proxy.map((p, i) => p.rps / runs.direct[i].rps);
+    // App CPU per call, MCP app against the minimal proxy, per round (the figure issue 26 targets).
+    const cpuPerRound = runs.mcp.map((m, i) => m.cpuPerCall / runs.proxy[i].cpuPerCall);
     rows.push({
+      cpu: {
+        mcp: median(runs.mcp.map((r) => r.cpuPerCall)),
+        proxy: median(runs.proxy.map((r) => r.cpuPerCall)),
+        ratio: median(cpuPerRound),
+        perRound: cpuPerRound,
+      },
       connections,
       rounds,
       direct,
@@ -103,6 +120,63 @@ async function toolCallVsDirect(info, proxy) {
       proxyRatio: median(proxyPerRound),
       roundRatios: perRound,
       proxyRoundRatios: proxyPerRound,
+    });
+  }
+  return rows;
+}
+
+/**
+ * A tool that does no I/O (`bench_echo`) over MCP against the minimal proxy's answer to the same
+ * call, alternating rounds: app CPU per call and p50 at 1 and 16 connections.
+ */
+async function noIoCall(info, proxy, pids) {
+  const body = JSON.stringify({
+    jsonrpc: '2.0',
+    id: 1,
+    method: 'tools/call',
+    params: { name: 'bench_echo', arguments: {} },
+  });
+  const headers = { 'content-type': 'application/json', accept: 'application/json' };
+  const sides = {
+    proxy: {
+      url: `http://127.0.0.1:${proxy.port}/`,
+      headers,
+      body,
+      pid: pids.proxy,
+      check: (b) => b.includes('"isError":false'),
+    },
+    mcp: {
+      url: `http://127.0.0.1:${info.port}/mcp`,
+      headers,
+      body,
+      pid: pids.mcp,
+      check: (b) => b.includes('"isError":false'),
+    },
+  };
+  const rows = [];
+  for (const connections of [1, 16]) {
+    for (const side of Object.values(sides))
+      await runLoad({ ...side, connections, durationMs: WARMUP_MS });
+    const runs = { proxy: [], mcp: [] };
+    for (let round = 0; round < ROUNDS; round++) {
+      for (const name of round % 2 ? ['mcp', 'proxy'] : ['proxy', 'mcp'])
+        runs[name].push(
+          await measured(sides[name], { connections, durationMs: (SECONDS * 1000) / 2 }),
+        );
+    }
+    const cpuPerRound = runs.mcp.map((m, i) => m.cpuPerCall / runs.proxy[i].cpuPerCall);
+    const side = (name) => ({
+      rps: median(runs[name].map((r) => r.rps)),
+      p50: median(runs[name].map((r) => r.p50)),
+      cpu: median(runs[name].map((r) => r.cpuPerCall)),
+      errors: runs[name].reduce((n, r) => n + r.errors, 0),
+    });
+    rows.push({
+      connections,
+      proxy: side('proxy'),
+      mcp: side('mcp'),
+      ratio: median(cpuPerRound),
+      perRound: cpuPerRound,
     });
   }
   return rows;
@@ -232,7 +306,10 @@ async function main() {
       '   (reference: a minimal node:http proxy doing only the work MCP requires, bench/minimal-proxy.js)',
     );
     const errors = [];
-    for (const r of await toolCallVsDirect(info, proxy.info)) {
+    const pids = { mcp: server.child.pid, proxy: proxy.child.pid };
+    const cpuTarget = (ratio) =>
+      ratio <= 1.5 ? '  [target <= 1.5x met]' : '  [target <= 1.5x NOT met]';
+    for (const r of await toolCallVsDirect(info, proxy.info, pids)) {
       errors.push(r.direct.errors, r.proxy.errors, r.mcp.errors);
       const target =
         r.connections === 16
@@ -243,7 +320,7 @@ async function main() {
       console.log(
         `   ${String(r.connections).padStart(2)} conn${r.rounds > 1 ? ` (${r.rounds} rounds, medians)` : ''}:` +
           ` direct ${fmt(r.direct.rps)} req/s (p50 ${r.direct.p50.toFixed(1)} ms)` +
-          ` | minimal proxy ${fmt(r.proxy.rps)} req/s = ${r.proxyRatio.toFixed(2)}x` +
+          ` | minimal proxy ${fmt(r.proxy.rps)} req/s (p50 ${r.proxy.p50.toFixed(1)} ms) = ${r.proxyRatio.toFixed(2)}x` +
           ` | MCP ${fmt(r.mcp.rps)} req/s (p50 ${r.mcp.p50.toFixed(1)} ms) = ${r.ratio.toFixed(2)}x${target}` +
           ` errors ${r.direct.errors}/${r.proxy.errors}/${r.mcp.errors}`,
       );
@@ -252,6 +329,25 @@ async function main() {
         console.log(`      MCP/direct per round: ${list(r.roundRatios)}`);
         console.log(`      minimal proxy/direct per round: ${list(r.proxyRoundRatios)}`);
       }
+      console.log(
+        `      app CPU per call: MCP ${r.cpu.mcp.toFixed(3)} ms | minimal proxy ${r.cpu.proxy.toFixed(3)} ms` +
+          ` = ${r.cpu.ratio.toFixed(2)}x${cpuTarget(r.cpu.ratio)}` +
+          (r.rounds > 1
+            ? ` (per round: ${r.cpu.perRound.map((x) => x.toFixed(2)).join(', ')})`
+            : ''),
+      );
+    }
+    console.log(
+      "\n1b. tools/call bench_echo (no I/O) over MCP vs the minimal proxy's answer to it",
+    );
+    for (const r of await noIoCall(info, proxy.info, pids)) {
+      errors.push(r.proxy.errors, r.mcp.errors);
+      console.log(
+        `   ${String(r.connections).padStart(2)} conn (${ROUNDS} rounds, medians):` +
+          ` minimal proxy ${fmt(r.proxy.rps)} req/s (p50 ${r.proxy.p50.toFixed(1)} ms, ${r.proxy.cpu.toFixed(3)} ms CPU/call)` +
+          ` | MCP ${fmt(r.mcp.rps)} req/s (p50 ${r.mcp.p50.toFixed(1)} ms, ${r.mcp.cpu.toFixed(3)} ms CPU/call)` +
+          ` | CPU ratio ${r.ratio.toFixed(2)}x${cpuTarget(r.ratio)} errors ${r.proxy.errors}/${r.mcp.errors}`,
+      );
     }
     console.log(
       '\n2. tools/list vs the official SDK stateless Streamable HTTP server (16 connections)',

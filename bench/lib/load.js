@@ -21,10 +21,22 @@ function request(agent, url, { method, headers, body }) {
  * machine the server, not the load generator, is what gets measured). One request is sent first and
  * checked, so a run that only measures errors is reported as such.
  */
-async function runLoad({ url, method = 'POST', headers = {}, body, connections, durationMs, check }) {
+async function runLoad({
+  url,
+  method = 'POST',
+  headers = {},
+  body,
+  connections,
+  durationMs,
+  check,
+}) {
   const autocannon = require('autocannon');
   const payload = typeof body === 'string' ? Buffer.from(body) : body;
-  const probe = await request(undefined, url, { method, headers: payload ? { ...headers, 'content-length': String(payload.length) } : headers, body: payload });
+  const probe = await request(undefined, url, {
+    method,
+    headers: payload ? { ...headers, 'content-length': String(payload.length) } : headers,
+    body: payload,
+  });
   const probeOk = probe.status === 200 && (!check || check(probe.body));
   const result = await autocannon({
     url,
@@ -44,9 +56,18 @@ async function runLoad({ url, method = 'POST', headers = {}, body, connections, 
   };
 }
 
+/** CPU time (user + system, all threads) of a process so far, in ms (Linux /proc). */
+function cpuMs(pid) {
+  const fields = require('node:fs')
+    .readFileSync(`/proc/${pid}/stat`, 'utf8')
+    .split(') ')[1]
+    .split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * (1000 / 100);
+}
+
 /** The middle value (the upper middle for an even count). */
 function median(values) {
   return [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 }
 
-module.exports = { runLoad, request, median };
+module.exports = { runLoad, request, median, cpuMs };

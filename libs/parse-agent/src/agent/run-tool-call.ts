@@ -85,6 +85,7 @@ export async function runToolCall(run: ToolRun): Promise<ToolRunResult> {
   let readPath: ToolContext['data'] | undefined;
   let writePath: ToolContext['data'] | undefined;
   let confirmed: boolean | undefined;
+  let analytics: ToolContext['analytics'] | undefined;
   const context: ToolContext = {
     agent,
     access: run.access,
@@ -97,7 +98,10 @@ export async function runToolCall(run: ToolRun): Promise<ToolRunResult> {
     },
     dataFor: (operation) => router.pathFor(operation, agent),
     timeoutMs: seconds * 1000,
-    analytics: { ...DEFAULT_ANALYTICS_SETTINGS, ...run.services.analytics },
+    // Merged on first use: most tools never read the analytics settings.
+    get analytics() {
+      return (analytics ??= { ...DEFAULT_ANALYTICS_SETTINGS, ...run.services.analytics });
+    },
     signal,
     reportProgress: (u) => agent.reportProgress(u),
     confirm: async (request) => {

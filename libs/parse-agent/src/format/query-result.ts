@@ -128,19 +128,20 @@ function jsonRowsWithin(
   rows: ReadonlyArray<Record<string, unknown>>,
   budget: number,
 ): { shown: number; json: string; bytes: number } {
-  let json = '[';
-  let shown = 0;
+  // Joined once at the end: one flat string, where appending row by row would leave a rope of
+  // every row's text that the result (and anything holding it) keeps alive.
+  const texts: string[] = [];
   let used = 1; // the opening bracket; each row adds its separator or the closing bracket
   for (const row of rows) {
     const text = JSON.stringify(row);
     const next = used + utf8Length(text) + 1;
-    if (next > budget && shown > 0) break;
+    if (next > budget && texts.length > 0) break;
     used = next;
-    json += shown === 0 ? text : `,${text}`;
-    shown++;
+    texts.push(text);
   }
+  const shown = texts.length;
   // No row: the brackets alone.
-  return { shown, json: `${json}]`, bytes: shown === 0 ? 2 : used };
+  return { shown, json: `[${texts.join(',')}]`, bytes: shown === 0 ? 2 : used };
 }
 
 /** Leading rows whose rendered cells fit the budget (separators counted approximately). */

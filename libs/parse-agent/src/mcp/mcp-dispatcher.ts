@@ -131,13 +131,16 @@ export class McpDispatcher {
     context: DispatchContext = {},
   ): Observable<DispatchMessage> {
     return new Observable<DispatchMessage>((subscriber) => {
-      // Created lazily: most methods never look at the signal.
+      // Created lazily: most methods never look at the signal. A caller that aborts its own
+      // signal on unsubscribe lends it as it is.
       let teardown: LinkedAbort | undefined;
       let settled = false;
+      const owned = context.ownsSignal ? context.signal : undefined;
       const call: McpCallContext = {
         agent,
         elicitation: context.elicitation,
         get signal() {
+          if (owned) return owned;
           teardown ??= linkedAbort([context.signal]);
           return teardown.signal;
         },

@@ -49,6 +49,12 @@ export interface DispatchLogger {
 export interface DispatchContext {
   /** Aborts the in-flight call (notifications/cancelled, client disconnect). */
   signal?: AbortSignal;
+  /**
+   * The caller aborts `signal` itself before it unsubscribes early (the HTTP transports do): the
+   * dispatcher then runs the call under `signal` as it is instead of linking a signal of its own
+   * to it, one AbortController and listener less per call.
+   */
+  ownsSignal?: boolean;
   /** Unexpected errors are logged here; the wire only ever says "Internal error". */
   logger?: DispatchLogger;
   /** Lets tools ask the human (MCP elicitation); absent when the client cannot answer. */

@@ -97,7 +97,6 @@ export function toCallToolResult(
     return result;
   }
 
-  const body = (json: string) => text(wrap ? wrapUntrusted(json) : json);
   // The wrapper counts against the cap like the data does.
   const budget = wrap ? maxBytes - UNTRUSTED_WRAPPER_BYTES : maxBytes;
   const data = envelope.data;
@@ -118,10 +117,28 @@ export function toCallToolResult(
     sent = recovered;
     json = compactJson(recovered);
   }
-  const result: CallToolResult = { content: [body(json)], isError: false };
+  const { value, quoted } = wrap
+    ? wrappedText(json)
+    : { value: json, quoted: JSON.stringify(json) };
+  const result: CallToolResult = { content: [text(value)], isError: false };
   // MCP requires structured content to be an object; other shapes stay text-only.
   if (options.outputSchema && isRecord(sent)) result.structuredContent = sent;
-  return withResultJson(result, json);
+  return withResultJson(result, quoted, json);
+}
+
+/**
+ * The wrapped text of a result and its JSON string literal, built from the pieces: the notice and
+ * tags are quoted on their own and the data's text once, so the wrapped text is never copied into
+ * one flat string only to be quoted (a copy of every row per call). Same text as wrapUntrusted.
+ */
+function wrappedText(json: string): { value: string; quoted: string } {
+  // NUL never occurs in the notice or the tags: it marks where the data goes.
+  const [before, after] = wrapUntrusted('\u0000').split('\u0000');
+  const quoted =
+    JSON.stringify(before).slice(0, -1) +
+    JSON.stringify(json).slice(1, -1) +
+    JSON.stringify(after).slice(1);
+  return { value: before + json + after, quoted };
 }
 
 /** An output schema with a failure alternative (`anyOf` naming error_code) takes failures too. */
@@ -143,12 +160,15 @@ function oversizeOf(options: CallToolResultOptions): 'refuse' | 'trim-rows' {
  * Attaches the wire JSON of a successful result, built from the data's JSON text computed once:
  * the same rows are not serialized again for `structuredContent`.
  */
-function withResultJson(result: CallToolResult, dataJson: string): CallToolResult {
-  const content = result.content[0];
+function withResultJson(
+  result: CallToolResult,
+  quotedText: string,
+  dataJson: string,
+): CallToolResult {
   const structured = result.structuredContent ? `,"structuredContent":${dataJson}` : '';
   return withPreserializedText(
     result,
-    `{"content":[{"type":"text","text":${JSON.stringify(content.text)}}],"isError":false${structured}}`,
+    `{"content":[{"type":"text","text":${quotedText}}],"isError":false${structured}}`,
   );
 }
 

@@ -40,6 +40,22 @@ export interface FindOptions {
 
 export type ParseRow = Record<string, unknown>;
 
+/** Parse Server's answer: its status and parsed body (undefined: the body was not JSON). */
+interface ParseAnswer {
+  status: number;
+  json: Record<string, unknown> | undefined;
+}
+
+/** An empty body reads as `{}`; a body that is not JSON as undefined. */
+function parseAnswer(status: number, raw: Buffer): ParseAnswer {
+  if (raw.length === 0) return { status, json: {} };
+  try {
+    return { status, json: JSON.parse(raw.toString('utf8')) as Record<string, unknown> };
+  } catch {
+    return { status, json: undefined };
+  }
+}
+
 /**
  * Parse REST over fetch. Reads go out as POST with `_method: GET` (no URL length limit, same
  * semantics), every call takes an AbortSignal so a cancelled or timed-out tool stops its I/O, and
@@ -92,7 +108,9 @@ export class ParseRestClient {
 
   /**
    * One HTTP exchange on a keep-alive socket (node:http rather than fetch: markedly less overhead per
-   * call). The signal destroys the socket, so an aborted call stops its I/O.
+   * call). The signal destroys the socket, so an aborted call stops its I/O. The body is parsed as
+   * soon as it ends: its text is garbage at once instead of being held by the promise and the
+   * caller's frame (both older than the answer) until the next full collection.
    */
   protected send(
     method: string,
@@ -100,11 +118,11 @@ export class ParseRestClient {
     headers: Record<string, string>,
     payload: Record<string, unknown> | undefined,
     signal?: AbortSignal,
-  ): Promise<{ status: number; text: string }> {
+  ): Promise<{ status: number; json: Record<string, unknown> | undefined }> {
     const body = payload === undefined ? undefined : JSON.stringify(payload);
     if (body !== undefined) headers['Content-Length'] = String(Buffer.byteLength(body, 'utf8'));
     const target = this.target;
-    const attempt = (mayRetry: boolean): Promise<{ status: number; text: string }> =>
+    const attempt = (mayRetry: boolean): Promise<ParseAnswer> =>
       new Promise((resolve, reject) => {
         if (signal?.aborted) return reject(new Error('aborted before sending'));
         const options: http.RequestOptions = {
@@ -118,7 +136,7 @@ export class ParseRestClient {
         };
         let settled = false;
         let answered = false;
-        const settle = (error: Error | undefined, value?: { status: number; text: string }) => {
+        const settle = (error: Error | undefined, value?: ParseAnswer) => {
           if (settled) return;
           settled = true;
           this.inFlight.delete(pending);
@@ -137,7 +155,8 @@ export class ParseRestClient {
           res.on('data', (chunk: Buffer) => chunks.push(chunk));
           res.on('end', () => {
             const raw = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks);
-            settle(undefined, { status: res.statusCode ?? 0, text: raw.toString('utf8') });
+            chunks.length = 0;
+            settle(undefined, parseAnswer(res.statusCode ?? 0, raw));
           });
           res.on('aborted', () => settle(new Error('response aborted')));
         });
@@ -228,7 +247,7 @@ export class ParseRestClient {
       httpMethod = 'POST';
       payload = { ...(body ?? {}), _method: 'GET' };
     }
-    let response: { status: number; text: string };
+    let response: ParseAnswer;
     try {
       response = await this.send(httpMethod, path, headers, payload, signal);
     } catch (error) {
@@ -244,18 +263,13 @@ export class ParseRestClient {
         `Parse error: Parse Server is unreachable${typeof code === 'string' ? ` (${code})` : ''}.`,
       );
     }
-    const text = response.text;
-    let json: Record<string, unknown> = {};
-    if (text) {
-      try {
-        json = JSON.parse(text) as Record<string, unknown>;
-      } catch {
-        throw new ParseRequestError(
-          `Parse error: Parse Server answered ${response.status} with a non-JSON body.`,
-          undefined,
-          response.status,
-        );
-      }
+    const json = response.json;
+    if (json === undefined) {
+      throw new ParseRequestError(
+        `Parse error: Parse Server answered ${response.status} with a non-JSON body.`,
+        undefined,
+        response.status,
+      );
     }
     if (response.status < 200 || response.status >= 300) {
       const code = typeof json.code === 'number' ? json.code : undefined;

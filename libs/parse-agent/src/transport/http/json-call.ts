@@ -28,7 +28,8 @@ export async function serveJsonCall(endpoint: HttpEndpoint, call: HttpCall): Pro
         endpoint,
         call.body,
         call.agent,
-        { signal: running.controller.signal, logger: endpoint.dispatchLogger },
+        // jsonTerminal aborts the controller before it unsubscribes.
+        { signal: running.controller.signal, ownsSignal: true, logger: endpoint.dispatchLogger },
         call.modern,
       ),
       res,

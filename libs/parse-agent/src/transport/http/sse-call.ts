@@ -99,7 +99,8 @@ export function serveSseCall(endpoint: HttpEndpoint, call: HttpCall): void {
     endpoint,
     call.body,
     call.agent,
-    { signal: controller.signal, logger: endpoint.dispatchLogger, elicitation },
+    // abortOnUnsubscribe (below) aborts the controller before it unsubscribes.
+    { signal: controller.signal, ownsSignal: true, logger: endpoint.dispatchLogger, elicitation },
     modern,
   )
     .pipe(
