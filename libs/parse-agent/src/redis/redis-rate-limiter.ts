@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { DEFAULT_RATE_LIMIT, DEFAULT_RATE_WINDOW_SECONDS } from '../core/constants';
-import { RateLimitExceededError } from '../core/errors';
+import { RateLimitExceededError, RateLimiterUnavailableError } from '../core/errors';
 import type { RateLimiter } from '../ports/rate-limiter';
 import type { RedisConnection, RedisStoreLogger } from './redis-connection';
 import { RedisScript } from './redis-script';
@@ -27,17 +27,18 @@ redis.call('PEXPIRE', key, math.ceil(windowUs / 1000) + 1000)
 return {1, tostring(count + 1)}
 `);
 
-/** Refusal while the limiter's store is unreachable: a clear message, a randomized retry_after. */
-export class RateLimiterUnavailableError extends RateLimitExceededError {
-  constructor(retryAfter: number, limit: number, window: number) {
-    super(
-      retryAfter,
-      limit,
-      window,
-      `Rate limiter unavailable (its Redis store cannot be reached), so calls are refused for now. Retry after ${retryAfter.toFixed(1)}s`,
-    );
-  }
+/** Refusal while the limiter's Redis store is unreachable: a clear message, a randomized retry_after. */
+function redisUnavailable(retryAfter: number, limit: number, window: number) {
+  return new RateLimiterUnavailableError(
+    retryAfter,
+    limit,
+    window,
+    `Rate limiter unavailable (its Redis store cannot be reached), so calls are refused for now. Retry after ${retryAfter.toFixed(1)}s`,
+  );
 }
+
+// Kept importable from here (and from `nestjs-parse-agent/redis`), where it first lived.
+export { RateLimiterUnavailableError };
 
 export interface RedisRateLimiterOptions {
   limit?: number;
@@ -89,7 +90,7 @@ export class RedisRateLimiter implements RateLimiter {
       );
     } catch (error) {
       this.reportOutage(error);
-      throw new RateLimiterUnavailableError(randomRetryAfter(), this.limit, this.window);
+      throw redisUnavailable(randomRetryAfter(), this.limit, this.window);
     }
     const [admitted, value] = reply as [number, string];
     if (admitted === 1) return;
