@@ -155,6 +155,13 @@ export class McpHttpHandler implements McpTransport {
         if (!session) return;
         headers[RESPONSE_HEADER.sessionId] = session.id;
       } else {
+        // A tool call's rate charge goes out with the session check (one Redis round trip, not
+        // two in a row); it counts even if the session turns out unknown.
+        const prepaid =
+          isRequest && body.method === 'tools/call' && headerValue(req, HEADER.sessionId)
+            ? agent.prepayRateLimit()
+            : undefined;
+        if (prepaid) res.once('close', () => agent.dropPrepaid(prepaid));
         const resolved = await this.sessionLifecycle.resolve(req, res, owner, bodyId);
         if (resolved === false) return;
         session = resolved;
