@@ -60,6 +60,15 @@ export class RedisRateLimiter implements RateLimiter {
   readonly window: number;
   protected readonly timeoutMs: number;
   protected lastWarnAt = 0;
+  protected readonly windowUs: number;
+  /**
+   * Members of the window's sorted set must be unique across calls, limiters and nodes: a random
+   * prefix per limiter and a counter, instead of random bytes drawn for every call.
+   */
+  protected readonly memberPrefix = `${randomBytes(9).toString('base64url')}.`;
+  protected members = 0;
+  /** Redis keys of recent principals (hashing each call's key costs more than the lookup). */
+  protected readonly keys = new Map<string, string>();
 
   constructor(
     protected readonly redis: RedisConnection,
@@ -74,6 +83,17 @@ export class RedisRateLimiter implements RateLimiter {
       throw new RangeError(`rate window must be positive seconds, got ${String(this.window)}`);
     }
     this.timeoutMs = options.timeoutMs ?? 1000;
+    this.windowUs = Math.round(this.window * 1_000_000);
+  }
+
+  protected keyOf(key: string): string {
+    let redisKey = this.keys.get(key);
+    if (redisKey === undefined) {
+      if (this.keys.size >= KEY_CACHE_SIZE) this.keys.clear();
+      redisKey = this.redis.key('rl', digest(key));
+      this.keys.set(key, redisKey);
+    }
+    return redisKey;
   }
 
   async check(key = 'default'): Promise<void> {
@@ -83,8 +103,8 @@ export class RedisRateLimiter implements RateLimiter {
       reply = await withTimeout(
         SLIDING_WINDOW.run(
           this.redis.client,
-          [this.redis.key('rl', digest(key))],
-          [this.limit, Math.round(this.window * 1_000_000), randomBytes(8).toString('base64url')],
+          [this.keyOf(key)],
+          [this.limit, this.windowUs, `${this.memberPrefix}${(this.members++).toString(36)}`],
         ),
         this.timeoutMs,
       );
@@ -108,6 +128,9 @@ export class RedisRateLimiter implements RateLimiter {
     );
   }
 }
+
+/** Principals whose Redis key is kept; past it the cache starts over. */
+const KEY_CACHE_SIZE = 10_000;
 
 function digest(key: string): string {
   return createHash('sha256').update(key).digest('base64url');
