@@ -78,6 +78,27 @@ describeWithRedisServer('a node whose Redis goes away and comes back', () => {
     // The tool did not run: nothing but the refusal came back.
     expect(JSON.stringify(refused.json)).not.toMatch(/ok/);
 
+    // A streaming call has answered 200 before its tool is charged: the same JSON-RPC error is
+    // the call's answer on the stream.
+    const streamed = await fetch(node.url, {
+      method: 'POST',
+      headers: {
+        'Content-Type': 'application/json',
+        Accept: 'application/json, text/event-stream',
+        ...who,
+      },
+      body: JSON.stringify(callBody(6, 'redis_echo')),
+    });
+    expect(streamed.headers.get('content-type')).toMatch(/text\/event-stream/);
+    const events = await streamed.text();
+    const answer = events
+      .split('\n')
+      .filter((line) => line.startsWith('data: '))
+      .map((line) => JSON.parse(line.slice(6)) as Record<string, unknown>)
+      .find((message) => message.id === 6);
+    expect(answer?.result).toBeUndefined();
+    expect(JSON.stringify(answer?.error)).toMatch(/Rate limiter unavailable .*Redis/);
+
     // The endpoint itself keeps answering; initialize is refused while its rate limiter (also on
     // Redis) cannot count it, so no session is opened.
     const ping = await rpc(node.url, { jsonrpc: '2.0', id: 3, method: 'ping' }, who);
