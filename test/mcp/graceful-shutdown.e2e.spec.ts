@@ -269,17 +269,19 @@ describe('MCP endpoint: shutdown under a steady stream of requests', () => {
     await Promise.all(workers);
     const summary = Object.fromEntries(counts);
     expect(summary.ok).toBeGreaterThan(0);
-    expect(summary['503']).toBeGreaterThan(50);
+    // Late calls wait for their 503 until the listener closes, so clients do not spin: fewer 503s.
+    expect(summary['503']).toBeGreaterThan(0);
     expect(summary.refused).toBeGreaterThan(0);
     expect(
       Object.keys(summary).filter(
         (k) => !['ok', '503', 'refused'].includes(k) && !k.startsWith('reset:'),
       ),
     ).toEqual([]);
-    // The only resets left are connections still in the kernel's accept queue when the listener
-    // closed (clients and server share this process's event loop here): at most one per client, at
-    // that moment, never a connection the server had taken and then closed under its request.
-    expect(resets.length).toBeLessThanOrEqual(20);
+    // A reset can only be a connection still in the kernel's accept queue when the listener closed.
+    // Late calls are held until then (a waiting client opens no new connection), so none are left
+    // (14 of 16 clients were reset before holding; 2 allowed for a stalled event loop, since
+    // clients and server share this process's), never a connection the server had taken.
+    expect(resets.length).toBeLessThanOrEqual(2);
     // A request the server had been reading for a while is answered.
     expect(slowResets.filter((sentAt) => sentAt < listenerClosedAt - 30)).toEqual([]);
     for (const at of resets) expect(Math.abs(at - listenerClosedAt)).toBeLessThan(50);

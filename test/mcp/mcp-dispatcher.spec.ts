@@ -6,6 +6,7 @@ import { AgentEvents } from '../../libs/parse-agent/src/core/agent-events';
 import {
   AgentUnauthorizedError,
   RateLimitExceededError,
+  RateLimiterUnavailableError,
 } from '../../libs/parse-agent/src/core/errors';
 import { ParseAgent, type AgentOptions } from '../../libs/parse-agent/src/agent/parse-agent';
 import { SlidingWindowRateLimiter } from '../../libs/parse-agent/src/ports/in-memory-rate-limiter';
@@ -510,6 +511,42 @@ describe('McpDispatcher', () => {
           retry_after: 2.5,
         },
       });
+    });
+  });
+
+  describe('a rate limiter that cannot count', () => {
+    it('answers a tool call with HTTP 503, Retry-After and a JSON-RPC error, not a tool result', async () => {
+      const unavailable = makeAgent({
+        rateLimiter: {
+          check: () => {
+            throw new RateLimiterUnavailableError(2.4, 10, 60);
+          },
+        },
+      });
+      const answer = await respond(callTool('mcp_plain', {}), unavailable);
+      expect(answer.status).toBe(503);
+      expect((answer as { headers?: Record<string, string> }).headers).toEqual({
+        'Retry-After': '3',
+      });
+      expect(answer.message.result).toBeUndefined();
+      expect(answer.message.error).toEqual({
+        code: -32000,
+        message: expect.stringMatching(/^Rate limiter unavailable .*Retry after 2\.4s$/),
+      });
+    });
+
+    it('treats a limiter that breaks (not a RateLimitExceededError) the same way', async () => {
+      const broken = makeAgent({
+        rateLimiter: {
+          check: () => {
+            throw new TypeError('store exploded');
+          },
+        },
+      });
+      const answer = await respond(callTool('mcp_plain', {}), broken);
+      expect(answer.status).toBe(503);
+      expect(String(answer.message.error?.message)).toMatch(/^Rate limiter unavailable/);
+      expect(JSON.stringify(answer.message)).not.toMatch(/exploded/);
     });
   });
 

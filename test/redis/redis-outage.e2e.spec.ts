@@ -39,7 +39,12 @@ describeWithRedisServer('a node whose Redis goes away and comes back', () => {
 
   beforeAll(async () => {
     redis = await startOwnRedis();
-    node = await startRedisNode({ redisUrl: redis.url, keyPrefix: runKeyPrefix('outage') });
+    node = await startRedisNode({
+      redisUrl: redis.url,
+      keyPrefix: runKeyPrefix('outage'),
+      // Small, so the suite can show a real limit still answers 429.
+      mcp: { initializeRateLimit: { limit: 3, windowSeconds: 60 } },
+    });
     node.tools.register({
       name: 'redis_echo',
       description: 'Answers at once.',
@@ -52,29 +57,58 @@ describeWithRedisServer('a node whose Redis goes away and comes back', () => {
   });
 
   const call = async (id: number) =>
-    (await rpc(node.url, callBody(id, 'redis_echo'), who)).json?.result as ToolResult;
+    (await rpc(node.url, callBody(id, 'redis_echo'), who)).json?.result as ToolResult | undefined;
 
   it('fails closed with a clear error, keeps serving, and recovers by itself', async () => {
-    expect((await call(1)).isError).toBeFalsy();
+    expect((await call(1))?.isError).toBeFalsy();
 
     await redis.stop();
-    const refused = await call(2);
-    expect(refused.isError).toBe(true);
-    expect(refused._meta?.['parse.error_code']).toBe('rate_limited');
-    expect(refused.content[0].text).toMatch(/Rate limiter unavailable .*Redis/);
-    const retryAfter = Number(refused._meta?.['parse.retry_after']);
+    // A limiter that cannot count is the server's state, not "too many requests": 503 with
+    // Retry-After and a JSON-RPC error echoing the id, not a tool result.
+    const refused = await rpc(node.url, callBody(2, 'redis_echo'), who);
+    expect(refused.status).toBe(503);
+    expect(refused.json?.id).toBe(2);
+    expect(refused.json?.result).toBeUndefined();
+    const error = refused.json?.error as { code: number; message: string };
+    expect(error.code).toBe(-32000);
+    expect(error.message).toMatch(/Rate limiter unavailable .*Redis/);
+    const retryAfter = Number(refused.headers.get('retry-after'));
     expect(retryAfter).toBeGreaterThanOrEqual(1);
     expect(retryAfter).toBeLessThanOrEqual(5);
     // The tool did not run: nothing but the refusal came back.
-    expect(refused.content[0].text).not.toMatch(/"ok"/);
+    expect(JSON.stringify(refused.json)).not.toMatch(/ok/);
+
+    // A streaming call has answered 200 before its tool is charged: the same JSON-RPC error is
+    // the call's answer on the stream.
+    const streamed = await fetch(node.url, {
+      method: 'POST',
+      headers: {
+        'Content-Type': 'application/json',
+        Accept: 'application/json, text/event-stream',
+        ...who,
+      },
+      body: JSON.stringify(callBody(6, 'redis_echo')),
+    });
+    expect(streamed.headers.get('content-type')).toMatch(/text\/event-stream/);
+    const events = await streamed.text();
+    const answer = events
+      .split('\n')
+      .filter((line) => line.startsWith('data: '))
+      .map((line) => JSON.parse(line.slice(6)) as Record<string, unknown>)
+      .find((message) => message.id === 6);
+    expect(answer?.result).toBeUndefined();
+    expect(JSON.stringify(answer?.error)).toMatch(/Rate limiter unavailable .*Redis/);
 
     // The endpoint itself keeps answering; initialize is refused while its rate limiter (also on
     // Redis) cannot count it, so no session is opened.
     const ping = await rpc(node.url, { jsonrpc: '2.0', id: 3, method: 'ping' }, who);
     expect(ping.json).toEqual({ jsonrpc: '2.0', id: 3, result: {} });
     const init = await rpc(node.url, initializeBody(4), who);
-    expect(init.status).toBe(429);
+    expect(init.status).toBe(503);
+    expect(init.headers.get('retry-after')).toMatch(/^[1-5]$/);
     expect(JSON.stringify(init.json)).toMatch(/Rate limiter unavailable/i);
+    expect(JSON.stringify(init.json)).not.toMatch(/Too many/i);
+    expect(init.json?.id).toBe(4);
     expect(init.headers.get('mcp-session-id')).toBeNull();
 
     await redis.start();
@@ -123,4 +157,56 @@ describeWithRedisServer('a node whose Redis goes away and comes back', () => {
     expect(after.status).toBe(200);
     expect(after.json?.error).toBeUndefined();
   }, 20_000);
+
+  it('a stalled Redis answers 503 to initialize and tool calls within the limiter timeout; a real limit still answers 429', async () => {
+    const user = { Authorization: `Bearer r:stall:${randomBytes(6).toString('hex')}` };
+    // Every client's commands wait 3 s: past the limiter's 1 s timeout.
+    const paused = spawnSync(
+      'redis-cli',
+      ['-p', String(redis.port), 'CLIENT', 'PAUSE', '3000', 'ALL'],
+      { encoding: 'utf8', timeout: 5000 },
+    );
+    expect(paused.stdout.trim()).toBe('OK');
+    const resumed = new Promise((resolve) => setTimeout(resolve, 3000));
+    try {
+      const started = Date.now();
+      const init = await rpc(node.url, initializeBody(30), user);
+      const tool = await rpc(node.url, callBody(31, 'redis_echo'), user);
+      const took = Date.now() - started;
+      for (const [answer, id] of [
+        [init, 30],
+        [tool, 31],
+      ] as const) {
+        expect(answer.status).toBe(503);
+        expect(Number(answer.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+        expect(answer.json?.id).toBe(id);
+        expect((answer.json?.error as { message: string }).message).toMatch(
+          /^Rate limiter unavailable/,
+        );
+        expect(answer.json?.result).toBeUndefined();
+      }
+      expect(init.headers.get('mcp-session-id')).toBeNull();
+      // Each refusal within the limiter's 1 s timeout (plus scheduling on a loaded machine).
+      expect(took).toBeLessThan(2 * 1000 + 1000);
+    } finally {
+      await resumed;
+    }
+
+    // Redis answers again: the same user initializes; past the window's limit of 3 it is 429. (The
+    // refused initialize may count too: Redis ran its queued script once the stall ended.)
+    let first = await rpc(node.url, initializeBody(40), user);
+    for (let i = 0; i < 40 && first.status !== 200; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      first = await rpc(node.url, initializeBody(40), user);
+    }
+    expect(first.status).toBe(200);
+    let next = 41;
+    let limited = await rpc(node.url, initializeBody(next), user);
+    while (limited.status === 200 && next < 44)
+      limited = await rpc(node.url, initializeBody(++next), user);
+    expect(limited.status).toBe(429);
+    expect(JSON.stringify(limited.json)).toMatch(/Too many initialize requests/);
+    expect(JSON.stringify(limited.json)).not.toMatch(/unavailable/);
+    expect(Number(limited.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+  }, 30_000);
 });

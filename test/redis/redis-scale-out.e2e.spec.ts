@@ -116,6 +116,29 @@ describeWithRedis('two nodes sharing Redis behave as one', () => {
     expect(toolText(bob.json)).toEqual({ ok: true });
   });
 
+  it('charges a tool call of a session once (its charge goes out with the session check): the 60th request of the minute is the last served', async () => {
+    const dave = token('dave');
+    const session = { ...bearer(dave), 'Mcp-Session-Id': await openSession(a, dave) };
+    // initialize counted as the first of the principal's 60 requests; 59 tool calls follow.
+    for (let i = 0; i < 59; i++) {
+      const res = await rpc((i % 2 ? b : a).url, callBody(i, 'redis_echo'), session);
+      expect([i, toolText(res.json)]).toEqual([i, { ok: true }]);
+    }
+    const refused = await rpc(b.url, callBody(99, 'redis_echo'), session);
+    expect(JSON.stringify(refused.json)).toMatch(/Rate limit exceeded \(60 requests per 60s\)/);
+    expect(JSON.stringify(refused.json)).not.toMatch(/"ok"/);
+    // A call naming a session that does not exist is 404, and counted like any other request.
+    const erin = token('erin');
+    const unknown = { ...bearer(erin), 'Mcp-Session-Id': 'x'.repeat(32) };
+    expect((await rpc(a.url, callBody(1, 'redis_echo'), unknown)).status).toBe(404);
+    for (let i = 0; i < 59; i++) {
+      const res = await rpc((i % 2 ? b : a).url, callBody(i, 'redis_echo'), bearer(erin));
+      expect([i, toolText(res.json)]).toEqual([i, { ok: true }]);
+    }
+    const last = await rpc(a.url, callBody(60, 'redis_echo'), bearer(erin));
+    expect(JSON.stringify(last.json)).toMatch(/Rate limit exceeded/);
+  }, 30_000);
+
   it('serves a session created on A from B, only to its owner, and DELETE on B ends it on A', async () => {
     const carol = token('carol');
     const session = await openSession(a, carol);

@@ -120,6 +120,7 @@ export {
   PermissionDeniedError,
   PointerShapeError,
   RateLimitExceededError,
+  RateLimiterUnavailableError,
   RecursionLimitExceededError,
   SecurityBlockedError,
   ToolFilteredError,

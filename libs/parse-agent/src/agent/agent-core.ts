@@ -227,14 +227,50 @@ export class AgentCore implements AgentIdentity {
    * work (initialize, listings), so no method is a free way to load the server.
    */
   async consumeRateLimit(): Promise<void> {
-    await checkRateLimit(this.rateLimiter, this.rateLimitKey(), (error) =>
+    const prepaid = this.prepaid;
+    if (prepaid) {
+      // Charged already, while the transport checked the session (see prepayRateLimit).
+      this.prepaid = undefined;
+      await prepaid;
+    } else {
+      await this.chargeSharedLimiter();
+    }
+    // In-process windows: synchronous, and usually none at all.
+    for (const window of this.ownRateWindows) window.check();
+  }
+
+  /**
+   * Starts charging the next call to the shared limiter now, so a transport can overlap it with
+   * its own store round trip (the session check): with Redis both go out together, one round trip
+   * instead of two. The next `consumeRateLimit()` uses this charge instead of charging again; an
+   * agent holds at most one (undefined when it holds one already). The call it was taken for is
+   * counted even if it never runs (its session was unknown, its tool name wrong): call
+   * `dropPrepaid` with the returned promise once that request is answered.
+   */
+  prepayRateLimit(): Promise<void> | undefined {
+    if (this.prepaid) return undefined;
+    const charge = this.chargeSharedLimiter();
+    // Settled by whoever consumes it; a dropped one must not surface as unhandled.
+    charge.catch(() => undefined);
+    this.prepaid = charge;
+    return charge;
+  }
+
+  /** Forgets a prepaid charge no call consumed (the request ended before its tool ran). */
+  dropPrepaid(charge: Promise<void> | undefined): void {
+    if (charge && this.prepaid === charge) this.prepaid = undefined;
+  }
+
+  protected chargeSharedLimiter(): Promise<void> {
+    return checkRateLimit(this.rateLimiter, this.rateLimitKey(), (error) =>
       this.warn(
         `rate limiter failure: ${(error as Error)?.name ?? 'Error'}: ${(error as Error)?.message ?? String(error)}`,
       ),
     );
-    // In-process windows: synchronous, and usually none at all.
-    for (const window of this.ownRateWindows) window.check();
   }
+
+  /** A charge taken ahead of the call (prepayRateLimit), not yet consumed. */
+  protected prepaid?: Promise<void>;
 
   /** Operator-facing warnings: the services' sink, or stderr. */
   protected warn(message: string): void {

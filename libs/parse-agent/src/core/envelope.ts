@@ -38,7 +38,10 @@ export function failureFromError(error: unknown, toolName: string): FailureEnvel
     return { ...failure(error.message, error.errorCode), cancelled: true };
   }
   if (error instanceof RateLimitExceededError) {
-    return { ...failure(error.message, error.errorCode), retry_after: error.retryAfter };
+    return {
+      ...failure(error.message, error.errorCode, error.details),
+      retry_after: error.retryAfter,
+    };
   }
   if (error instanceof ParseAgentError) {
     // Text from an agent method or Parse Server is marked here, so every reader of the envelope

@@ -186,6 +186,30 @@ export class RateLimitExceededError extends ParseAgentError {
   }
 }
 
+/**
+ * The rate limiter cannot count calls right now (its store, Redis say, is unreachable or stalled,
+ * or the limiter itself failed), so calls are refused rather than run uncounted. Not "too many
+ * requests": the HTTP transport answers 503 with a Retry-After. Still a `rate_limited` refusal in
+ * the tool envelope (with `details.kind: 'limiter_unavailable'`), so in-process callers back off
+ * the same way.
+ */
+export class RateLimiterUnavailableError extends RateLimitExceededError {
+  constructor(
+    retryAfter: number,
+    limit: number,
+    window: number,
+    message = `Rate limiter unavailable (it could not count this call), so calls are refused for now. Retry after ${retryAfter.toFixed(1)}s`,
+  ) {
+    super(retryAfter, limit, window, message);
+  }
+  override get details(): Record<string, unknown> {
+    return { kind: LIMITER_UNAVAILABLE };
+  }
+}
+
+/** `details.kind` of a refusal because the rate limiter cannot count (see RateLimiterUnavailableError). */
+export const LIMITER_UNAVAILABLE = 'limiter_unavailable';
+
 export class RecursionLimitExceededError extends ParseAgentError {
   readonly errorCode = 'recursion_limit_exceeded';
   constructor(readonly depth: number) {

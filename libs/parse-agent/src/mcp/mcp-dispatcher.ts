@@ -7,6 +7,7 @@ import {
   AgentValidationError,
   InvalidQueryError,
   ParseAgentConfigError,
+  RateLimiterUnavailableError,
   SecurityBlockedError,
 } from '../core/errors';
 import type { ParseAgent } from '../agent/parse-agent';
@@ -35,7 +36,7 @@ import {
 } from './protocol.constants';
 import { withPreserializedJson } from './preserialized';
 import { serverInstructions } from './server-instructions';
-import { assertAuthorized, toCallToolResult } from './tool-call-result';
+import { assertAuthorized, assertLimiterAvailable, toCallToolResult } from './tool-call-result';
 
 export interface McpDispatcherOptions {
   /** Reported by `initialize`; defaults to this package's name and version. */
@@ -288,6 +289,7 @@ export class McpDispatcher {
       elicitation: call.elicitation,
     });
     assertAuthorized(envelope);
+    assertLimiterAvailable(envelope);
     const cancelled = agent.cancelled || signal.aborted;
     return toCallToolResult(envelope, {
       toolName: name,
@@ -324,6 +326,15 @@ export class McpDispatcher {
       return errorResponse(id, CODES.unauthorized, 'Unauthorized', 401);
     }
     if (error instanceof McpMethodError) return errorResponse(id, error.code, error.message);
+    if (error instanceof RateLimiterUnavailableError) {
+      // The limiter cannot count (its store is down): not "too many requests", so 503, not 429.
+      return {
+        kind: 'response',
+        status: 503,
+        message: { jsonrpc: '2.0', id, error: { code: CODES.serverBusy, message: error.message } },
+        headers: { 'Retry-After': String(Math.max(1, Math.ceil(error.retryAfter))) },
+      };
+    }
     if (error instanceof AgentValidationError) {
       return errorResponse(id, CODES.invalidParams, error.message);
     }

@@ -34,11 +34,11 @@ export interface JsonRpcNotification {
 /**
  * One item of a dispatch: zero or more notifications (e.g. notifications/progress) and then exactly
  * one terminal item, either a response (with the HTTP status the transport should use: 200, or 401
- * for Unauthorized) or `accepted` (the body was a notification or a client response: HTTP 202, no body).
+ * for Unauthorized, 503 when the rate limiter cannot count; `headers` to add, e.g. Retry-After) or `accepted` (the body was a notification or a client response: HTTP 202, no body).
  */
 export type DispatchMessage =
   | { kind: 'notification'; message: JsonRpcNotification }
-  | { kind: 'response'; status: number; message: JsonRpcResponse }
+  | { kind: 'response'; status: number; message: JsonRpcResponse; headers?: Record<string, string> }
   | { kind: 'accepted' };
 
 export interface DispatchLogger {

@@ -4,7 +4,7 @@ import { isRecord } from '../format/is-record';
 import { MAX_TOOL_RESPONSE_BYTES } from '../format/response-size-cap';
 import { McpMethodError } from './mcp-method-error';
 import { JSON_RPC_ERROR_CODES } from './protocol.constants';
-import { assertAuthorized, compactJson } from './tool-call-result';
+import { assertAuthorized, assertLimiterAvailable, compactJson } from './tool-call-result';
 
 /** `parse://<ClassName>[/schema|count|samples]`; the kind defaults to `schema`. */
 export const RESOURCE_URI_PATTERN =
@@ -137,6 +137,7 @@ export async function readResource(
   const [tool, args] = call[kind];
   const envelope = await agent.execute(tool, args, { signal: options.signal });
   assertAuthorized(envelope);
+  assertLimiterAvailable(envelope);
   if (!envelope.success) {
     // A slow or failing server is not the client's mistake: not "invalid params".
     const serverSide = SERVER_SIDE_FAILURES[envelope.error_code];

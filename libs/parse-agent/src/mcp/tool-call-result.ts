@@ -1,6 +1,10 @@
 import type { ToolEnvelope } from '../core/envelope';
 import { UNTRUSTED_WRAPPER_BYTES, unwrapUntrusted, wrapUntrusted } from '../core/untrusted-data';
-import { AgentUnauthorizedError } from '../core/errors';
+import {
+  AgentUnauthorizedError,
+  LIMITER_UNAVAILABLE,
+  RateLimiterUnavailableError,
+} from '../core/errors';
 import { isRecord } from '../format/is-record';
 import { serializedJsonOf } from '../format/serialized-json';
 import {
@@ -190,5 +194,20 @@ export function compactJson(value: unknown): string {
 export function assertAuthorized(envelope: ToolEnvelope): void {
   if (!envelope.success && envelope.error_code === 'unauthorized') {
     throw new AgentUnauthorizedError();
+  }
+}
+
+/**
+ * Throws RateLimiterUnavailableError when the call was refused because the rate limiter could not
+ * count it (its store is unreachable): not the client's fault nor a real limit, so the transport
+ * answers it as a JSON-RPC error with HTTP 503 and Retry-After instead of a tool result.
+ */
+export function assertLimiterAvailable(envelope: ToolEnvelope): void {
+  if (
+    !envelope.success &&
+    envelope.error_code === 'rate_limited' &&
+    envelope.details?.kind === LIMITER_UNAVAILABLE
+  ) {
+    throw new RateLimiterUnavailableError(envelope.retry_after ?? 1, 0, 0, envelope.error);
   }
 }

@@ -1,5 +1,5 @@
 import { DEFAULT_RATE_LIMIT, DEFAULT_RATE_WINDOW_SECONDS } from '../core/constants';
-import { RateLimitExceededError } from '../core/errors';
+import { RateLimitExceededError, RateLimiterUnavailableError } from '../core/errors';
 
 /**
  * Decides whether one more tool call may run now. Throw RateLimitExceededError to refuse; any other
@@ -16,7 +16,8 @@ export const RateLimiter = Symbol('RateLimiter');
 
 /**
  * Runs the limiter; a limiter that breaks for any reason other than a real limit refuses the call
- * with a randomized retry_after (1-5 s) so clients back off instead of hammering a broken store.
+ * (RateLimiterUnavailableError: HTTP answers 503, not 429) with a randomized retry_after (1-5 s)
+ * so clients back off instead of hammering a broken store.
  */
 export async function checkRateLimit(
   limiter: RateLimiter,
@@ -29,7 +30,7 @@ export async function checkRateLimit(
     if (error instanceof RateLimitExceededError) throw error;
     onFailure(error);
     const retryAfter = Math.round((1 + Math.random() * 4) * 100) / 100;
-    throw new RateLimitExceededError(
+    throw new RateLimiterUnavailableError(
       retryAfter,
       limiter.limit ?? DEFAULT_RATE_LIMIT,
       limiter.window ?? DEFAULT_RATE_WINDOW_SECONDS,

@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { DEFAULT_RATE_LIMIT, DEFAULT_RATE_WINDOW_SECONDS } from '../core/constants';
-import { RateLimitExceededError } from '../core/errors';
+import { RateLimitExceededError, RateLimiterUnavailableError } from '../core/errors';
 import type { RateLimiter } from '../ports/rate-limiter';
 import type { RedisConnection, RedisStoreLogger } from './redis-connection';
 import { RedisScript } from './redis-script';
@@ -27,17 +27,18 @@ redis.call('PEXPIRE', key, math.ceil(windowUs / 1000) + 1000)
 return {1, tostring(count + 1)}
 `);
 
-/** Refusal while the limiter's store is unreachable: a clear message, a randomized retry_after. */
-export class RateLimiterUnavailableError extends RateLimitExceededError {
-  constructor(retryAfter: number, limit: number, window: number) {
-    super(
-      retryAfter,
-      limit,
-      window,
-      `Rate limiter unavailable (its Redis store cannot be reached), so calls are refused for now. Retry after ${retryAfter.toFixed(1)}s`,
-    );
-  }
+/** Refusal while the limiter's Redis store is unreachable: a clear message, a randomized retry_after. */
+function redisUnavailable(retryAfter: number, limit: number, window: number) {
+  return new RateLimiterUnavailableError(
+    retryAfter,
+    limit,
+    window,
+    `Rate limiter unavailable (its Redis store cannot be reached), so calls are refused for now. Retry after ${retryAfter.toFixed(1)}s`,
+  );
 }
+
+// Kept importable from here (and from `nestjs-parse-agent/redis`), where it first lived.
+export { RateLimiterUnavailableError };
 
 export interface RedisRateLimiterOptions {
   limit?: number;
@@ -59,6 +60,15 @@ export class RedisRateLimiter implements RateLimiter {
   readonly window: number;
   protected readonly timeoutMs: number;
   protected lastWarnAt = 0;
+  protected readonly windowUs: number;
+  /**
+   * Members of the window's sorted set must be unique across calls, limiters and nodes: a random
+   * prefix per limiter and a counter, instead of random bytes drawn for every call.
+   */
+  protected readonly memberPrefix = `${randomBytes(9).toString('base64url')}.`;
+  protected members = 0;
+  /** Redis keys of recent principals (hashing each call's key costs more than the lookup). */
+  protected readonly keys = new Map<string, string>();
 
   constructor(
     protected readonly redis: RedisConnection,
@@ -73,6 +83,17 @@ export class RedisRateLimiter implements RateLimiter {
       throw new RangeError(`rate window must be positive seconds, got ${String(this.window)}`);
     }
     this.timeoutMs = options.timeoutMs ?? 1000;
+    this.windowUs = Math.round(this.window * 1_000_000);
+  }
+
+  protected keyOf(key: string): string {
+    let redisKey = this.keys.get(key);
+    if (redisKey === undefined) {
+      if (this.keys.size >= KEY_CACHE_SIZE) this.keys.clear();
+      redisKey = this.redis.key('rl', digest(key));
+      this.keys.set(key, redisKey);
+    }
+    return redisKey;
   }
 
   async check(key = 'default'): Promise<void> {
@@ -82,14 +103,14 @@ export class RedisRateLimiter implements RateLimiter {
       reply = await withTimeout(
         SLIDING_WINDOW.run(
           this.redis.client,
-          [this.redis.key('rl', digest(key))],
-          [this.limit, Math.round(this.window * 1_000_000), randomBytes(8).toString('base64url')],
+          [this.keyOf(key)],
+          [this.limit, this.windowUs, `${this.memberPrefix}${(this.members++).toString(36)}`],
         ),
         this.timeoutMs,
       );
     } catch (error) {
       this.reportOutage(error);
-      throw new RateLimiterUnavailableError(randomRetryAfter(), this.limit, this.window);
+      throw redisUnavailable(randomRetryAfter(), this.limit, this.window);
     }
     const [admitted, value] = reply as [number, string];
     if (admitted === 1) return;
@@ -107,6 +128,9 @@ export class RedisRateLimiter implements RateLimiter {
     );
   }
 }
+
+/** Principals whose Redis key is kept; past it the cache starts over. */
+const KEY_CACHE_SIZE = 10_000;
 
 function digest(key: string): string {
   return createHash('sha256').update(key).digest('base64url');

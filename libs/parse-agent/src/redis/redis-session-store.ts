@@ -83,7 +83,16 @@ return 1
 
 interface LocalSession extends McpSession {
   readonly end: Subject<void>;
+  /** When this node last refreshed the session's expiry in Redis (TOUCH). */
+  refreshedAt: number;
 }
+
+/**
+ * A session this node refreshed less than this long ago (or a tenth of the idle timeout, if less)
+ * is only read (one HGET of its owner) instead of refreshed: its Redis expiry and index scores lag
+ * by at most this much, a second against an idle timeout of minutes.
+ */
+const REFRESH_EVERY_MS = 1000;
 
 export interface RedisSessionStoreOptions {
   idleTimeoutMs: number;
@@ -180,6 +189,10 @@ export class RedisSessionStore implements SessionStore {
   async get(id: string, owner: string): Promise<McpSession | undefined> {
     if (!SESSION_ID.test(id)) return undefined;
     const now = Date.now();
+    const recent = this.local.get(id);
+    if (recent && recent.owner === owner && now - recent.refreshedAt < this.refreshEveryMs) {
+      return this.check(recent, now);
+    }
     let found: unknown;
     try {
       found = await TOUCH.run(
@@ -203,9 +216,37 @@ export class RedisSessionStore implements SessionStore {
     const held = this.local.get(id);
     if (held && held.owner === owner) {
       held.lastSeenAt = now;
+      held.refreshedAt = now;
       return held;
     }
     return this.remember(id, owner, undefined, Number(createdAt), now, elicit === '1');
+  }
+
+  /**
+   * A session this node refreshed a moment ago: only checks it still exists with its owner (it may
+   * have been ended on another node), one command instead of the refresh script.
+   */
+  protected async check(held: LocalSession, now: number): Promise<McpSession | undefined> {
+    let owner: string | null;
+    try {
+      owner = await this.redis.client.hget(this.sessionKey(held.id), 'owner');
+    } catch (error) {
+      this.options.logger?.warn(
+        `Redis session store unreachable (${(error as Error)?.message}); the session cannot be checked, answering 503.`,
+      );
+      throw new StoreUnavailableError('MCP session store', 1);
+    }
+    if (owner !== held.owner) {
+      // Gone in Redis (ended elsewhere): close what this node still holds.
+      this.endLocal(held.id);
+      return undefined;
+    }
+    held.lastSeenAt = now;
+    return held;
+  }
+
+  protected get refreshEveryMs(): number {
+    return Math.min(REFRESH_EVERY_MS, this.options.idleTimeoutMs / 10);
   }
 
   async delete(id: string): Promise<boolean> {
@@ -251,6 +292,7 @@ export class RedisSessionStore implements SessionStore {
       user,
       createdAt,
       lastSeenAt,
+      refreshedAt: lastSeenAt,
       elicitation,
       end,
       ended$: end.asObservable(),

@@ -40,6 +40,8 @@ export class EndpointDrain {
   protected draining?: Promise<void>;
   /** When a call last arrived during the drain (and was refused). */
   protected lastLateCall = 0;
+  /** 503 answers waiting for the listener to close (set while lingering). */
+  protected held?: Array<() => void>;
 
   constructor(protected readonly options: EndpointDrainOptions) {}
 
@@ -75,8 +77,13 @@ export class EndpointDrain {
       }
       this.shutdown$.next();
       await this.options.sessions.clear();
+      // From here late calls wait for their 503 until the listener is closed: a client waiting
+      // for an answer opens no new connection, so none sits in the kernel's accept queue (to be
+      // reset) at the instant the listener closes; those that reconnect then are refused cleanly.
+      this.held = [];
       await this.linger();
       await this.closeListener();
+      this.answerHeld();
     })();
     return this.draining;
   }
@@ -85,11 +92,21 @@ export class EndpointDrain {
   refuse(res: ServerResponse, id: JsonRpcId = null): boolean {
     if (!this.active) return false;
     this.lastLateCall = Date.now();
-    sendJsonRpcError(res, 503, SHUTTING_DOWN_CODE, SHUTTING_DOWN_MESSAGE, {
-      id,
-      headers: { Connection: 'close', 'Retry-After': '1' },
-    });
+    const answer = () =>
+      sendJsonRpcError(res, 503, SHUTTING_DOWN_CODE, SHUTTING_DOWN_MESSAGE, {
+        id,
+        headers: { Connection: 'close', 'Retry-After': '1' },
+      });
+    if (this.held) this.held.push(answer);
+    else answer();
     return true;
+  }
+
+  /** Late calls held during the linger (at most SHUTDOWN_LINGER_MAX_MS): answered now. */
+  protected answerHeld(): void {
+    const held = this.held ?? [];
+    this.held = undefined;
+    for (const answer of held) answer();
   }
 
   /** Waits until no late call has been refused for SHUTDOWN_LINGER_QUIET_MS (bounded). */
@@ -116,6 +133,8 @@ export class EndpointDrain {
       // net.Server's close: http.Server's would also close every connection without a request
       // parsed yet, including one just accepted whose request is on its way (a reset for it).
       netClose.call(server, done);
+      // Closed to new connections: the late calls held meanwhile get their 503 now.
+      this.answerHeld();
       // A connection accepted just now sends its request within a moment and gets the 503; those
       // left idle after that (kept-alive, nothing sent) are closed then.
       const idle = setTimeout(() => server.closeIdleConnections?.(), SHUTDOWN_IDLE_CLOSE_MS);

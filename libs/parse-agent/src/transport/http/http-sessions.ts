@@ -3,6 +3,7 @@ import type { ParseAgent } from '../../agent/parse-agent';
 import {
   AgentUnauthorizedError,
   RateLimitExceededError,
+  RateLimiterUnavailableError,
   StoreUnavailableError,
 } from '../../core/errors';
 import type { JsonRpcId } from '../../mcp/mcp-dispatcher.types';
@@ -42,7 +43,8 @@ export class HttpSessions {
   /**
    * Admits an initialize: the user it counts against (`mcp.userKey`, else derived from the agent),
    * charged to that user's initialize window. Undefined after answering: 401 when Parse rejects
-   * the session token, 503 when it cannot tell, 429 over the window.
+   * the session token, 503 when it cannot tell, 429 over the window, 503 when the window cannot be
+   * counted (its Redis store is down or stalled).
    */
   async admitInitialize(
     hostRequest: McpRequest,
@@ -184,7 +186,7 @@ export class HttpSessions {
     }
   }
 
-  /** Charges one initialize to the user's window; false after answering 429. */
+  /** Charges one initialize to the user's window; false after answering 429 (or 503, see sendRateRefusal). */
   protected async chargeInitialize(
     res: ServerResponse,
     user: string,
@@ -199,16 +201,36 @@ export class HttpSessions {
       return true;
     } catch (error) {
       if (!(error instanceof RateLimitExceededError)) throw error;
-      const retryAfter = Math.max(1, Math.ceil(error.retryAfter));
       const message =
-        error.constructor === RateLimitExceededError
-          ? `Too many initialize requests for this user (at most ${error.limit} per ${error.window}s): keep using an open session (Mcp-Session-Id) instead of starting new ones; retry after ${retryAfter}s.`
-          : error.message;
-      sendJsonRpcError(res, 429, -32000, message, {
-        id: requestId,
-        headers: { 'Retry-After': String(retryAfter) },
-      });
+        error instanceof RateLimiterUnavailableError
+          ? error.message
+          : `Too many initialize requests for this user (at most ${error.limit} per ${error.window}s): keep using an open session (Mcp-Session-Id) instead of starting new ones; retry after ${retryAfterSeconds(error)}s.`;
+      sendRateRefusal(res, error, requestId, message);
       return false;
     }
   }
+}
+
+/** Retry-After in whole seconds, at least 1. */
+function retryAfterSeconds(error: RateLimitExceededError): number {
+  return Math.max(1, Math.ceil(error.retryAfter));
+}
+
+/**
+ * Answers a rate-limit refusal: 429 "too many requests" for a real limit, 503 when the limiter
+ * could not count (RateLimiterUnavailableError: its store is unreachable or stalled, which is the
+ * server's state, not the client's rate). Both carry Retry-After and a JSON-RPC error (-32000)
+ * echoing the request's id.
+ */
+export function sendRateRefusal(
+  res: ServerResponse,
+  error: RateLimitExceededError,
+  requestId: JsonRpcId,
+  message = error.message,
+): void {
+  const status = error instanceof RateLimiterUnavailableError ? 503 : 429;
+  sendJsonRpcError(res, status, -32000, message, {
+    id: requestId,
+    headers: { 'Retry-After': String(retryAfterSeconds(error)) },
+  });
 }

@@ -64,7 +64,8 @@ export async function serveJsonCall(endpoint: HttpEndpoint, call: HttpCall): Pro
     await endpoint.sessions.delete(created.id);
     delete call.headers[RESPONSE_HEADER.sessionId];
   }
-  sendJson(res, terminal.status, terminal.message, call.headers);
+  const headers = terminal.headers ? { ...call.headers, ...terminal.headers } : call.headers;
+  sendJson(res, terminal.status, terminal.message, headers);
 }
 
 /**

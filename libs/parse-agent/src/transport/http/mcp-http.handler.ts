@@ -15,7 +15,7 @@ import {
   type HttpEndpoint,
   type McpHttpHandlerDependencies,
 } from './http-endpoint';
-import { HttpSessions } from './http-sessions';
+import { HttpSessions, sendRateRefusal } from './http-sessions';
 import { serveJsonCall } from './json-call';
 import { HEADER, RESPONSE_HEADER } from './mcp-http.constants';
 import { sendJson, sendJsonRpcError, sendUnauthorized } from './mcp-http-response';
@@ -145,12 +145,7 @@ export class McpHttpHandler implements McpTransport {
     // Methods that do work without running a tool count against the caller's rate limit too.
     const charging = isRequest ? chargeRequest(agent, body.method) : undefined;
     const refused = charging && (await charging);
-    if (refused) {
-      return sendJsonRpcError(res, 429, -32000, refused.message, {
-        id: bodyId,
-        headers: { 'Retry-After': String(Math.max(1, Math.ceil(refused.retryAfter))) },
-      });
-    }
+    if (refused) return sendRateRefusal(res, refused, bodyId);
 
     const headers: Record<string, string> = {};
     let session: McpSession | undefined;
@@ -160,6 +155,13 @@ export class McpHttpHandler implements McpTransport {
         if (!session) return;
         headers[RESPONSE_HEADER.sessionId] = session.id;
       } else {
+        // A tool call's rate charge goes out with the session check (one Redis round trip, not
+        // two in a row); it counts even if the session turns out unknown.
+        const prepaid =
+          isRequest && body.method === 'tools/call' && headerValue(req, HEADER.sessionId)
+            ? agent.prepayRateLimit()
+            : undefined;
+        if (prepaid) res.once('close', () => agent.dropPrepaid(prepaid));
         const resolved = await this.sessionLifecycle.resolve(req, res, owner, bodyId);
         if (resolved === false) return;
         session = resolved;
