@@ -12,6 +12,7 @@ import request from 'supertest';
 import {
   AgentUnauthorizedError,
   RateLimitExceededError,
+  RateLimiterUnavailableError,
   type RateLimiter,
 } from 'nestjs-parse-agent';
 import { startMcpTestApp, type McpTestApp } from './mcp-test-app';
@@ -499,9 +500,11 @@ describe('MCP endpoint: pre-auth rate limiter and streaming off', () => {
   let t: McpTestApp;
   let allowed = 2;
   let factoryCalls = 0;
+  let storeDown: Error | undefined;
   const limiter: RateLimiter = {
     check: (key?: string) => {
       expect(key).toMatch(/^mcp:/);
+      if (storeDown) throw storeDown;
       if (allowed-- <= 0) throw new RateLimitExceededError(2.2, 2, 60);
     },
   };
@@ -528,6 +531,26 @@ describe('MCP endpoint: pre-auth rate limiter and streaming off', () => {
     expect(malformed.status).toBe(429);
     expect(factoryCalls).toBe(2);
     allowed = 100;
+  });
+
+  it('answers 503, not 429, when the limiter cannot count (its store down or failing)', async () => {
+    const server = t.app.getHttpServer();
+    const before = factoryCalls;
+    for (const failure of [
+      new RateLimiterUnavailableError(3, 2, 60),
+      new Error('ECONNREFUSED 127.0.0.1:6379'),
+    ]) {
+      storeDown = failure;
+      const res = await request(server).post('/mcp').set(JSON_HEADERS).send(ping);
+      expect(res.status).toBe(503);
+      expect(Number(res.headers['retry-after'])).toBeGreaterThan(0);
+      expect(res.body).toEqual(err(-32000, 'Service Unavailable: rate limiter unavailable'));
+      // The store's own error text never reaches the client.
+      expect(JSON.stringify(res.body)).not.toContain('6379');
+    }
+    storeDown = undefined;
+    expect(factoryCalls).toBe(before);
+    expect((await request(server).post('/mcp').set(JSON_HEADERS).send(ping)).status).toBe(200);
   });
 
   it('with streaming off: GET is 405 and an SSE Accept still gets JSON', async () => {

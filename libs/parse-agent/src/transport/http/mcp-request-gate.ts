@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { RateLimitExceededError, RateLimiterUnavailableError } from '../../core/errors';
 import { SUPPORTED_PROTOCOL_VERSIONS } from '../../mcp/protocol.constants';
 import { McpBodyReader } from './mcp-body-reader';
 import {
@@ -115,9 +116,22 @@ export class McpRequestGate {
         await limiter.check(`mcp:${req.ip ?? req.socket?.remoteAddress ?? 'unknown'}`);
       } catch (error) {
         const retryAfter = Number((error as { retryAfter?: unknown })?.retryAfter);
-        sendJsonRpcError(res, 429, -32000, 'Too Many Requests', {
-          headers: retryAfter > 0 ? { 'Retry-After': String(Math.ceil(retryAfter)) } : {},
-        });
+        // Over the limit is 429; a limiter that could not count (its store down, or any other
+        // failure) is 503: refused all the same, but not the caller's doing.
+        const limited =
+          error instanceof RateLimitExceededError &&
+          !(error instanceof RateLimiterUnavailableError);
+        sendJsonRpcError(
+          res,
+          limited ? 429 : 503,
+          -32000,
+          limited ? 'Too Many Requests' : 'Service Unavailable: rate limiter unavailable',
+          {
+            headers: {
+              'Retry-After': String(retryAfter > 0 ? Math.ceil(retryAfter) : limited ? 1 : 2),
+            },
+          },
+        );
         return undefined;
       }
     }
