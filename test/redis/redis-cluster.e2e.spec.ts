@@ -4,14 +4,7 @@ import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { unwrapUntrusted, type ToolContext } from 'nestjs-parse-agent';
 import { randomBytes } from 'node:crypto';
 import { testParseConnection } from '../harness/parse-rest';
-import {
-  delay,
-  eventually,
-  messagesOf,
-  openSsePost,
-  progressOf,
-  type SseEvent,
-} from '../mcp/mcp-test-app';
+import { delay, eventually, messagesOf, openSsePost, progressOf } from '../mcp/mcp-test-app';
 import {
   redisClusterToolsInstalled,
   startLocalRedisCluster,
@@ -20,6 +13,7 @@ import {
 import {
   callBody,
   initializeBody,
+  killMidStreamAndResume,
   rpc,
   runKeyPrefix,
   startHoldingParseProxy,
@@ -578,37 +572,12 @@ describeWithCluster('a streaming call whose node is killed, on a Redis Cluster',
       'Mcp-Session-Id': init.headers.get('mcp-session-id')!,
       ...protocol,
     };
-    const call = await openSsePost(
-      a.url,
-      {
-        jsonrpc: '2.0',
-        id: 41,
-        method: 'tools/call',
-        params: { name: 'endless_steps', arguments: {}, _meta: { progressToken: 'p41' } },
-      },
-      headers,
-    );
-    expect(call.status).toBe(200);
-    const before: SseEvent[] = [];
-    for (let event = await call.next(); event; event = await call.next()) {
-      before.push(event);
-      if (progressOf(before).length === 2) break;
-    }
-    call.abort();
-    const lastEventId = [...before].reverse().find((e) => e.id)!.id!;
-    await delay(250); // A stores a few more steps nobody has seen yet
-    await a.kill();
-
-    const started = Date.now();
-    const resumed = await openSsePost(
-      b.url,
-      undefined,
-      { ...headers, 'Last-Event-ID': lastEventId },
-      'GET',
-    );
-    expect(resumed.status).toBe(200);
-    const after = await resumed.rest(); // ends by itself
-    const elapsed = Date.now() - started;
+    const {
+      before,
+      after,
+      lastEventId,
+      elapsedMs: elapsed,
+    } = await killMidStreamAndResume(a, b, headers);
 
     const steps = [...progressOf(before), ...progressOf(after)];
     expect(steps.length).toBeGreaterThan(2);

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { delay, messagesOf, openSsePost, progressOf, type SseEvent } from '../mcp/mcp-test-app';
 import {
   initializeBody,
+  killMidStreamAndResume,
   redisReachable,
   rpc,
   runKeyPrefix,
@@ -51,37 +52,12 @@ describeWithRedis('a streaming call whose node is killed (SIGKILL)', () => {
       'Mcp-Session-Id': init.headers.get('mcp-session-id')!,
       'MCP-Protocol-Version': '2025-11-25',
     };
-    const call = await openSsePost(
-      a.url,
-      {
-        jsonrpc: '2.0',
-        id: 41,
-        method: 'tools/call',
-        params: { name: 'endless_steps', arguments: {}, _meta: { progressToken: 'p41' } },
-      },
-      headers,
-    );
-    expect(call.status).toBe(200);
-    const before: SseEvent[] = [];
-    for (let event = await call.next(); event; event = await call.next()) {
-      before.push(event);
-      if (progressOf(before).length === 2) break;
-    }
-    call.abort();
-    const lastEventId = [...before].reverse().find((e) => e.id)!.id!;
-    await delay(250); // A stores a few more steps nobody has seen yet
-    await a.kill();
-
-    const started = Date.now();
-    const resumed = await openSsePost(
-      b.url,
-      undefined,
-      { ...headers, 'Last-Event-ID': lastEventId },
-      'GET',
-    );
-    expect(resumed.status).toBe(200);
-    const after = await resumed.rest(); // ends by itself
-    const elapsed = Date.now() - started;
+    const {
+      before,
+      after,
+      lastEventId,
+      elapsedMs: elapsed,
+    } = await killMidStreamAndResume(a, b, headers);
 
     // Every step A stored, once and in order, across both connections.
     const steps = [...progressOf(before), ...progressOf(after)];

@@ -21,6 +21,7 @@ import {
 import { PromptRegistry } from 'nestjs-parse-agent/mcp/prompt-registry';
 import { findFreePort } from '../../src/embedded/free-port';
 import { testParseConnection } from '../harness/parse-rest';
+import { delay, openSsePost, progressOf, type SseEvent } from '../mcp/mcp-test-app';
 
 /** The Redis the suites share: TEST_REDIS_URL, else the service on these machines. */
 export const SHARED_REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -409,4 +410,58 @@ export async function startNodeProcess(options: {
       await exited;
     },
   };
+}
+
+/** What a client saw of a streaming call whose node was killed under it, and of its resume. */
+export interface KilledMidStream {
+  /** Events read from the dying node before the client dropped its stream. */
+  before: SseEvent[];
+  /** Everything the resume on the other node sent, to the end of its stream. */
+  after: SseEvent[];
+  lastEventId: string;
+  /** From the resume's request to its stream's end. */
+  elapsedMs: number;
+}
+
+/**
+ * Starts `endless_steps` (request id 41, progress token p41) on `dying` with the session's
+ * `headers`, reads two steps, drops the stream, lets `dying` store a few more steps nobody saw,
+ * SIGKILLs it, then resumes with `Last-Event-ID` on `other` and reads to the end.
+ */
+export async function killMidStreamAndResume(
+  dying: NodeProcess,
+  other: { url: string },
+  headers: Record<string, string>,
+): Promise<KilledMidStream> {
+  const call = await openSsePost(
+    dying.url,
+    {
+      jsonrpc: '2.0',
+      id: 41,
+      method: 'tools/call',
+      params: { name: 'endless_steps', arguments: {}, _meta: { progressToken: 'p41' } },
+    },
+    headers,
+  );
+  if (call.status !== 200) throw new Error(`the call answered ${call.status}`);
+  const before: SseEvent[] = [];
+  for (let event = await call.next(); event; event = await call.next()) {
+    before.push(event);
+    if (progressOf(before).length === 2) break;
+  }
+  call.abort();
+  const lastEventId = [...before].reverse().find((e) => e.id)!.id!;
+  await delay(250);
+  await dying.kill();
+
+  const started = Date.now();
+  const resumed = await openSsePost(
+    other.url,
+    undefined,
+    { ...headers, 'Last-Event-ID': lastEventId },
+    'GET',
+  );
+  if (resumed.status !== 200) throw new Error(`the resume answered ${resumed.status}`);
+  const after = await resumed.rest(); // ends by itself
+  return { before, after, lastEventId, elapsedMs: Date.now() - started };
 }
