@@ -24,6 +24,9 @@ import {
   type NodeProcess,
   type RedisNode,
   type RoundRobinProxy,
+  registerSteppingTool,
+  STEP_MS,
+  STEPS,
 } from './redis-nodes';
 
 const installed = redisClusterToolsInstalled();
@@ -34,9 +37,6 @@ if (!installed) {
   );
 }
 const describeWithCluster = installed ? describe : describe.skip;
-
-const STEPS = 6;
-const STEP_MS = 150;
 
 interface Runs {
   started: number;
@@ -72,23 +72,7 @@ function addTools(node: RedisNode, runs: Runs): void {
       return { confirmed: outcome.confirmed };
     },
   });
-  node.tools.register({
-    name: 'cluster_steps',
-    description: 'Reports progress step by step, then answers (no Parse request).',
-    clientSafe: true,
-    handler: async (_args, ctx: ToolContext) => {
-      runs.started++;
-      for (let step = 1; step <= STEPS; step++) {
-        await delay(STEP_MS);
-        if (ctx.signal?.aborted) {
-          runs.aborted++;
-          throw new Error('aborted');
-        }
-        ctx.reportProgress({ progress: step, total: STEPS, message: `step ${step}` });
-      }
-      return { steps: STEPS };
-    },
-  });
+  registerSteppingTool(node, 'cluster_steps', runs);
 }
 
 const token = (label: string) => `r:${label}:${randomBytes(6).toString('hex')}`;

@@ -17,6 +17,7 @@ import {
   ToolRegistry,
   type McpEndpointOptions,
   type ParseAgentModuleOptions,
+  type ToolContext,
 } from 'nestjs-parse-agent';
 import { PromptRegistry } from 'nestjs-parse-agent/mcp/prompt-registry';
 import { findFreePort } from '../../src/embedded/free-port';
@@ -464,4 +465,36 @@ export async function killMidStreamAndResume(
   if (resumed.status !== 200) throw new Error(`the resume answered ${resumed.status}`);
   const after = await resumed.rest(); // ends by itself
   return { before, after, lastEventId, elapsedMs: Date.now() - started };
+}
+
+/** A streaming call's length in the resume suites: `STEPS` progress steps, one every `STEP_MS`. */
+export const STEPS = 6;
+export const STEP_MS = 150;
+
+/**
+ * Registers `name` on `node`: reports progress STEPS times, a step every STEP_MS, then answers
+ * `{ steps: STEPS }` (no Parse request); counts its runs and the runs its signal aborted.
+ */
+export function registerSteppingTool(
+  node: Pick<RedisNode, 'tools'>,
+  name: string,
+  runs: { started: number; aborted: number },
+): void {
+  node.tools.register({
+    name,
+    description: 'Reports progress step by step, then answers (no Parse request).',
+    clientSafe: true,
+    handler: async (_args, ctx: ToolContext) => {
+      runs.started++;
+      for (let step = 1; step <= STEPS; step++) {
+        await delay(STEP_MS);
+        if (ctx.signal?.aborted) {
+          runs.aborted++;
+          throw new Error('aborted');
+        }
+        ctx.reportProgress({ progress: step, total: STEPS, message: `step ${step}` });
+      }
+      return { steps: STEPS };
+    },
+  });
 }

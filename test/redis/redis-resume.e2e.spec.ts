@@ -1,6 +1,6 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { unwrapUntrusted, type ToolContext } from 'nestjs-parse-agent';
+import { unwrapUntrusted } from 'nestjs-parse-agent';
 import { randomBytes } from 'node:crypto';
 import { delay, messagesOf, openSsePost, progressOf, type SseEvent } from '../mcp/mcp-test-app';
 import {
@@ -8,12 +8,15 @@ import {
   initializeBody,
   redisReachable,
   redisServerInstalled,
+  registerSteppingTool,
   rpc,
   runKeyPrefix,
   SHARED_REDIS_URL,
   startOwnRedis,
   startRedisNode,
   startRoundRobinProxy,
+  STEP_MS,
+  STEPS,
   type OwnRedis,
   type RedisNode,
 } from './redis-nodes';
@@ -26,30 +29,6 @@ if (!available) {
   );
 }
 const describeWithRedis = available ? describe : describe.skip;
-
-const STEPS = 6;
-const STEP_MS = 150;
-
-/** Reports progress STEPS times, a step every STEP_MS, then answers; counts its runs and aborts. */
-function addTools(node: RedisNode, runs: { started: number; aborted: number }): void {
-  node.tools.register({
-    name: 'resume_steps',
-    description: 'Reports progress step by step, then answers (no Parse request).',
-    clientSafe: true,
-    handler: async (_args, ctx: ToolContext) => {
-      runs.started++;
-      for (let step = 1; step <= STEPS; step++) {
-        await delay(STEP_MS);
-        if (ctx.signal?.aborted) {
-          runs.aborted++;
-          throw new Error('aborted');
-        }
-        ctx.reportProgress({ progress: step, total: STEPS, message: `step ${step}` });
-      }
-      return { steps: STEPS };
-    },
-  });
-}
 
 const token = (label: string) => `r:${label}:${randomBytes(6).toString('hex')}`;
 const bearer = (t: string) => ({ Authorization: `Bearer ${t}` });
@@ -69,8 +48,8 @@ describeWithRedis('resumable streams across two nodes sharing Redis', () => {
     const mcp = { resumable: true, heartbeatIntervalMs: 10_000 };
     a = await startRedisNode({ redisUrl, keyPrefix, mcp });
     b = await startRedisNode({ redisUrl, keyPrefix, mcp });
-    addTools(a, runs);
-    addTools(b, runs);
+    registerSteppingTool(a, 'resume_steps', runs);
+    registerSteppingTool(b, 'resume_steps', runs);
   });
   afterAll(async () => {
     await a?.close();
