@@ -2,7 +2,12 @@ import { rmSync } from 'node:fs';
 import { connect } from 'node:net';
 import { randomBytes } from 'node:crypto';
 import { messagesOf, openSsePost, progressOf, type SseEvent } from '../mcp/mcp-test-app';
-import { rpc, startNodeProcess, type NodeProcess } from '../redis/redis-nodes';
+import {
+  openSession as openSessionAt,
+  rpc,
+  startNodeProcess,
+  type NodeProcess,
+} from '../redis/redis-nodes';
 import {
   haproxyConfig,
   installed,
@@ -121,29 +126,8 @@ describeOnHosts('separate hosts behind HAProxy (network namespaces)', () => {
     if (config) rmSync(config, { force: true });
   }, 30_000);
 
-  async function openSession(elicitation = false) {
-    const who = token();
-    const init = await rpc(
-      lb,
-      {
-        jsonrpc: '2.0',
-        id: 1,
-        method: 'initialize',
-        params: {
-          protocolVersion: '2025-11-25',
-          capabilities: elicitation ? { elicitation: {} } : {},
-          clientInfo: { name: 'hosts-suite', version: '1.0.0' },
-        },
-      },
-      bearer(who),
-    );
-    expect(init.status).toBe(200);
-    return {
-      ...bearer(who),
-      'Mcp-Session-Id': init.headers.get('mcp-session-id')!,
-      'MCP-Protocol-Version': '2025-11-25',
-    };
-  }
+  const openSession = (elicitation = false) =>
+    openSessionAt(lb, token(), { elicitation, client: 'hosts-suite' });
 
   it('a session opened through one node works through every other', async () => {
     const headers = await openSession();

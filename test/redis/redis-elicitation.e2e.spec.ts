@@ -7,6 +7,7 @@ import {
   SHARED_REDIS_URL,
   startRedisNode,
   type RedisNode,
+  openSession as openSessionAt,
 } from './redis-nodes';
 import { unwrapUntrusted, type ToolContext } from 'nestjs-parse-agent';
 
@@ -19,7 +20,6 @@ if (!available) {
 const describeWithRedis = available ? describe : describe.skip;
 
 const token = () => `e:${randomBytes(6).toString('hex')}`;
-const bearer = (t: string) => ({ Authorization: `Bearer ${t}` });
 
 type Stream = Awaited<ReturnType<typeof openSsePost>>;
 
@@ -95,28 +95,8 @@ describeWithRedis('confirmations (elicitation) across two nodes sharing Redis', 
     await b?.close();
   });
 
-  async function openSession(node: RedisNode, who: string, elicitation: boolean) {
-    const init = await rpc(
-      node.url,
-      {
-        jsonrpc: '2.0',
-        id: 1,
-        method: 'initialize',
-        params: {
-          protocolVersion: '2025-11-25',
-          capabilities: elicitation ? { elicitation: {} } : {},
-          clientInfo: { name: 'elicit-suite', version: '1.0.0' },
-        },
-      },
-      bearer(who),
-    );
-    expect(init.status).toBe(200);
-    return {
-      ...bearer(who),
-      'Mcp-Session-Id': init.headers.get('mcp-session-id')!,
-      'MCP-Protocol-Version': '2025-11-25',
-    };
-  }
+  const openSession = (node: RedisNode, who: string, elicitation: boolean) =>
+    openSessionAt(node.url, who, { elicitation, client: 'elicit-suite' });
 
   const call = (node: RedisNode, headers: Record<string, string>, id: number) =>
     openSsePost(

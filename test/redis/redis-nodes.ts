@@ -317,16 +317,38 @@ export async function rpc(
   };
 }
 
-export const initializeBody = (id: number | string = 1) => ({
+export const initializeBody = (
+  id: number | string = 1,
+  options: { elicitation?: boolean; client?: string } = {},
+) => ({
   jsonrpc: '2.0',
   id,
   method: 'initialize',
   params: {
     protocolVersion: '2025-11-25',
-    capabilities: {},
-    clientInfo: { name: 'redis-suite', version: '1.0.0' },
+    capabilities: options.elicitation ? { elicitation: {} } : {},
+    clientInfo: { name: options.client ?? 'redis-suite', version: '1.0.0' },
   },
 });
+
+/**
+ * Initializes a session at `url` as the bearer `token` (declaring elicitation when asked) and
+ * returns the headers its later requests carry. Fails unless initialize answered 200.
+ */
+export async function openSession(
+  url: string,
+  token: string,
+  options: { elicitation?: boolean; client?: string } = {},
+): Promise<Record<string, string>> {
+  const auth = { Authorization: `Bearer ${token}` };
+  const init = await rpc(url, initializeBody(1, options), auth);
+  if (init.status !== 200) throw new Error(`initialize answered ${init.status}`);
+  return {
+    ...auth,
+    'Mcp-Session-Id': init.headers.get('mcp-session-id')!,
+    'MCP-Protocol-Version': '2025-11-25',
+  };
+}
 
 export const callBody = (
   id: number | string,
