@@ -73,6 +73,7 @@ const BENCHES = [
   'ab.js',
   'fastify.js',
   'tokens.js',
+  'profile.js',
   ...(redisUp ? ['redis.js'] : []),
   // Starts its own redis-server on a free port; skipped with bench:redis when no Redis runs here.
   ...(redisUp ? ['redis-cost.js'] : []),
@@ -197,6 +198,19 @@ describe('every bench runs in smoke mode (BENCH_SMOKE=1)', () => {
     },
     200_000,
   );
+
+  it('bench:profile: a CPU profile of query_class, its time grouped by place, the library among them', async () => {
+    const out = lastJson((await smoke('profile.js')).stdout) as {
+      tool: string;
+      cpuPerCallMs: number;
+      busyMs: number;
+      places: Record<string, number>;
+    };
+    expect(out.tool).toBe('query_class');
+    expect(out.cpuPerCallMs).toBeGreaterThan(0);
+    expect(out.busyMs).toBeGreaterThan(0);
+    expect(Object.keys(out.places).some((place) => place.startsWith('lib/'))).toBe(true);
+  }, 200_000);
 
   it('bench:fastify: query_class and a no-I/O call on Express and on Fastify, no errors', async () => {
     const { stdout } = await smoke('fastify.js');

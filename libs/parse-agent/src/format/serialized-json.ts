@@ -14,13 +14,30 @@ export interface SerializedJson {
 
 /** `bytes` is the UTF-8 length of `json`, which the formatter counted while building it. */
 export function withJsonText<T extends object>(value: T, json: string, bytes: number): T {
-  const serialized: SerializedJson = { json, bytes };
+  const serialized: { text?: SerializedJson } = { text: { json, bytes } };
   Object.defineProperty(value, JSON_TEXT, { value: serialized, enumerable: false });
   return Object.freeze(value);
 }
 
-export function serializedJsonOf(value: unknown): SerializedJson | undefined {
+function holder(value: unknown): { text?: SerializedJson } | undefined {
   return value !== null && typeof value === 'object'
-    ? ((value as Record<symbol, unknown>)[JSON_TEXT] as SerializedJson | undefined)
+    ? ((value as Record<symbol, unknown>)[JSON_TEXT] as { text?: SerializedJson } | undefined)
     : undefined;
+}
+
+/** The text the formatter attached, if it is still there. */
+export function serializedJsonOf(value: unknown): SerializedJson | undefined {
+  return holder(value)?.text;
+}
+
+/**
+ * The attached text, which the value then lets go of: the MCP layer builds the response from it
+ * once, and the value (which hooks and events may keep) no longer holds a copy of every row.
+ * Without it, the value is serialized again.
+ */
+export function takeSerializedJson(value: unknown): SerializedJson | undefined {
+  const held = holder(value);
+  const text = held?.text;
+  if (held) held.text = undefined;
+  return text;
 }

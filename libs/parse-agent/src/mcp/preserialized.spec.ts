@@ -1,4 +1,4 @@
-import { stringifyJsonRpc, withPreserializedJson } from './preserialized';
+import { stringifyJsonRpc, withPreserializedJson, withPreserializedText } from './preserialized';
 
 describe('preserialized JSON-RPC results', () => {
   it('produces exactly what JSON.stringify would, reusing the cached result text', () => {
@@ -15,6 +15,29 @@ describe('preserialized JSON-RPC results', () => {
     }
     expect(Object.isFrozen(result)).toBe(true);
     expect(Object.keys(result)).toEqual(['tools']);
+  });
+
+  it('keeps a shared result text for every request', () => {
+    const result = withPreserializedJson({ tools: [] });
+    const first = stringifyJsonRpc({ jsonrpc: '2.0', id: 1, result });
+    expect(stringifyJsonRpc({ jsonrpc: '2.0', id: 1, result })).toBe(first);
+  });
+
+  it("sends a call result's own text once, then lets go of it and serializes the object", () => {
+    const value = { content: [{ type: 'text', text: 'rows' }], isError: false };
+    // Spaced differently from JSON.stringify, so the test sees which text was used.
+    const result = withPreserializedText(
+      value,
+      '{ "content": [{"type":"text","text":"rows"}], "isError": false }',
+    );
+    const message = { jsonrpc: '2.0', id: 3, result };
+    expect(stringifyJsonRpc(message)).toBe(
+      '{"jsonrpc":"2.0","id":3,"result":{ "content": [{"type":"text","text":"rows"}], "isError": false }}',
+    );
+    // Sent again (a resumed stream replaying a stored message): the same JSON, built from the object.
+    expect(stringifyJsonRpc(message)).toBe(JSON.stringify(message));
+    expect(JSON.parse(stringifyJsonRpc(message))).toEqual(JSON.parse(JSON.stringify(message)));
+    expect(Object.isFrozen(result)).toBe(true);
   });
 
   it('falls back to JSON.stringify for ordinary messages and errors', () => {

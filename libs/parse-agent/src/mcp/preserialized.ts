@@ -1,24 +1,45 @@
 /**
- * Results that are the same for many requests (a tools list) carry their JSON text, computed once,
- * so transports need not serialize them again for every request.
+ * Results carrying their JSON text, so transports need not serialize them again: a tools list,
+ * the same for many requests (computed once, reused), or one call's result, whose text was built
+ * from pieces the formatter had already serialized (sent once, then dropped).
  */
 const PRESERIALIZED = Symbol.for('nestjs-parse-agent.preserialized');
 
-export function withPreserializedJson<T extends object>(value: T): T {
-  Object.defineProperty(value, PRESERIALIZED, { value: JSON.stringify(value), enumerable: false });
-  return Object.freeze(value);
+interface Preserialized {
+  json: string | undefined;
+  /** False: the text belongs to one response and is dropped once it has been taken. */
+  reusable: boolean;
 }
 
-/** Like withPreserializedJson, with JSON text the caller already built for `value`. */
+export function withPreserializedJson<T extends object>(value: T): T {
+  return attach(value, { json: JSON.stringify(value), reusable: true });
+}
+
+/**
+ * Like withPreserializedJson, with JSON text the caller already built for `value`, for one
+ * response: the first stringifyJsonRpc takes the text and the value lets go of it. Under load a
+ * result is held by promises and frames that are older than it (they waited for Parse), and an
+ * old object keeps what it points at through every young collection until the next full one:
+ * the text (the size of every row, twice) would be copied and promoted after the answer was
+ * already written. A later stringify of the same value serializes the object itself, which gives
+ * the same text.
+ */
 export function withPreserializedText<T extends object>(value: T, json: string): T {
-  Object.defineProperty(value, PRESERIALIZED, { value: json, enumerable: false });
+  return attach(value, { json, reusable: false });
+}
+
+function attach<T extends object>(value: T, text: Preserialized): T {
+  Object.defineProperty(value, PRESERIALIZED, { value: text, enumerable: false });
   return Object.freeze(value);
 }
 
 function preserialized(value: unknown): string | undefined {
-  return value !== null && typeof value === 'object'
-    ? ((value as Record<symbol, unknown>)[PRESERIALIZED] as string | undefined)
-    : undefined;
+  if (value === null || typeof value !== 'object') return undefined;
+  const text = (value as Record<symbol, Preserialized | undefined>)[PRESERIALIZED];
+  if (!text) return undefined;
+  const json = text.json;
+  if (!text.reusable) text.json = undefined;
+  return json;
 }
 
 /** JSON.stringify for JSON-RPC messages, reusing a preserialized `result` when there is one. */

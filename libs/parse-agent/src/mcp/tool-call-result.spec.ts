@@ -1,6 +1,8 @@
 import { AgentUnauthorizedError, AgentValidationError, quotingUntrusted } from '../core/errors';
 import { failure, failureFromError, success } from '../core/envelope';
+import { buildNextCall, formatQueryResult } from '../format/query-result';
 import { MAX_TOOL_RESPONSE_BYTES } from '../format/response-size-cap';
+import { serializedJsonOf } from '../format/serialized-json';
 import { assertAuthorized, toCallToolResult, unwrapUntrusted } from './tool-call-result';
 
 const rows = (count: number, bodyChars: number) =>
@@ -11,6 +13,24 @@ const rows = (count: number, bodyChars: number) =>
   }));
 
 describe('toCallToolResult', () => {
+  it("takes the formatter's text from the data once: the data lets go of it, a second result is the same", () => {
+    const data = formatQueryResult({
+      className: 'Post',
+      results: rows(5, 10),
+      limit: 5,
+      skip: 0,
+      nextCall: buildNextCall({ className: 'Post', limit: 5, skip: 0 }),
+    });
+    expect(serializedJsonOf(data)).toBeDefined();
+    const options = { toolName: 'query_class', outputSchema: { type: 'object' as const } };
+    const first = toCallToolResult(success(data), options);
+    expect(serializedJsonOf(data)).toBeUndefined();
+    const second = toCallToolResult(success(data), options);
+    expect(unwrapUntrusted(second.content[0].text)).toBe(unwrapUntrusted(first.content[0].text));
+    expect(JSON.parse(unwrapUntrusted(first.content[0].text))).toEqual(data);
+    expect(second.structuredContent).toBe(data);
+  });
+
   it('sends data as compact JSON text', () => {
     const result = toCallToolResult(success({ count: 3 }), {
       toolName: 'count_objects',

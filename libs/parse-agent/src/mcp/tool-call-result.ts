@@ -6,7 +6,7 @@ import {
   RateLimiterUnavailableError,
 } from '../core/errors';
 import { isRecord } from '../format/is-record';
-import { serializedJsonOf } from '../format/serialized-json';
+import { takeSerializedJson } from '../format/serialized-json';
 import {
   capQueryResult,
   MAX_TOOL_RESPONSE_BYTES,
@@ -105,7 +105,7 @@ export function toCallToolResult(
   const budget = wrap ? maxBytes - UNTRUSTED_WRAPPER_BYTES : maxBytes;
   const data = envelope.data;
   // Data the formatter serialized arrives with its text and size; anything else is measured here.
-  const serialized = serializedJsonOf(data);
+  const serialized = takeSerializedJson(data);
   let json = serialized?.json ?? compactJson(data);
   let sent: unknown = data;
   if ((serialized?.bytes ?? Buffer.byteLength(json, 'utf8')) > budget) {

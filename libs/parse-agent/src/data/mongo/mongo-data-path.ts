@@ -22,6 +22,7 @@ import type { MongoPrincipalResolver, Principals } from './mongo-principals';
 import type { MongoClassSchema, MongoSchemaCache } from './mongo-schema';
 import { SEARCH_SCORE_FIELD, searchPipeline } from './mongo-search';
 import { aclMatchStage, storageViewStage } from './mongo-storage';
+import { handOverRows } from '../handed-over-rows';
 
 /** MongoDB stopped the operation at its `maxTimeMS` (wire: `timeout`). */
 export class MongoTimeLimitError extends ParseAgentError {
@@ -223,7 +224,7 @@ export class MongoDataPath implements DataPath {
     const pipeline = await this.build(className, stages, 'find', signal);
     const schema = await this.schema(className);
     const rows = await this.run(className, pipeline, { signal });
-    return rows.map((row) => restShape(row, schema));
+    return handOverRows(rows.map((row) => restShape(row, schema)));
   }
 
   async get(

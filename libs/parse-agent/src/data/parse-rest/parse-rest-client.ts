@@ -7,6 +7,7 @@ import {
   quotingUntrusted,
 } from '../../core/errors';
 import type { ParseSchema } from '../../core/parse-schema';
+import { handOverRows } from '../handed-over-rows';
 
 export interface ParseConnectionOptions {
   serverURL: string;
@@ -304,7 +305,8 @@ export class ParseRestClient {
       auth,
       signal,
     );
-    return res.results ?? [];
+    // Parsed from this answer alone: the reader may empty the array once it has redacted it.
+    return handOverRows(res.results ?? []);
   }
 
   /**

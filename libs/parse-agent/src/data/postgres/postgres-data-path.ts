@@ -28,6 +28,7 @@ import {
 import { countSql } from './count-sql';
 import { distinctSql } from './distinct-sql';
 import { groupByDateSql, type DateInterval } from './group-by-date-sql';
+import { handOverRows } from '../handed-over-rows';
 import { groupBySql, type GroupOrder } from './group-by-sql';
 import { PgCatalog, type PgCatalogSnapshot } from './pg-catalog';
 import { createPgPool, type PgPoolLike } from './pg-driver';
@@ -176,7 +177,7 @@ export class PostgresDataPath implements DataPath {
       );
       const shaped = rows.map((r) => apiRow(r, scope.snapshot.schemas[className].fields));
       await this.includePointers(shaped, query.include, query.keys, scope, run);
-      return shaped.map((row) => pruneSubKeys(row, query.keys, query.include));
+      return handOverRows(shaped.map((row) => pruneSubKeys(row, query.keys, query.include)));
     });
   }
 

@@ -3,6 +3,7 @@ import type { AgentIdentity } from '../../core/agent-identity';
 import { AccessDeniedError } from '../../core/errors';
 import type { ParseSchema, SchemaSource } from '../../core/parse-schema';
 import { DataPathUnavailableError } from '../../data/data-router';
+import { handOverRows } from '../../data/handed-over-rows';
 import { AgentFields } from '../../metadata/decorators/agent-fields.decorators';
 import { AgentHidden } from '../../metadata/decorators/agent-hidden.decorator';
 import { AgentTenantScope } from '../../metadata/decorators/agent-tenant-scope.decorator';
@@ -118,6 +119,23 @@ describe('PolicedReader', () => {
     // count() counts under the same plan, not the caller's where.
     await page.count();
     expect(calls[1]).toEqual({ method: 'count', args: ['Team', query.where, expect.anything()] });
+  });
+
+  it('empties the raw rows a built-in path handed over once they are redacted, never a path-owned array', async () => {
+    const handed = handOverRows([{ ...leaky }, { ...leaky, objectId: 't2' }]);
+    const page = await reader(rowPath([], handed)).read.find('Team', { limit: 5 });
+    expect(page.rows.map((r) => r.objectId)).toEqual(['t1', 't2']);
+    expect(handed).toHaveLength(0);
+    const viaGetMany = handOverRows([{ ...leaky }]);
+    const many = await reader(rowPath([], viaGetMany)).read.getMany('Team', ['t1']);
+    expect(many.rows).toEqual([{ objectId: 't1', name: 'Core', tenantId: 'acme' }]);
+    expect(viaGetMany).toHaveLength(0);
+    // A custom path that keeps its arrays (a cache) gets them back as they were.
+    const cached = [{ ...leaky }];
+    const { read } = reader(rowPath([], cached));
+    await read.find('Team', { limit: 5 });
+    await read.find('Team', { limit: 5 });
+    expect(cached).toEqual([leaky]);
   });
 
   it('refuses an order on a field outside the allowlist before reading', async () => {

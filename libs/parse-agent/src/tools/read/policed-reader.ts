@@ -1,5 +1,6 @@
 import { AccessDeniedError, AgentValidationError } from '../../core/errors';
 import { DataPathUnavailableError } from '../../data/data-router';
+import { releaseHandedOverRows } from '../../data/handed-over-rows';
 import type {
   AggregateOptions,
   DataOperation,
@@ -163,8 +164,11 @@ export class PolicedReader {
       },
       this.#sources.signal,
     );
+    const rows = this.access.redactRows(raw, className, display);
+    // Redaction copied what may be shown; the raw rows go now (see handed-over-rows.ts).
+    releaseHandedOverRows(raw);
     return {
-      rows: this.access.redactRows(raw, className, display),
+      rows,
       plan,
       count: () => this.#path('count').count(className, plan.where, this.#sources.signal),
     };
@@ -243,7 +247,9 @@ export class PolicedReader {
     );
     if (plan.tenant && raw.some((row) => !rowInTenant(row, plan.tenant!)))
       throw tenantMismatch(className);
-    return { rows: this.access.redactRows(raw, className), plan };
+    const rows = this.access.redactRows(raw, className);
+    releaseHandedOverRows(raw);
+    return { rows, plan };
   }
 
   /**
