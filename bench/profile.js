@@ -5,7 +5,8 @@
 // `BENCH_TOOL` and `BENCH_ARGS` choose another) at BENCH_CONNECTIONS (16) for BENCH_SECONDS (10)
 // after a warm-up, stops it and prints self time grouped by function and by package or library
 // folder, garbage collection included, as shares of the profile's busy time. The .cpuprofile is
-// kept (its path is printed) for Chrome DevTools.
+// kept (its path is printed) for Chrome DevTools. BENCH_PROFILE_PROXY=1 profiles
+// bench/minimal-proxy.js (the reference) for the same call instead.
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
@@ -18,6 +19,10 @@ const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 16);
 const TOOL = process.env.BENCH_TOOL ?? 'query_class';
 const ARGS = JSON.parse(process.env.BENCH_ARGS ?? '{"class_name":"Order","limit":100}');
 const TOP = Number(process.env.BENCH_TOP ?? 40);
+const PROXY = process.env.BENCH_PROFILE_PROXY === '1';
+// The fields the proxy asks Parse for: the ones the tool asks for on the demo's orders.
+const KEYS =
+  'objectId,createdAt,updatedAt,tenantId,orderNumber,customer,product,quantity,unitPrice,total,status,channel,placedAt';
 
 /** The folder a profile node's code belongs to: a package, the library's folder, or node. */
 function place(url) {
@@ -69,7 +74,13 @@ async function main() {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'parse-agent-profile-'));
   let perCall = 0;
   await withParseStack('profile', async ({ env, start }) => {
-    const server = await start('server.js', env, ['--cpu-prof', `--cpu-prof-dir=${dir}`]);
+    const profiling = ['--cpu-prof', `--cpu-prof-dir=${dir}`];
+    // The bench server seeds the orders either way; with BENCH_PROFILE_PROXY=1 the minimal proxy
+    // is the process profiled, for the same call, as the reference.
+    const app = await start('server.js', env, PROXY ? [] : profiling);
+    const server = PROXY
+      ? await start('minimal-proxy.js', { ...env, BENCH_KEYS: KEYS }, profiling)
+      : app;
     const call = JSON.stringify({
       jsonrpc: '2.0',
       id: 1,
@@ -77,18 +88,21 @@ async function main() {
       params: { name: TOOL, arguments: ARGS },
     });
     const side = {
-      url: `http://127.0.0.1:${server.info.port}/mcp`,
+      url: `http://127.0.0.1:${server.info.port}/${PROXY ? '' : 'mcp'}`,
       headers: { 'content-type': 'application/json', accept: 'application/json' },
       body: call,
       check: (b) => b.includes('"isError":false'),
     };
+    if (PROXY && TOOL !== 'query_class' && TOOL !== 'bench_echo') {
+      throw new Error('The minimal proxy answers query_class and bench_echo only.');
+    }
     await runLoad({ ...side, connections: CONNECTIONS, durationMs: SMOKE ? 200 : 3000 });
     const before = cpuMs(server.child.pid);
     const run = await runLoad({ ...side, connections: CONNECTIONS, durationMs: SECONDS * 1000 });
     perCall = (cpuMs(server.child.pid) - before) / Math.max(1, run.requests);
     check(run.requests > 0 && run.errors === 0, `${TOOL} answered without errors`);
     console.log(
-      `${TOOL} at ${CONNECTIONS} connections: ${run.rps.toFixed(0)} req/s, ` +
+      `${PROXY ? 'minimal proxy, ' : ''}${TOOL} at ${CONNECTIONS} connections: ${run.rps.toFixed(0)} req/s, ` +
         `app CPU ${perCall.toFixed(3)} ms per call, ${run.errors} errors`,
     );
     const exited = new Promise((resolve) => server.child.once('exit', resolve));

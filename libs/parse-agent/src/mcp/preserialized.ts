@@ -6,13 +6,14 @@
 const PRESERIALIZED = Symbol.for('nestjs-parse-agent.preserialized');
 
 interface Preserialized {
-  json: string | undefined;
+  /** The JSON text, in pieces whose concatenation is the text (see jsonRpcParts). */
+  parts: readonly string[] | undefined;
   /** False: the text belongs to one response and is dropped once it has been taken. */
   reusable: boolean;
 }
 
 export function withPreserializedJson<T extends object>(value: T): T {
-  return attach(value, { json: JSON.stringify(value), reusable: true });
+  return attach(value, { parts: [JSON.stringify(value)], reusable: true });
 }
 
 /**
@@ -24,8 +25,11 @@ export function withPreserializedJson<T extends object>(value: T): T {
  * already written. A later stringify of the same value serializes the object itself, which gives
  * the same text.
  */
-export function withPreserializedText<T extends object>(value: T, json: string): T {
-  return attach(value, { json, reusable: false });
+export function withPreserializedText<T extends object>(
+  value: T,
+  json: string | readonly string[],
+): T {
+  return attach(value, { parts: typeof json === 'string' ? [json] : json, reusable: false });
 }
 
 function attach<T extends object>(value: T, text: Preserialized): T {
@@ -33,19 +37,30 @@ function attach<T extends object>(value: T, text: Preserialized): T {
   return Object.freeze(value);
 }
 
-function preserialized(value: unknown): string | undefined {
+function preserialized(value: unknown): readonly string[] | undefined {
   if (value === null || typeof value !== 'object') return undefined;
   const text = (value as Record<symbol, Preserialized | undefined>)[PRESERIALIZED];
   if (!text) return undefined;
-  const json = text.json;
-  if (!text.reusable) text.json = undefined;
-  return json;
+  const parts = text.parts;
+  if (!text.reusable) text.parts = undefined;
+  return parts;
+}
+
+/**
+ * The JSON text of a JSON-RPC message as pieces to write one after the other: a preserialized
+ * `result` keeps its pieces (a call result's quoted rows and its structured rows stay two
+ * strings), anything else is one JSON.stringify. Writing the pieces instead of their
+ * concatenation spares a flat copy of the whole body on the heap.
+ */
+export function jsonRpcParts(message: unknown): string[] {
+  const m = message as { jsonrpc?: unknown; id?: unknown; result?: unknown; error?: unknown };
+  const cached = m && m.error === undefined ? preserialized(m.result) : undefined;
+  if (cached === undefined) return [JSON.stringify(message)];
+  return [`{"jsonrpc":"2.0","id":${JSON.stringify(m.id ?? null)},"result":`, ...cached, '}'];
 }
 
 /** JSON.stringify for JSON-RPC messages, reusing a preserialized `result` when there is one. */
 export function stringifyJsonRpc(message: unknown): string {
-  const m = message as { jsonrpc?: unknown; id?: unknown; result?: unknown; error?: unknown };
-  const cached = m && m.error === undefined ? preserialized(m.result) : undefined;
-  if (cached === undefined) return JSON.stringify(message);
-  return `{"jsonrpc":"2.0","id":${JSON.stringify(m.id ?? null)},"result":${cached}}`;
+  const parts = jsonRpcParts(message);
+  return parts.length === 1 ? parts[0] : parts.join('');
 }

@@ -123,7 +123,7 @@ export function toCallToolResult(
   }
   const { value, quoted } = wrap
     ? wrappedText(json)
-    : { value: json, quoted: JSON.stringify(json) };
+    : { value: json, quoted: [JSON.stringify(json)] };
   const result: CallToolResult = { content: [text(value)], isError: false };
   // MCP requires structured content to be an object; other shapes stay text-only.
   if (options.outputSchema && isRecord(sent)) result.structuredContent = sent;
@@ -135,13 +135,14 @@ export function toCallToolResult(
  * tags are quoted on their own and the data's text once, so the wrapped text is never copied into
  * one flat string only to be quoted (a copy of every row per call). Same text as wrapUntrusted.
  */
-function wrappedText(json: string): { value: string; quoted: string } {
+function wrappedText(json: string): { value: string; quoted: string[] } {
   // NUL never occurs in the notice or the tags: it marks where the data goes.
   const [before, after] = wrapUntrusted('\u0000').split('\u0000');
-  const quoted =
-    JSON.stringify(before).slice(0, -1) +
-    JSON.stringify(json).slice(1, -1) +
-    JSON.stringify(after).slice(1);
+  const quoted = [
+    JSON.stringify(before).slice(0, -1),
+    JSON.stringify(json).slice(1, -1),
+    JSON.stringify(after).slice(1),
+  ];
   return { value: before + json + after, quoted };
 }
 
@@ -166,14 +167,15 @@ function oversizeOf(options: CallToolResultOptions): 'refuse' | 'trim-rows' {
  */
 function withResultJson(
   result: CallToolResult,
-  quotedText: string,
+  quotedText: readonly string[],
   dataJson: string,
 ): CallToolResult {
-  const structured = result.structuredContent ? `,"structuredContent":${dataJson}` : '';
-  return withPreserializedText(
-    result,
-    `{"content":[{"type":"text","text":${quotedText}}],"isError":false${structured}}`,
-  );
+  // Pieces, not one string: the transport writes them as they are (see jsonRpcParts).
+  const parts = ['{"content":[{"type":"text","text":', ...quotedText];
+  if (result.structuredContent)
+    parts.push('}],"isError":false,"structuredContent":', dataJson, '}');
+  else parts.push('}],"isError":false}');
+  return withPreserializedText(result, parts);
 }
 
 export { unwrapUntrusted, wrapUntrusted };

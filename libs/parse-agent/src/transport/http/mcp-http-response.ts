@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { JsonRpcId } from '../../mcp/mcp-dispatcher.types';
-import { stringifyJsonRpc } from '../../mcp/preserialized';
+import { jsonRpcParts } from '../../mcp/preserialized';
 import { SSE_HEADERS } from './mcp-http.constants';
 import { jsonRpcError } from './transport-checks';
 
@@ -18,10 +18,23 @@ export function sendJson(
   res.statusCode = status;
   for (const [name, value] of Object.entries(headers)) res.setHeader(name, value);
   res.setHeader('Content-Type', 'application/json');
-  const text = body === undefined ? '' : stringifyJsonRpc(body);
-  // A large body goes out as one Buffer: given a string, Node measures it, prepends the headers
-  // to it and encodes the whole again on write, copying a result of 100 rows three times.
-  res.end(text.length > LARGE_BODY_CHARS ? Buffer.from(text, 'utf8') : text);
+  if (body === undefined) return void res.end('');
+  const parts = jsonRpcParts(body);
+  if (parts.length === 1) {
+    const text = parts[0];
+    // A large body goes out as one Buffer: given a string, Node measures it, prepends the headers
+    // to it and encodes the whole again on write.
+    return void res.end(text.length > LARGE_BODY_CHARS ? Buffer.from(text, 'utf8') : text);
+  }
+  // A result in pieces (rows quoted for the text, rows again as structured content): each piece
+  // is written as it is, in one writev (Node corks the socket for the writes of one tick), so
+  // the body is never copied into one flat string first.
+  let bytes = 0;
+  for (const part of parts) bytes += Buffer.byteLength(part, 'utf8');
+  res.setHeader('Content-Length', bytes);
+  const last = parts.length - 1;
+  for (let i = 0; i < last; i++) res.write(parts[i]);
+  res.end(parts[last]);
 }
 
 /** Above this many characters a JSON body is encoded once into a Buffer before it is written. */
