@@ -8,6 +8,7 @@
 //      of the rounds' own ratios
 //   2. tools/list vs the official SDK's stateless Streamable HTTP server
 //   3. 1,000 concurrent idle SSE streams: server RSS growth and heartbeat punctuality
+// BENCH_ONLY (e.g. `1,1b`) runs only the measurements named.
 const http = require('node:http');
 const os = require('node:os');
 const { runLoad, request, median, cpuMs } = require('./lib/load');
@@ -22,6 +23,9 @@ const WARMUP_MS = SMOKE ? 200 : 2000;
 const HOLD_MS = SMOKE ? 3000 : 9000;
 
 const fmt = (n) => n.toFixed(0).padStart(7);
+// BENCH_ONLY=1,1b: only these measurements (1, 1b, 2, 3); all of them when unset.
+const ONLY = (process.env.BENCH_ONLY ?? '').split(',').filter(Boolean);
+const runs = (measurement) => ONLY.length === 0 || ONLY.includes(measurement);
 
 const KEYS =
   'objectId,createdAt,updatedAt,tenantId,orderNumber,customer,product,quantity,unitPrice,total,status,channel,placedAt';
@@ -301,72 +305,81 @@ async function main() {
       `Each measurement: ${SECONDS}s closed loop, after a ${WARMUP_MS / 1000}s warm-up.${SMOKE ? ' SMOKE RUN: the figures mean nothing.' : ''}\n`,
     );
 
-    console.log('1. tools/call query_class (100 rows) over MCP vs the same find on Parse REST');
-    console.log(
-      '   (reference: a minimal node:http proxy doing only the work MCP requires, bench/minimal-proxy.js)',
-    );
     const errors = [];
     const pids = { mcp: server.child.pid, proxy: proxy.child.pid };
+    const s = { open: 0, streams: 0, minBeats: 1 };
     const cpuTarget = (ratio) =>
       ratio <= 1.5 ? '  [target <= 1.5x met]' : '  [target <= 1.5x NOT met]';
-    for (const r of await toolCallVsDirect(info, proxy.info, pids)) {
-      errors.push(r.direct.errors, r.proxy.errors, r.mcp.errors);
-      const target =
-        r.connections === 16
-          ? r.ratio >= 0.95
-            ? '  [target 0.95x met]'
-            : '  [target 0.95x NOT met]'
-          : '';
+    if (runs('1')) {
+      console.log('1. tools/call query_class (100 rows) over MCP vs the same find on Parse REST');
       console.log(
-        `   ${String(r.connections).padStart(2)} conn${r.rounds > 1 ? ` (${r.rounds} rounds, medians)` : ''}:` +
-          ` direct ${fmt(r.direct.rps)} req/s (p50 ${r.direct.p50.toFixed(1)} ms)` +
-          ` | minimal proxy ${fmt(r.proxy.rps)} req/s (p50 ${r.proxy.p50.toFixed(1)} ms) = ${r.proxyRatio.toFixed(2)}x` +
-          ` | MCP ${fmt(r.mcp.rps)} req/s (p50 ${r.mcp.p50.toFixed(1)} ms) = ${r.ratio.toFixed(2)}x${target}` +
-          ` errors ${r.direct.errors}/${r.proxy.errors}/${r.mcp.errors}`,
+        '   (reference: a minimal node:http proxy doing only the work MCP requires, bench/minimal-proxy.js)',
       );
-      if (r.rounds > 1) {
-        const list = (xs) => xs.map((x) => x.toFixed(2)).join(', ');
-        console.log(`      MCP/direct per round: ${list(r.roundRatios)}`);
-        console.log(`      minimal proxy/direct per round: ${list(r.proxyRoundRatios)}`);
+      for (const r of await toolCallVsDirect(info, proxy.info, pids)) {
+        errors.push(r.direct.errors, r.proxy.errors, r.mcp.errors);
+        const target =
+          r.connections === 16
+            ? r.ratio >= 0.95
+              ? '  [target 0.95x met]'
+              : '  [target 0.95x NOT met]'
+            : '';
+        console.log(
+          `   ${String(r.connections).padStart(2)} conn${r.rounds > 1 ? ` (${r.rounds} rounds, medians)` : ''}:` +
+            ` direct ${fmt(r.direct.rps)} req/s (p50 ${r.direct.p50.toFixed(1)} ms)` +
+            ` | minimal proxy ${fmt(r.proxy.rps)} req/s (p50 ${r.proxy.p50.toFixed(1)} ms) = ${r.proxyRatio.toFixed(2)}x` +
+            ` | MCP ${fmt(r.mcp.rps)} req/s (p50 ${r.mcp.p50.toFixed(1)} ms) = ${r.ratio.toFixed(2)}x${target}` +
+            ` errors ${r.direct.errors}/${r.proxy.errors}/${r.mcp.errors}`,
+        );
+        if (r.rounds > 1) {
+          const list = (xs) => xs.map((x) => x.toFixed(2)).join(', ');
+          console.log(`      MCP/direct per round: ${list(r.roundRatios)}`);
+          console.log(`      minimal proxy/direct per round: ${list(r.proxyRoundRatios)}`);
+        }
+        console.log(
+          `      app CPU per call: MCP ${r.cpu.mcp.toFixed(3)} ms | minimal proxy ${r.cpu.proxy.toFixed(3)} ms` +
+            ` = ${r.cpu.ratio.toFixed(2)}x${cpuTarget(r.cpu.ratio)}` +
+            (r.rounds > 1
+              ? ` (per round: ${r.cpu.perRound.map((x) => x.toFixed(2)).join(', ')})`
+              : ''),
+        );
       }
+    }
+    if (runs('1b')) {
       console.log(
-        `      app CPU per call: MCP ${r.cpu.mcp.toFixed(3)} ms | minimal proxy ${r.cpu.proxy.toFixed(3)} ms` +
-          ` = ${r.cpu.ratio.toFixed(2)}x${cpuTarget(r.cpu.ratio)}` +
-          (r.rounds > 1
-            ? ` (per round: ${r.cpu.perRound.map((x) => x.toFixed(2)).join(', ')})`
-            : ''),
+        "\n1b. tools/call bench_echo (no I/O) over MCP vs the minimal proxy's answer to it",
+      );
+      for (const r of await noIoCall(info, proxy.info, pids)) {
+        errors.push(r.proxy.errors, r.mcp.errors);
+        console.log(
+          `   ${String(r.connections).padStart(2)} conn (${ROUNDS} rounds, medians):` +
+            ` minimal proxy ${fmt(r.proxy.rps)} req/s (p50 ${r.proxy.p50.toFixed(1)} ms, ${r.proxy.cpu.toFixed(3)} ms CPU/call)` +
+            ` | MCP ${fmt(r.mcp.rps)} req/s (p50 ${r.mcp.p50.toFixed(1)} ms, ${r.mcp.cpu.toFixed(3)} ms CPU/call)` +
+            ` | CPU ratio ${r.ratio.toFixed(2)}x${cpuTarget(r.ratio)} errors ${r.proxy.errors}/${r.mcp.errors}`,
+        );
+      }
+    }
+    if (runs('2')) {
+      console.log(
+        '\n2. tools/list vs the official SDK stateless Streamable HTTP server (16 connections)',
+      );
+      const tl = await toolsListVsSdk(info, sdk.info);
+      errors.push(tl.ours.errors, tl.sdk.errors);
+      console.log(
+        `   ours ${fmt(tl.ours.rps)} req/s | SDK ${fmt(tl.sdk.rps)} req/s | ratio ${tl.ratio.toFixed(2)}x` +
+          `${tl.ratio >= 4 ? '  [target 4x met]' : '  [target 4x NOT met]'} errors ${tl.ours.errors}/${tl.sdk.errors}`,
       );
     }
-    console.log(
-      "\n1b. tools/call bench_echo (no I/O) over MCP vs the minimal proxy's answer to it",
-    );
-    for (const r of await noIoCall(info, proxy.info, pids)) {
-      errors.push(r.proxy.errors, r.mcp.errors);
+    if (runs('3')) {
+      console.log(`\n3. ${STREAMS} concurrent idle SSE streams (heartbeat every 2 s)`);
+      Object.assign(s, await idleStreams(info));
       console.log(
-        `   ${String(r.connections).padStart(2)} conn (${ROUNDS} rounds, medians):` +
-          ` minimal proxy ${fmt(r.proxy.rps)} req/s (p50 ${r.proxy.p50.toFixed(1)} ms, ${r.proxy.cpu.toFixed(3)} ms CPU/call)` +
-          ` | MCP ${fmt(r.mcp.rps)} req/s (p50 ${r.mcp.p50.toFixed(1)} ms, ${r.mcp.cpu.toFixed(3)} ms CPU/call)` +
-          ` | CPU ratio ${r.ratio.toFixed(2)}x${cpuTarget(r.ratio)} errors ${r.proxy.errors}/${r.mcp.errors}`,
+        `   open ${s.open}/${s.streams} | RSS ${s.rssBeforeMb.toFixed(0)} MB -> ${s.rssDuringMb.toFixed(0)} MB (growth ${s.growthMb.toFixed(0)} MB` +
+          `${s.growthMb <= 150 ? ', target <= 150 MB met' : ', target <= 150 MB NOT met'}) | after close ${s.rssAfterCloseMb.toFixed(0)} MB`,
+      );
+      console.log(
+        `   heartbeat gaps: p50 ${s.gapP50} ms, p99 ${s.gapP99} ms, max ${s.gapMax} ms; fewest beats on one stream ${s.minBeats} in ${HOLD_MS / 1000} s`,
       );
     }
-    console.log(
-      '\n2. tools/list vs the official SDK stateless Streamable HTTP server (16 connections)',
-    );
-    const tl = await toolsListVsSdk(info, sdk.info);
-    errors.push(tl.ours.errors, tl.sdk.errors);
-    console.log(
-      `   ours ${fmt(tl.ours.rps)} req/s | SDK ${fmt(tl.sdk.rps)} req/s | ratio ${tl.ratio.toFixed(2)}x` +
-        `${tl.ratio >= 4 ? '  [target 4x met]' : '  [target 4x NOT met]'} errors ${tl.ours.errors}/${tl.sdk.errors}`,
-    );
-    console.log(`\n3. ${STREAMS} concurrent idle SSE streams (heartbeat every 2 s)`);
-    const s = await idleStreams(info);
-    console.log(
-      `   open ${s.open}/${s.streams} | RSS ${s.rssBeforeMb.toFixed(0)} MB -> ${s.rssDuringMb.toFixed(0)} MB (growth ${s.growthMb.toFixed(0)} MB` +
-        `${s.growthMb <= 150 ? ', target <= 150 MB met' : ', target <= 150 MB NOT met'}) | after close ${s.rssAfterCloseMb.toFixed(0)} MB`,
-    );
-    console.log(
-      `   heartbeat gaps: p50 ${s.gapP50} ms, p99 ${s.gapP99} ms, max ${s.gapMax} ms; fewest beats on one stream ${s.minBeats} in ${HOLD_MS / 1000} s`,
-    );
     // A run with errors, closed streams or missing heartbeats measured something else.
     const total = errors.reduce((n, e) => n + e, 0);
     check(total === 0, `${total} failed or wrong responses in the load runs`);
