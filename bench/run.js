@@ -131,9 +131,11 @@ async function toolCallVsDirect(info, proxy, pids) {
 
 /**
  * A tool that does no I/O (`bench_echo`) over MCP against the minimal proxy's answer to the same
- * call, alternating rounds: app CPU per call and p50 at 1 and 16 connections.
+ * call, alternating rounds: app CPU per call and p50 at 1 and 16 connections. The Nest floor
+ * (bench/nest-floor.js: one Nest route giving the same answer, no library) runs in the same
+ * rounds: what hosting the endpoint in Nest costs before any check.
  */
-async function noIoCall(info, proxy, pids) {
+async function noIoCall(info, proxy, floor, pids) {
   const body = JSON.stringify({
     jsonrpc: '2.0',
     id: 1,
@@ -149,6 +151,13 @@ async function noIoCall(info, proxy, pids) {
       pid: pids.proxy,
       check: (b) => b.includes('"isError":false'),
     },
+    floor: {
+      url: `http://127.0.0.1:${floor.port}/mcp`,
+      headers,
+      body,
+      pid: pids.floor,
+      check: (b) => b.includes('"isError":false'),
+    },
     mcp: {
       url: `http://127.0.0.1:${info.port}/mcp`,
       headers,
@@ -161,9 +170,9 @@ async function noIoCall(info, proxy, pids) {
   for (const connections of [1, 16]) {
     for (const side of Object.values(sides))
       await runLoad({ ...side, connections, durationMs: WARMUP_MS });
-    const runs = { proxy: [], mcp: [] };
+    const runs = { proxy: [], floor: [], mcp: [] };
     for (let round = 0; round < ROUNDS; round++) {
-      for (const name of round % 2 ? ['mcp', 'proxy'] : ['proxy', 'mcp'])
+      for (const name of round % 2 ? ['mcp', 'floor', 'proxy'] : ['proxy', 'floor', 'mcp'])
         runs[name].push(
           await measured(sides[name], { connections, durationMs: (SECONDS * 1000) / 2 }),
         );
@@ -178,7 +187,9 @@ async function noIoCall(info, proxy, pids) {
     rows.push({
       connections,
       proxy: side('proxy'),
+      floor: side('floor'),
       mcp: side('mcp'),
+      floorRatio: median(runs.floor.map((f, i) => f.cpuPerCall / runs.proxy[i].cpuPerCall)),
       ratio: median(cpuPerRound),
       perRound: cpuPerRound,
     });
@@ -306,7 +317,8 @@ async function main() {
     );
 
     const errors = [];
-    const pids = { mcp: server.child.pid, proxy: proxy.child.pid };
+    const floor = await start('nest-floor.js', {});
+    const pids = { mcp: server.child.pid, proxy: proxy.child.pid, floor: floor.child.pid };
     const s = { open: 0, streams: 0, minBeats: 1 };
     const cpuTarget = (ratio) =>
       ratio <= 1.5 ? '  [target <= 1.5x met]' : '  [target <= 1.5x NOT met]';
@@ -348,13 +360,17 @@ async function main() {
       console.log(
         "\n1b. tools/call bench_echo (no I/O) over MCP vs the minimal proxy's answer to it",
       );
-      for (const r of await noIoCall(info, proxy.info, pids)) {
-        errors.push(r.proxy.errors, r.mcp.errors);
+      for (const r of await noIoCall(info, proxy.info, floor.info, pids)) {
+        errors.push(r.proxy.errors, r.floor.errors, r.mcp.errors);
         console.log(
           `   ${String(r.connections).padStart(2)} conn (${ROUNDS} rounds, medians):` +
             ` minimal proxy ${fmt(r.proxy.rps)} req/s (p50 ${r.proxy.p50.toFixed(1)} ms, ${r.proxy.cpu.toFixed(3)} ms CPU/call)` +
             ` | MCP ${fmt(r.mcp.rps)} req/s (p50 ${r.mcp.p50.toFixed(1)} ms, ${r.mcp.cpu.toFixed(3)} ms CPU/call)` +
             ` | CPU ratio ${r.ratio.toFixed(2)}x${cpuTarget(r.ratio)} errors ${r.proxy.errors}/${r.mcp.errors}`,
+        );
+        console.log(
+          `      Nest floor (one Nest route, no library): ${fmt(r.floor.rps)} req/s, ${r.floor.cpu.toFixed(3)} ms CPU/call` +
+            ` = ${r.floorRatio.toFixed(2)}x the proxy; MCP is ${(r.mcp.cpu / r.floor.cpu).toFixed(2)}x the floor errors ${r.floor.errors}`,
         );
       }
     }

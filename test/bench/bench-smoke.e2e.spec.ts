@@ -141,6 +141,7 @@ describe('every bench runs in smoke mode (BENCH_SMOKE=1)', () => {
     expect(stdout).toMatch(/16 conn.*MCP +\d+ req\/s.*errors 0\/0\/0/);
     expect(stdout).toMatch(/tools\/list[\s\S]*ours +\d+ req\/s \| SDK +\d+ req\/s.*errors 0\/0/);
     expect(stdout).toMatch(/open 20\/20/);
+    expect(stdout).toMatch(/Nest floor \(one Nest route, no library\): +\d+ req\/s.*errors 0/);
   }, 200_000);
 
   it('bench:startup: the demo comes up on a fresh DATA_DIR, then again on the kept data', async () => {
