@@ -1,13 +1,15 @@
 import { DEFAULT_LIMIT, MAX_LIMIT } from '../../../core/constants';
 import { AgentValidationError } from '../../../core/errors';
-import { clampLimit } from '../../../format/applied-limits';
+import { clampLimit, type AppliedLimit } from '../../../format/applied-limits';
 import {
   buildNextCall,
   DEFAULT_RESULT_BUDGET_BYTES,
   formatQueryResult,
 } from '../../../format/query-result';
 import { simplifyTypedValue } from '../../../format/simplify-object';
+import type { PolicedPage } from '../../read/policed-reader';
 import { readTool } from '../../read/read-tool';
+import type { ReadPolicy } from '../../../security/read-policy';
 import {
   APPLY_CANONICAL_FILTER_ARG,
   classArguments,
@@ -67,7 +69,7 @@ export const queryClass = readTool<QueryClassArgs>({
     const { value: limit, applied } = clampLimit('limit', args.limit, DEFAULT_LIMIT, MAX_LIMIT);
     const skip = args.skip ?? 0;
     // Redaction, allowlists and display simplification in one walk over the rows.
-    const { rows: results, plan } = await read.find(
+    const page = await read.find(
       args.class_name,
       {
         where: args.where,
@@ -81,28 +83,40 @@ export const queryClass = readTool<QueryClassArgs>({
       },
       { simplifyTyped: simplifyTypedValue },
     );
-    const result = formatQueryResult({
-      className: args.class_name,
-      results,
-      simplified: true,
-      limit,
-      skip,
-      format,
-      truncatedIncludeFields: plan.truncatedIncludeFields,
-      elidedFields: plan.elidedFields,
-      withheldFields: await access.withheldFields(args.class_name, plan, results),
-      nextCall: buildNextCall({
-        className: args.class_name,
-        limit,
-        skip,
-        where: args.where,
-        keys: args.keys,
-        order: args.order,
-        include: args.include,
-        format,
-        applyCanonicalFilter: args.apply_canonical_filter,
-      }),
-    });
-    return applied ? { ...result, applied_limits: applied } : result;
+    // Formatted in a call of its own: this frame, which waited for Parse and so is already old
+    // under load, never holds the rows across the await below (see data/handed-over-rows.ts).
+    return formatPage(args, page, access, { limit, skip, format, applied });
   },
 });
+
+async function formatPage(
+  args: QueryClassArgs,
+  { rows: results, plan }: PolicedPage,
+  access: ReadPolicy,
+  page: { limit: number; skip: number; format: Format; applied?: Record<string, AppliedLimit> },
+): Promise<Record<string, unknown>> {
+  const { limit, skip, format, applied } = page;
+  const result = formatQueryResult({
+    className: args.class_name,
+    results,
+    simplified: true,
+    limit,
+    skip,
+    format,
+    truncatedIncludeFields: plan.truncatedIncludeFields,
+    elidedFields: plan.elidedFields,
+    withheldFields: await access.withheldFields(args.class_name, plan, results),
+    nextCall: buildNextCall({
+      className: args.class_name,
+      limit,
+      skip,
+      where: args.where,
+      keys: args.keys,
+      order: args.order,
+      include: args.include,
+      format,
+      applyCanonicalFilter: args.apply_canonical_filter,
+    }),
+  });
+  return applied ? { ...result, applied_limits: applied } : result;
+}
