@@ -17,13 +17,11 @@ export function withPreserializedJson<T extends object>(value: T): T {
 }
 
 /**
- * Like withPreserializedJson, with JSON text the caller already built for `value`, for one
- * response: the first stringifyJsonRpc takes the text and the value lets go of it. Under load a
- * result is held by promises and frames that are older than it (they waited for Parse), and an
- * old object keeps what it points at through every young collection until the next full one:
- * the text (the size of every row, twice) would be copied and promoted after the answer was
- * already written. A later stringify of the same value serializes the object itself, which gives
- * the same text.
+ * Like withPreserializedJson, with JSON text the caller already built for `value` (whole or in
+ * pieces), for one response: the first jsonRpcParts or stringifyJsonRpc takes the text and the
+ * value lets go of it, so promises older than the result (see data/handed-over-rows.ts) do not
+ * keep a copy of every row alive after the answer is written. A later stringify of the same
+ * value serializes the object itself, which gives the same text.
  */
 export function withPreserializedText<T extends object>(
   value: T,
