@@ -143,28 +143,18 @@ async function noIoCall(info, proxy, floor, pids) {
     params: { name: 'bench_echo', arguments: {} },
   });
   const headers = { 'content-type': 'application/json', accept: 'application/json' };
+  // The three answer the same call with the same body; only where they listen differs.
+  const side = (url, pid) => ({
+    url,
+    headers,
+    body,
+    pid,
+    check: (b) => b.includes('"isError":false'),
+  });
   const sides = {
-    proxy: {
-      url: `http://127.0.0.1:${proxy.port}/`,
-      headers,
-      body,
-      pid: pids.proxy,
-      check: (b) => b.includes('"isError":false'),
-    },
-    floor: {
-      url: `http://127.0.0.1:${floor.port}/mcp`,
-      headers,
-      body,
-      pid: pids.floor,
-      check: (b) => b.includes('"isError":false'),
-    },
-    mcp: {
-      url: `http://127.0.0.1:${info.port}/mcp`,
-      headers,
-      body,
-      pid: pids.mcp,
-      check: (b) => b.includes('"isError":false'),
-    },
+    proxy: side(`http://127.0.0.1:${proxy.port}/`, pids.proxy),
+    floor: side(`http://127.0.0.1:${floor.port}/mcp`, pids.floor),
+    mcp: side(`http://127.0.0.1:${info.port}/mcp`, pids.mcp),
   };
   const rows = [];
   for (const connections of [1, 16]) {
