@@ -41,7 +41,7 @@ export const getObjects = readTool<Args>({
     const bad = ids.find((id) => !OBJECT_ID_PATTERN.test(id));
     if (bad !== undefined) throw new AgentValidationError(`ids: '${bad}' is not a valid objectId.`);
     if (!ids.length) return formatObjectsResult(args.class_name, {}, [], 0);
-    const { rows, plan } = await read.getMany(args.class_name, ids, {
+    const { rows, plan, withheldIncludes } = await read.getMany(args.class_name, ids, {
       include: args.include,
       applyCanonicalFilter: args.apply_canonical_filter,
     });
@@ -53,7 +53,7 @@ export const getObjects = readTool<Args>({
       byId,
       missing,
       ids.length,
-      plan.truncatedIncludeFields,
+      { truncatedIncludeFields: plan.truncatedIncludeFields, withheldIncludes },
     );
   },
 });
