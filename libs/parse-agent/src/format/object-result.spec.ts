@@ -59,7 +59,9 @@ describe('formatObjectResult', () => {
     const data = formatObjectResult('Post', post, { withheldIncludes: { author: 2 } });
     expect(data.withheld_includes).toEqual({ author: 2 });
     expect(data.withheld_includes_note).toMatch(/plain pointers/);
-    for (const withheldIncludes of [undefined, {}, { author: 0 }]) {
+    for (const withheldIncludes of [undefined, {}, { author: 0 }] as Array<
+      Record<string, number> | undefined
+    >) {
       const none = formatObjectResult('Post', post, { withheldIncludes });
       expect(none).not.toHaveProperty('withheld_includes');
       expect(none).not.toHaveProperty('withheld_includes_note');
