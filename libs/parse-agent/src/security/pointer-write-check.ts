@@ -57,12 +57,25 @@ export function pointersWritten(values: unknown): WrittenPointer[] {
   return out;
 }
 
+/** Refusals this check raised: the library's own words, wherever they surface. */
+const OWN_REFUSALS = new WeakSet<object>();
+
+/**
+ * Whether an error is this check's refusal (an agent method that hit it passes it on as the
+ * library's answer, not as text of its own).
+ */
+export function isPointerRefusal(error: unknown): boolean {
+  return typeof error === 'object' && error !== null && OWN_REFUSALS.has(error);
+}
+
 /** The one answer for a pointer this agent cannot read, whether the object exists or not. */
 function unreadable(pointer: WrittenPointer): AccessDeniedError {
-  return new AccessDeniedError(
+  const error = new AccessDeniedError(
     `Write refused: '${pointer.field}' points to ${pointer.className} '${pointer.objectId}', which this agent cannot read (or which does not exist). Link only objects this agent's reads return; nothing was written.`,
     { kind: 'unreadable_pointer', deniedField: pointer.field },
   );
+  OWN_REFUSALS.add(error);
+  return error;
 }
 
 /**
