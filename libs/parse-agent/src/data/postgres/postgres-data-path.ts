@@ -409,9 +409,7 @@ export class PostgresDataPath implements DataPath {
         // Relations live in join tables, not in a column of the class: nothing to select.
         return Object.keys(info.schema.fields).filter(
           (name) =>
-            !hidden.has(name) &&
-            !isInternalField(name) &&
-            isColumnField(info.schema.fields[name]),
+            !hidden.has(name) && !isInternalField(name) && isColumnField(info.schema.fields[name]),
         );
       },
     };

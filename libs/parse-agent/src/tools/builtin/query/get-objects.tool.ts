@@ -48,12 +48,9 @@ export const getObjects = readTool<Args>({
     const byId: Record<string, Record<string, unknown>> = {};
     for (const row of rows) byId[String(row.objectId)] = row;
     const missing = ids.filter((id) => !(id in byId));
-    return formatObjectsResult(
-      args.class_name,
-      byId,
-      missing,
-      ids.length,
-      { truncatedIncludeFields: plan.truncatedIncludeFields, withheldIncludes },
-    );
+    return formatObjectsResult(args.class_name, byId, missing, ids.length, {
+      truncatedIncludeFields: plan.truncatedIncludeFields,
+      withheldIncludes,
+    });
   },
 });
