@@ -35,18 +35,22 @@ export function keysBelow(keys: readonly string[] | undefined, head: string): st
 }
 
 /**
- * The keys the read of the holding rows takes: a key into a joined object (`customer.name`) is
- * served by the join, so the holder reads only the pointer (`customer`).
+ * The keys a data path is given for rows of one class. A key reaches into another object only
+ * through the reader's own joins: a dotted key becomes its first segment (`customer.name` ->
+ * `customer`) unless that segment is an Object (JSON) field that no include names. Parse REST
+ * reads `keys=customer.name` as an implicit `include=customer` and would join the customer with
+ * none of the library's policy, so no other dotted key ever reaches a path.
  */
-export function keysWithoutJoins(
+export function keysForPath(
   keys: readonly string[] | undefined,
-  heads: ReadonlySet<string>,
+  objectFields: ReadonlySet<string>,
+  includeHeads: ReadonlySet<string>,
 ): string[] | undefined {
-  if (!keys?.length) return keys ? [...keys] : undefined;
+  if (!keys) return undefined;
   const out = new Set<string>();
   for (const key of keys) {
     const head = key.split('.')[0];
-    out.add(heads.has(head) ? head : key);
+    out.add(head !== key && (includeHeads.has(head) || !objectFields.has(head)) ? head : key);
   }
   return [...out];
 }

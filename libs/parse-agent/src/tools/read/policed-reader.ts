@@ -24,7 +24,7 @@ import {
   includeTree,
   joinKey,
   keysBelow,
-  keysWithoutJoins,
+  keysForPath,
   pointersIn,
   slices,
   withJoined,
@@ -177,7 +177,7 @@ export class PolicedReader {
       className,
       {
         where: plan.where,
-        keys: holderKeys(plan),
+        keys: await this.#pathKeys(className, plan.keys, plan.include),
         order: checkedOrder,
         limit,
         skip,
@@ -222,21 +222,18 @@ export class PolicedReader {
     await this.gate(className);
     const plan = await this.access.planRead(className, { ...request, injectTenant: false });
     const path = this.#path('get');
+    const keys = await this.#pathKeys(className, plan.keys, plan.include);
     let row: DataRow | undefined;
     if (Object.keys(plan.where).length) {
       // Filters apply: fetch by id through the filtered query, so a filtered-out row looks missing.
       const rows = await path.find(
         className,
-        {
-          where: andWhere(plan.where, { objectId }),
-          keys: holderKeys(plan),
-          limit: 1,
-        },
+        { where: andWhere(plan.where, { objectId }), keys, limit: 1 },
         this.#sources.signal,
       );
       row = rows[0];
     } else {
-      row = await path.get(className, objectId, { keys: holderKeys(plan) }, this.#sources.signal);
+      row = await path.get(className, objectId, { keys }, this.#sources.signal);
     }
     if (!row) return { plan };
     if (plan.tenant && !rowInTenant(row, plan.tenant)) throw tenantMismatch(className);
@@ -260,7 +257,7 @@ export class PolicedReader {
       className,
       {
         where: andWhere({ objectId: { $in: objectIds } }, plan.where),
-        keys: holderKeys(plan),
+        keys: await this.#pathKeys(className, plan.keys, plan.include),
         limit: objectIds.length,
       },
       this.#sources.signal,
@@ -271,6 +268,18 @@ export class PolicedReader {
     const rows = this.access.redactRows(joined.rows, className);
     releaseHandedOverRows(raw);
     return { rows, plan, ...withheldOf(joined) };
+  }
+
+  /** The keys a path reads rows of `className` with (see `keysForPath`). */
+  async #pathKeys(
+    className: string,
+    keys: readonly string[] | undefined,
+    include: readonly string[] | undefined,
+  ): Promise<string[] | undefined> {
+    if (!keys?.some((k) => k.includes('.'))) return keys ? [...keys] : undefined;
+    const types = await this.access.fieldTypes(className);
+    const objects = new Set(Object.keys(types).filter((f) => types[f].type === 'Object'));
+    return keysForPath(keys, objects, new Set(includeTree(include ?? []).keys()));
   }
 
   /**
@@ -362,7 +371,7 @@ export class PolicedReader {
       throw error;
     }
     const keys = this.access.joinedKeys(target, requestedKeys);
-    const readKeys = keysWithoutJoins(keys, new Set(includeTree(join.include).keys()));
+    const readKeys = await this.#pathKeys(target, keys, join.include);
     for (const slice of slices(ids, JOIN_IDS_PER_READ)) {
       let rows = await this.#path('find').find(
         target,
@@ -599,12 +608,6 @@ export class PolicedReader {
     }
     return path;
   }
-}
-
-/** The keys the holder rows are read with: keys into joined objects become the pointer. */
-function holderKeys(plan: PlannedRead): string[] | undefined {
-  if (!plan.include?.length) return plan.keys;
-  return keysWithoutJoins(plan.keys, new Set(includeTree(plan.include).keys()));
 }
 
 function withheldOf(joined: { withheld: WithheldIncludes }): {
