@@ -372,8 +372,10 @@ export class PolicedReader {
     }
     const keys = this.access.joinedKeys(target, requestedKeys);
     const readKeys = await this.#pathKeys(target, keys, join.include);
+    const asked = new Set(ids);
+    let rows: DataRow[] = [];
     for (const slice of slices(ids, JOIN_IDS_PER_READ)) {
-      let rows = await this.#path('find').find(
+      const found = await this.#path('find').find(
         target,
         {
           where: andWhere(where, { objectId: { $in: slice } }),
@@ -382,15 +384,18 @@ export class PolicedReader {
         },
         this.#sources.signal,
       );
-      if (join.include.length) rows = await this.#joinLevel(rows, join.include, keys, join);
-      const asked = new Set(slice);
-      for (const row of rows) {
+      // Only the ids asked for: a path that over-answers adds nothing.
+      for (const row of found) {
         const id = row.objectId;
-        // Only the ids asked for: a path that over-answers adds nothing.
-        if (typeof id === 'string' && asked.has(id) && !out.has(id)) {
-          out.set(id, { ...row, __type: 'Object', className: target });
+        if (typeof id === 'string' && asked.has(id)) {
+          asked.delete(id);
+          rows.push(row);
         }
       }
+    }
+    if (join.include.length) rows = await this.#joinLevel(rows, join.include, keys, join);
+    for (const row of rows) {
+      out.set(row.objectId as string, { ...row, __type: 'Object', className: target });
     }
     return out;
   }
