@@ -58,6 +58,7 @@ export type AccessDeniedKind =
   | 'acl_denied'
   | 'tenant_scope'
   | 'internal_field'
+  | 'unreadable_pointer'
   | 'confirmation_declined'
   | 'confirmation_unavailable'
   | 'hook_refused';

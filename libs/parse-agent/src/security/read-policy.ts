@@ -538,6 +538,26 @@ export class ReadPolicy {
   }
 
   /**
+   * The keys a joined read of `className` takes: the keys the caller named below the include (each
+   * kept only when this class would show it: not internal, inside the allowlist), else what a
+   * direct read of the class projects. A key this class would cut is not read at all; the plan
+   * reports it (`notAllowlistedKeys`).
+   */
+  joinedKeys(className: string, requested: readonly string[] | undefined): string[] | undefined {
+    if (!requested?.length) return this.effectiveKeys(className, undefined);
+    const allowed = this.allowSet(className);
+    const always = ALWAYS_KEEP_FIELDS as readonly string[];
+    const kept = requested.filter((key) => {
+      const root = key.split('.')[0];
+      if (!FIELD_PATH_PATTERN.test(key) || isInternalField(root) || isInternalField(key)) {
+        return false;
+      }
+      return !allowed || allowed.has(root) || always.includes(root);
+    });
+    return kept.length ? [...new Set(kept)] : ['objectId'];
+  }
+
+  /**
    * For one-hop includes whose pointer is among the keys, projects the joined row to the target's
    * join fields (or allowlist minus large fields) so a join never drags in columns the target hides
    * or megabytes of text. Returns the extra keys and, per pointer, every field of the target the

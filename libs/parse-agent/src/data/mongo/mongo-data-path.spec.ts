@@ -7,12 +7,15 @@
  * against hand-computed expectations, and the test names say so.
  */
 import 'reflect-metadata';
-import { Aggregator, Query } from 'mingo';
 import {
   buildParseMongoFixture,
   readableBy,
   type StorageDoc,
 } from '../../../../../test/fixtures/parse-mongo-fixture';
+import {
+  mingoDatabase as mingoOver,
+  type RanPipeline,
+} from '../../../../../test/fixtures/mingo-database';
 import { ParseAgent } from '../../agent/parse-agent';
 import { AgentEvents } from '../../core/agent-events';
 import type { AgentIdentity } from '../../core/agent-identity';
@@ -26,7 +29,7 @@ import { BUILTIN_TOOLS } from '../../tools/builtin';
 import { ToolRegistry } from '../../tools/tool-registry';
 import { DataRouter } from '../data-router';
 import { createMongoDataPathProvider } from './create-mongo-data-path';
-import type { MongoCursorLike, MongoDatabaseLike, MongoDoc } from './mongo-driver';
+import type { MongoDatabaseLike, MongoDoc } from './mongo-driver';
 import type { MongoDataPath } from './mongo-data-path';
 import { summarizeExplain } from './mongo-explain';
 import { schemaFromMongoDoc } from './mongo-schema';
@@ -34,47 +37,10 @@ import { schemaFromMongoDoc } from './mongo-schema';
 const fixture = buildParseMongoFixture();
 const C = fixture.collections;
 
-interface Ran {
-  collection: string;
-  pipeline: MongoDoc[];
-  maxTimeMS?: number;
-  closed: boolean;
-}
+type Ran = RanPipeline;
 
 /** The driver surface the path uses, answered by mingo over the fixture. */
-function mingoDatabase(ran: Ran[] = []): MongoDatabaseLike {
-  const resolver = (name: string) => C[name] ?? [];
-  const cursor = (rows: () => MongoDoc[], record?: Ran): MongoCursorLike => ({
-    toArray: async () => rows(),
-    close: async () => {
-      if (record) record.closed = true;
-    },
-  });
-  return {
-    collection: (name) => ({
-      aggregate: (pipeline, options) => {
-        const record: Ran = {
-          collection: name,
-          pipeline,
-          maxTimeMS: options?.maxTimeMS,
-          closed: false,
-        };
-        ran.push(record);
-        return cursor(
-          () =>
-            new Aggregator(pipeline, { collectionResolver: resolver }).run(
-              resolver(name),
-            ) as MongoDoc[],
-          record,
-        );
-      },
-      find: (filter, options) =>
-        cursor(
-          () => new Query(filter).find(resolver(name), options?.projection).all() as MongoDoc[],
-        ),
-    }),
-  };
-}
+const mingoDatabase = (ran: Ran[] = []): MongoDatabaseLike => mingoOver(C, ran);
 
 const noParse = {
   request: async () => {

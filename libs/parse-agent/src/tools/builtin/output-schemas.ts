@@ -66,6 +66,9 @@ export function withFailureAlternative(schema: JsonSchema): JsonSchema {
   return admits ? schema : orFailure(schema);
 }
 
+/** Include path -> how many pointed-to objects stayed bare pointers (see withheld_includes_note). */
+const WITHHELD_INCLUDES = { type: 'object', additionalProperties: INTEGER };
+
 const PAGINATION = {
   type: 'object',
   properties: { limit: INTEGER, skip: INTEGER, has_more: BOOLEAN },
@@ -79,6 +82,8 @@ const NOTES = {
   withheld_fields: { type: 'object', additionalProperties: STRING },
   withheld_note: STRING,
   truncated_include_fields: OBJECT,
+  withheld_includes: WITHHELD_INCLUDES,
+  withheld_includes_note: STRING,
   applied_limits: OBJECT,
   _truncated: OBJECT,
 };
@@ -122,6 +127,8 @@ export const GET_OBJECT_OUTPUT: JsonSchema = orFailure({
     updated_at: NULLABLE_STRING,
     object: OBJECT,
     truncated_include_fields: OBJECT,
+    withheld_includes: WITHHELD_INCLUDES,
+    withheld_includes_note: STRING,
   },
   required: ['class_name', 'object'],
 });
@@ -135,6 +142,8 @@ export const GET_OBJECTS_OUTPUT: JsonSchema = orFailure({
     requested: INTEGER,
     found: INTEGER,
     truncated_include_fields: OBJECT,
+    withheld_includes: WITHHELD_INCLUDES,
+    withheld_includes_note: STRING,
   },
   required: ['class_name', 'objects', 'missing'],
 });

@@ -20,6 +20,18 @@ import type { PlannedRead, ReadPolicy, ReadRequest } from '../../security/read-p
 import { rowInTenant } from '../../security/tenant-scope';
 import type { AnalyticsSettings } from '../tool-context';
 import { maxTimeMsFor, refuseCollectionScan, validatePipelineFor } from './analytics-policy';
+import {
+  includeTree,
+  joinKey,
+  keysBelow,
+  keysForPath,
+  pointersIn,
+  slices,
+  withJoined,
+} from './include-joins';
+
+/** Most objectIds one joined read names (one `$in`); more are read in several. */
+const JOIN_IDS_PER_READ = 500;
 
 /** What a reader is built from: the agent's policy and where its identity-bound paths come from. */
 export interface ReadSources {
@@ -60,10 +72,19 @@ export interface PolicedSearch {
 /** A read by objectId: include and the canonical-filter opt-out. */
 export type GetRequest = Pick<ReadRequest, 'include' | 'applyCanonicalFilter'>;
 
+/**
+ * Per include path ("customer", "order.customer"), how many distinct pointed-to objects were not
+ * joined because a direct read of their class by this agent does not return them. Those stay bare
+ * pointers; their fields are never read into the result.
+ */
+export type WithheldIncludes = Record<string, number>;
+
 /** Redacted rows with the plan that fetched them. */
 export interface PolicedRows {
   rows: DataRow[];
   plan: PlannedRead;
+  /** Joined objects left as bare pointers, per include path; absent when none were. */
+  withheldIncludes?: WithheldIncludes;
 }
 
 /** A page of redacted rows; `count()` counts every row the same planned where matches. */
@@ -156,20 +177,21 @@ export class PolicedReader {
       className,
       {
         where: plan.where,
-        keys: plan.keys,
-        include: plan.include,
+        keys: await this.#pathKeys(className, plan.keys, plan.include),
         order: checkedOrder,
         limit,
         skip,
       },
       this.#sources.signal,
     );
-    const rows = this.access.redactRows(raw, className, display);
+    const joined = await this.#join(raw, plan, read.applyCanonicalFilter !== false);
+    const rows = this.access.redactRows(joined.rows, className, display);
     // Redaction copied what may be shown; the raw rows go now (see handed-over-rows.ts).
     releaseHandedOverRows(raw);
     return {
       rows,
       plan,
+      ...withheldOf(joined),
       count: () => this.#path('count').count(className, plan.where, this.#sources.signal),
     };
   }
@@ -196,35 +218,31 @@ export class PolicedReader {
     className: string,
     objectId: string,
     request: GetRequest = {},
-  ): Promise<{ row?: DataRow; plan: PlannedRead }> {
+  ): Promise<{ row?: DataRow; plan: PlannedRead; withheldIncludes?: WithheldIncludes }> {
     await this.gate(className);
     const plan = await this.access.planRead(className, { ...request, injectTenant: false });
     const path = this.#path('get');
+    const keys = await this.#pathKeys(className, plan.keys, plan.include);
     let row: DataRow | undefined;
     if (Object.keys(plan.where).length) {
       // Filters apply: fetch by id through the filtered query, so a filtered-out row looks missing.
       const rows = await path.find(
         className,
-        {
-          where: andWhere(plan.where, { objectId }),
-          keys: plan.keys,
-          include: plan.include,
-          limit: 1,
-        },
+        { where: andWhere(plan.where, { objectId }), keys, limit: 1 },
         this.#sources.signal,
       );
       row = rows[0];
     } else {
-      row = await path.get(
-        className,
-        objectId,
-        { keys: plan.keys, include: plan.include },
-        this.#sources.signal,
-      );
+      row = await path.get(className, objectId, { keys }, this.#sources.signal);
     }
     if (!row) return { plan };
     if (plan.tenant && !rowInTenant(row, plan.tenant)) throw tenantMismatch(className);
-    return { row: this.access.redactRows(row, className), plan };
+    const joined = await this.#join([row], plan, request.applyCanonicalFilter !== false);
+    return {
+      row: this.access.redactRows(joined.rows[0], className),
+      plan,
+      ...withheldOf(joined),
+    };
   }
 
   /** Objects by objectId (distinct, validated ids), redacted; any row outside the tenant is refused. */
@@ -239,17 +257,147 @@ export class PolicedReader {
       className,
       {
         where: andWhere({ objectId: { $in: objectIds } }, plan.where),
-        keys: plan.keys,
-        include: plan.include,
+        keys: await this.#pathKeys(className, plan.keys, plan.include),
         limit: objectIds.length,
       },
       this.#sources.signal,
     );
     if (plan.tenant && raw.some((row) => !rowInTenant(row, plan.tenant!)))
       throw tenantMismatch(className);
-    const rows = this.access.redactRows(raw, className);
+    const joined = await this.#join(raw, plan, request.applyCanonicalFilter !== false);
+    const rows = this.access.redactRows(joined.rows, className);
     releaseHandedOverRows(raw);
-    return { rows, plan };
+    return { rows, plan, ...withheldOf(joined) };
+  }
+
+  /** The keys a path reads rows of `className` with (see `keysForPath`). */
+  async #pathKeys(
+    className: string,
+    keys: readonly string[] | undefined,
+    include: readonly string[] | undefined,
+  ): Promise<string[] | undefined> {
+    if (!keys?.some((k) => k.includes('.'))) return keys ? [...keys] : undefined;
+    const types = await this.access.fieldTypes(className);
+    const objects = new Set(Object.keys(types).filter((f) => types[f].type === 'Object'));
+    return keysForPath(keys, objects, new Set(includeTree(include ?? []).keys()));
+  }
+
+  /**
+   * Expands the plan's includes. Each joined class is read here as a direct read of that class by
+   * this agent would read it (class gate, its tenant scope, canonical filter and the agent's
+   * filters for it, on the same identity-bound path, so row ACL, CLP and protectedFields too),
+   * restricted to the pointed-to ids; nested includes are joined the same way, level by level.
+   * A pointer whose object that read does not return stays a bare pointer and is counted per
+   * include path. Redaction then cuts joined rows to their class's allowlist, as it does for rows
+   * read directly. The holder rows are copied where a pointer is replaced, never changed.
+   */
+  async #join(
+    rows: DataRow[],
+    plan: PlannedRead,
+    applyCanonicalFilter: boolean,
+  ): Promise<{ rows: DataRow[]; withheld: WithheldIncludes }> {
+    const withheld: WithheldIncludes = {};
+    if (!plan.include?.length || !rows.length) return { rows, withheld };
+    const joined = await this.#joinLevel(rows, plan.include, plan.keys, {
+      canonical: applyCanonicalFilter,
+      prefix: '',
+      withheld,
+    });
+    return { rows: joined, withheld };
+  }
+
+  async #joinLevel(
+    rows: DataRow[],
+    include: readonly string[],
+    keys: readonly string[] | undefined,
+    join: { canonical: boolean; prefix: string; withheld: WithheldIncludes },
+  ): Promise<DataRow[]> {
+    let current = rows;
+    for (const [head, below] of includeTree(include)) {
+      const wanted = new Map<string, Set<string>>();
+      for (const row of current) {
+        for (const ptr of pointersIn(row[head])) {
+          let ids = wanted.get(ptr.className);
+          if (!ids) wanted.set(ptr.className, (ids = new Set()));
+          ids.add(ptr.objectId);
+        }
+      }
+      if (!wanted.size) continue;
+      const path = `${join.prefix}${head}`;
+      const found = new Map<string, DataRow>();
+      let missing = 0;
+      for (const [target, ids] of wanted) {
+        // A class the agent may not see: redaction shows its pointers as redacted, unread.
+        if (this.access.isDenied(target)) continue;
+        const rowsOfTarget = await this.#joinedRows(target, [...ids], keysBelow(keys, head), {
+          ...join,
+          include: below,
+          prefix: `${path}.`,
+        });
+        for (const id of ids) {
+          const row = rowsOfTarget.get(id);
+          if (row) found.set(joinKey(target, id), row);
+          else missing += 1;
+        }
+      }
+      if (missing) join.withheld[path] = (join.withheld[path] ?? 0) + missing;
+      if (!found.size) continue;
+      current = current.map((row) =>
+        pointersIn(row[head]).length ? { ...row, [head]: withJoined(row[head], found) } : row,
+      );
+    }
+    return current;
+  }
+
+  /**
+   * The rows of `target` with these ids that a direct read by this agent returns, by objectId,
+   * shaped as joined objects. A class the policy refuses to this agent (missing, or needing a
+   * tenant binding it lacks) joins nothing; a data path's own refusal fails the read, as it would
+   * for a direct read.
+   */
+  async #joinedRows(
+    target: string,
+    ids: string[],
+    requestedKeys: string[] | undefined,
+    join: { canonical: boolean; include: string[]; prefix: string; withheld: WithheldIncludes },
+  ): Promise<Map<string, DataRow>> {
+    const out = new Map<string, DataRow>();
+    let where: Record<string, unknown>;
+    try {
+      await this.gate(target);
+      ({ where } = await this.access.planWhere(target, {}, join.canonical, true));
+    } catch (error) {
+      if (error instanceof AccessDeniedError) return out;
+      throw error;
+    }
+    const keys = this.access.joinedKeys(target, requestedKeys);
+    const readKeys = await this.#pathKeys(target, keys, join.include);
+    const asked = new Set(ids);
+    let rows: DataRow[] = [];
+    for (const slice of slices(ids, JOIN_IDS_PER_READ)) {
+      const found = await this.#path('find').find(
+        target,
+        {
+          where: andWhere(where, { objectId: { $in: slice } }),
+          keys: readKeys,
+          limit: slice.length,
+        },
+        this.#sources.signal,
+      );
+      // Only the ids asked for: a path that over-answers adds nothing.
+      for (const row of found) {
+        const id = row.objectId;
+        if (typeof id === 'string' && asked.has(id)) {
+          asked.delete(id);
+          rows.push(row);
+        }
+      }
+    }
+    if (join.include.length) rows = await this.#joinLevel(rows, join.include, keys, join);
+    for (const row of rows) {
+      out.set(row.objectId as string, { ...row, __type: 'Object', className: target });
+    }
+    return out;
   }
 
   /**
@@ -465,6 +613,12 @@ export class PolicedReader {
     }
     return path;
   }
+}
+
+function withheldOf(joined: { withheld: WithheldIncludes }): {
+  withheldIncludes?: WithheldIncludes;
+} {
+  return Object.keys(joined.withheld).length ? { withheldIncludes: joined.withheld } : {};
 }
 
 /** A row by id outside the agent's tenant. */

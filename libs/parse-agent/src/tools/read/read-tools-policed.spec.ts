@@ -20,8 +20,12 @@ import { DEFAULT_ANALYTICS_SETTINGS, type ToolContext } from '../tool-context';
 import { isReadTool, readTool } from './read-tool';
 
 @ParseClass('Order')
-@AgentFields('status', 'amount', 'region', 'placedAt')
+@AgentFields('status', 'amount', 'region', 'placedAt', 'buyer')
 class OrderModel {}
+
+@ParseClass('Customer')
+@AgentFields('region', 'status')
+class CustomerModel {}
 
 @ParseClass('Payroll')
 @AgentHidden()
@@ -48,6 +52,8 @@ const orders: DataRow[] = Array.from({ length: 6 }, (_, i) => ({
   amount: (i + 1) * 10,
   region: SCOPE,
   placedAt: new Date(Date.UTC(2024, 0, i + 1)),
+  // The path answers every class with these rows: a joined "Customer" is one of them.
+  buyer: { __type: 'Pointer', className: 'Customer', objectId: `o${((i + 1) % 6) + 1}` },
 }));
 
 interface Read {
@@ -67,10 +73,13 @@ function overAnsweringPath(reads: Read[], natives: boolean): DataPath {
   const path: DataPath = {
     kind: 'over-answering',
     async find(_className, query) {
+      // The reader joins included classes itself: a path is never asked to expand them.
+      if (query.include?.length) throw new Error('LEAK: a data path was asked to expand include');
       reads.push({ operation: 'find', request: query.where });
       return matching(query.where).slice(0, query.limit).map(leaky);
     },
-    async get(_className, objectId) {
+    async get(_className, objectId, query) {
+      if (query.include?.length) throw new Error('LEAK: a data path was asked to expand include');
       reads.push({ operation: 'get', request: objectId });
       const row = orders.find((r) => r.objectId === objectId);
       return row && leaky(row);
@@ -143,10 +152,12 @@ function agentOver(natives: boolean) {
         region: 'String',
         placedAt: 'Date',
         salary: 'String',
+        buyer: { type: 'Pointer', targetClass: 'Customer' },
       },
+      Customer: { region: 'String', status: 'String', salary: 'String' },
       Payroll: { amount: 'Number' },
     },
-    models: [OrderModel, PayrollModel],
+    models: [OrderModel, CustomerModel, PayrollModel],
   });
   const reads: Read[] = [];
   const path = overAnsweringPath(reads, natives);
@@ -171,10 +182,18 @@ const CALLS: Record<string, Record<string, unknown>[]> = {
   query_class: [
     { class_name: 'Order', where: { status: 'paid' } },
     { class_name: 'Order', format: 'csv', order: '-amount' },
+    { class_name: 'Order', include: ['buyer'] },
+    { class_name: 'Order', include: ['buyer.buyer'], keys: ['status', 'buyer.status'] },
   ],
   count_objects: [{ class_name: 'Order', where: { status: 'paid' } }],
-  get_object: [{ class_name: 'Order', object_id: 'o1' }],
-  get_objects: [{ class_name: 'Order', ids: ['o1', 'o2'] }],
+  get_object: [
+    { class_name: 'Order', object_id: 'o1' },
+    { class_name: 'Order', object_id: 'o1', include: ['buyer'] },
+  ],
+  get_objects: [
+    { class_name: 'Order', ids: ['o1', 'o2'] },
+    { class_name: 'Order', ids: ['o1', 'o2'], include: ['buyer'] },
+  ],
   get_sample_objects: [{ class_name: 'Order', limit: 3 }],
   explain_query: [{ class_name: 'Order', where: { status: 'paid' } }],
   aggregate: [
@@ -204,6 +223,7 @@ const CALLS: Record<string, Record<string, unknown>[]> = {
   ],
   export_data: [
     { class_name: 'Order', row_cap: 2 },
+    { class_name: 'Order', include: ['buyer'], columns: ['status', 'buyer.status'] },
     { class_name: 'Order', pipeline: [{ $match: { status: 'paid' } }], format: 'markdown' },
   ],
 };
@@ -221,6 +241,23 @@ describe('built-in read tools', () => {
     const others = BUILTIN_TOOLS.filter((tool) => !readTools.includes(tool));
     expect(others.every((t) => t.annotations?.readOnlyHint === false)).toBe(true);
     expect(others.some(isReadTool)).toBe(false);
+  });
+
+  it('join included pointers through planned reads of the joined class (the include calls are not vacuous)', async () => {
+    const { agent, reads } = agentOver(false);
+    const result = await agent.execute('query_class', { class_name: 'Order', include: ['buyer'] });
+    const rows = (result as { data: { results: Array<Record<string, unknown>> } }).data.results;
+    expect(rows.length).toBeGreaterThan(0);
+    for (const row of rows) {
+      expect(row.buyer).toEqual({
+        className: 'Customer',
+        objectId: expect.any(String),
+        createdAt: expect.any(String),
+        region: SCOPE,
+        status: expect.any(String),
+      });
+    }
+    expect(reads.filter((r) => r.operation === 'find')).toHaveLength(2);
   });
 
   it('stay policed once registered (the registry copies definitions, not handlers)', () => {

@@ -1,6 +1,7 @@
 import { AgentValidationError } from '../../../core/errors';
 import { WITHHELD_NOTE } from '../../../format/query-result';
 import { simplifyTypedValue } from '../../../format/simplify-object';
+import { withheldIncludesPayload } from '../../../format/withheld-includes';
 import { renderTabular, TABULAR_FORMATS, type TabularFormat } from '../../../format/tabular';
 import { readTool } from '../../read/read-tool';
 import {
@@ -119,6 +120,8 @@ export const exportData = readTool<Args>({
       elided_note: { type: 'string' },
       withheld_fields: { type: 'object' },
       withheld_note: { type: 'string' },
+      withheld_includes: { type: 'object', additionalProperties: { type: 'integer' } },
+      withheld_includes_note: { type: 'string' },
     },
     ['format', 'headers', 'row_count', 'output', 'pagination'],
   ),
@@ -140,6 +143,7 @@ export const exportData = readTool<Args>({
     let available: number | undefined;
     let elidedFields: string[] | undefined;
     let withheldFields: Record<string, string> | undefined;
+    let withheldIncludes: Record<string, number> | undefined;
     const display = { simplifyTyped: simplifyTypedValue };
     if (args.pipeline !== undefined) {
       // The export cap replaces the aggregate auto-limit: one row more shows truncation.
@@ -168,6 +172,7 @@ export const exportData = readTool<Args>({
       rows = page.rows;
       elidedFields = page.plan.elidedFields;
       withheldFields = await access.withheldFields(className, page.plan, rows);
+      withheldIncludes = page.withheldIncludes;
       if (rows.length > cap) available = await page.count();
     }
     const truncated = rows.length > cap;
@@ -206,6 +211,7 @@ export const exportData = readTool<Args>({
       data.withheld_fields = withheldFields;
       data.withheld_note = WITHHELD_NOTE;
     }
+    Object.assign(data, withheldIncludesPayload(withheldIncludes));
     if (nextCall) data.next_call = nextCall;
     data.output = rendered.output;
     return data;

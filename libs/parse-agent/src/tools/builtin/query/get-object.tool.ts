@@ -41,11 +41,14 @@ export const getObject = readTool<Args>({
     if (!OBJECT_ID_PATTERN.test(args.object_id)) {
       throw new AgentValidationError(`object_id '${args.object_id}' is not a valid objectId.`);
     }
-    const { row, plan } = await read.get(args.class_name, args.object_id, {
+    const { row, plan, withheldIncludes } = await read.get(args.class_name, args.object_id, {
       include: args.include,
       applyCanonicalFilter: args.apply_canonical_filter,
     });
     if (!row) throw objectNotFound(args.class_name, args.object_id);
-    return formatObjectResult(args.class_name, row, plan.truncatedIncludeFields);
+    return formatObjectResult(args.class_name, row, {
+      truncatedIncludeFields: plan.truncatedIncludeFields,
+      withheldIncludes,
+    });
   },
 });
