@@ -455,9 +455,11 @@ Example (a client's MCP server entry):
       (value: string, previous: string[] = []) => [...previous, value],
     )
     .option(
-      '--allow-http',
-      'allow plain http to a host other than this machine (the token travels in clear)',
+      '--allow-insecure-http',
+      'allow plain http:// to a host other than this machine (the credential travels in clear)',
     )
+    // The flag's earlier name, kept working.
+    .addOption(new Option('--allow-http').hideHelp())
     .addHelpText(
       'after',
       `
