@@ -25,6 +25,7 @@ const ALL = Object.values(PAYLOADS).join(' | ');
 
 /** Hidden characters that must never appear raw (newline and tab are the CLI's own layout). */
 const RAW =
+  // eslint-disable-next-line no-control-regex -- finding control characters is the point
   /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u00ad\u061c\u180e\u200b-\u200f\u2028-\u202e\u2060-\u2064\u2066-\u2069\ufeff\u{e0000}-\u{e007f}]/u;
 
 function expectNoRawControls(run: CliRun): void {

@@ -21,6 +21,7 @@ const MAX_FIELD_TEXT = 300;
 
 /** What must never reach a model (newline and tab may). */
 const HIDDEN =
+  // eslint-disable-next-line no-control-regex -- finding control characters is the point
   /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u00ad\u061c\u180e\u200b-\u200f\u2028-\u202e\u2060-\u2064\u2066-\u2069\ufeff\u{e0000}-\u{e007f}]/u;
 
 /** Deterministic adversarial text: every hidden class, injection phrasing, and great length. */
