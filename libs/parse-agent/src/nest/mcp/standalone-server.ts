@@ -34,7 +34,7 @@ import type {
 import type { McpEndpointOptions } from './mcp-endpoint-options';
 import { HEADER } from '../../transport/http/mcp-http.constants';
 import { sendJson, sendJsonRpcError } from '../../transport/http/mcp-http-response';
-import { isLoopbackAddress } from '../../transport/http/transport-checks';
+import { isLoopbackAddress, isLoopbackOrigin } from '../../transport/http/transport-checks';
 
 export interface StandaloneMcpServerOptions {
   parse: ParseConnectionConfig;
@@ -61,6 +61,11 @@ export interface StandaloneMcpServerOptions {
   /** Shared by every request (default: 60 calls per 60 s in this process). */
   rateLimiter?: RateLimiter;
   preAuthRateLimiter?: RateLimiter;
+  /**
+   * Browser origins allowed to call (see the endpoint's `allowedOrigins`). Without an API key and
+   * without this list, only loopback origins (`http://localhost:<any port>`, `127.0.0.1`, `[::1]`)
+   * are: the server acts with its own credentials, so a page elsewhere gets 403.
+   */
   allowedOrigins?: string[];
   requireCustomHeader?: string | Record<string, string>;
   /** Further endpoint settings (streaming, heartbeats, limits); the path is always /mcp. */
@@ -200,6 +205,24 @@ export async function startStandaloneMcpServer(
   const app = await NestFactory.create(StandaloneMcpModule.register(options, settings), {
     logger: options.logger ?? ['log', 'warn', 'error'],
   });
+  // Keyless, the server lends its own identity (the master key by default) to whoever reaches
+  // the port: a web page in the operator's browser must not be one of them. The Host check
+  // (DNS rebinding) stays as it is; this adds the Origin of the page that sent the request.
+  const allowedOrigins = options.allowedOrigins ?? options.mcp?.allowedOrigins;
+  if (!apiKey && !allowedOrigins?.length) {
+    app.use((req: IncomingMessage, res: ServerResponse, next: () => void) => {
+      const origin = String(req.headers.origin ?? '').trim();
+      if (origin && !isLoopbackOrigin(origin)) {
+        return sendJsonRpcError(
+          res,
+          403,
+          -32700,
+          'Origin not allowed: this server has no API key, so only pages on this machine may call it',
+        );
+      }
+      next();
+    });
+  }
   // Sub-paths of /mcp other than /mcp/tools answer in JSON-RPC, like the endpoint itself.
   app.use((req: IncomingMessage, res: ServerResponse, next: () => void) => {
     const path = (req.url ?? '').split('?')[0].toLowerCase().replace(/\/+$/, '');

@@ -1,5 +1,4 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { RateLimitExceededError, RateLimiterUnavailableError } from '../../core/errors';
 import { SUPPORTED_PROTOCOL_VERSIONS } from '../../mcp/protocol.constants';
 import { McpBodyReader } from './mcp-body-reader';
 import {
@@ -11,6 +10,7 @@ import type { ResolvedMcpEndpointOptions } from './mcp-endpoint-options';
 import { HEADER, MCP_GATE_STATE } from './mcp-http.constants';
 import { sendJsonRpcError } from './mcp-http-response';
 import type { McpGateState, McpRequest } from './mcp-request';
+import { checkPreAuthRate } from './pre-auth-rate';
 import { acceptsEventStream, mediaType } from './transport-checks';
 import type { TransportLogger } from './transport-logger';
 
@@ -110,30 +110,12 @@ export class McpRequestGate {
   ): Promise<McpGateState | undefined> {
     stripUnderscoreHeaders(req);
 
-    const limiter = this.options.preAuthRateLimiter;
-    if (limiter) {
-      try {
-        await limiter.check(`mcp:${req.ip ?? req.socket?.remoteAddress ?? 'unknown'}`);
-      } catch (error) {
-        const retryAfter = Number((error as { retryAfter?: unknown })?.retryAfter);
-        // Over the limit is 429; a limiter that could not count (its store down, or any other
-        // failure) is 503: refused all the same, but not the caller's doing.
-        const limited =
-          error instanceof RateLimitExceededError &&
-          !(error instanceof RateLimiterUnavailableError);
-        sendJsonRpcError(
-          res,
-          limited ? 429 : 503,
-          -32000,
-          limited ? 'Too Many Requests' : 'Service Unavailable: rate limiter unavailable',
-          {
-            headers: {
-              'Retry-After': String(retryAfter > 0 ? Math.ceil(retryAfter) : limited ? 1 : 2),
-            },
-          },
-        );
-        return undefined;
-      }
+    const refusal = await checkPreAuthRate(this.options.preAuthRateLimiter, req);
+    if (refusal) {
+      sendJsonRpcError(res, refusal.status, -32000, refusal.message, {
+        headers: { 'Retry-After': String(refusal.retryAfter) },
+      });
+      return undefined;
     }
 
     const method = req.method ?? '';
