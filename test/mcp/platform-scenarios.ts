@@ -213,6 +213,18 @@ export function describePlatformScenarios(platform: Platform): void {
       expect(((await after.json()) as { id: unknown }).id).toBe(9);
     });
 
+    it('ends the calls of a session it ends: DELETE aborts a streaming call in flight', async () => {
+      const { client, transport } = await connect(seed.alice.sessionToken);
+      const pending = client.callTool({ name: 'http_wait', arguments: {} }).then(
+        () => 'answered',
+        () => 'failed',
+      );
+      await eventually(() => expect(probe.started).toBe(1));
+      await transport.terminateSession();
+      await eventually(() => expect(probe.aborted).toEqual(['session_ended']));
+      await pending;
+    });
+
     it('bounds the body: over maxBodyBytes a 413 JSON-RPC error; over the pre-auth limit only with credentials', async () => {
       const padded = (bytes: number) =>
         JSON.stringify({ ...rpc(3, 'tools/list'), params: { _meta: { pad: 'x'.repeat(bytes) } } });

@@ -174,6 +174,42 @@ describe('MCP endpoint: protocol edges (MCP-Protocol-Version, notifications with
     }
   });
 
+  it('ending a session (DELETE) aborts its calls in flight, and only its own', async () => {
+    const open = async () =>
+      (await initialize('2025-06-18')).headers['mcp-session-id'] as unknown as string;
+    const [ending, staying] = [await open(), await open()];
+    const before = { started, aborted: aborted.length };
+    const callIn = (session: string, id: string) =>
+      post(
+        { jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'edge_wait', arguments: {} } },
+        { 'Mcp-Session-Id': session, 'MCP-Protocol-Version': '2025-06-18' },
+      ).then((res) => res);
+    const endingCall = callIn(ending, 'in-ending');
+    const stayingCall = callIn(staying, 'in-staying');
+    await eventually(() => expect(started).toBe(before.started + 2));
+
+    const deleted = await request(t.app.getHttpServer())
+      .delete('/mcp')
+      .set('Mcp-Session-Id', ending);
+    expect(deleted.status).toBe(204);
+    await eventually(() => expect(aborted.length).toBe(before.aborted + 1));
+    expect(aborted[before.aborted]).toMatch(/session_ended/);
+    const answer = await endingCall;
+    expect(answer.body.id).toBe('in-ending');
+    // The other session's call still runs: only a cancel of its own stops it.
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(aborted.length).toBe(before.aborted + 1);
+    await post(
+      { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 'in-staying' } },
+      { 'Mcp-Session-Id': staying },
+    );
+    await stayingCall;
+    expect(aborted.slice(before.aborted)).toEqual([
+      expect.stringMatching(/session_ended/),
+      expect.stringMatching(/notifications_cancelled/),
+    ]);
+  });
+
   it.each(['notifications/initialized', 'notifications/cancelled', 'notifications/progress'])(
     'refuses %s sent with an id: -32600, echoing the id',
     async (method) => {
