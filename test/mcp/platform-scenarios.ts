@@ -379,7 +379,7 @@ export function describePlatformScenarios(platform: Platform): void {
         expect(body).toEqual({
           jsonrpc: '2.0',
           id: null,
-          error: { code: -32600, message: expect.stringMatching(/^Not Found: .*\/mcp/) },
+          error: { code: -32601, message: expect.stringMatching(/^Not Found: .*\/mcp/) },
         });
       }
       // A method the tools listing does not answer: 405 with Allow, in JSON-RPC too.

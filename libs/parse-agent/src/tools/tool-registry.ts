@@ -1,5 +1,6 @@
 import Ajv, { type ValidateFunction } from 'ajv';
 import { Subject, type Observable } from 'rxjs';
+import { isolateSubscribers, reportToStderr } from '../core/isolated-observable';
 import { isPermissionLevel } from '../core/constants';
 import { ParseAgentConfigError } from '../core/errors';
 import type { ToolDefinition, ToolRegistration } from './tool-definition';
@@ -8,6 +9,11 @@ import { withFailureAlternative } from './builtin/output-schemas';
 
 const TOOL_NAME = /^[a-z][a-z0-9_]{0,63}$/;
 const EMPTY_OBJECT_SCHEMA = { type: 'object', properties: {} };
+
+export interface ToolRegistryOptions {
+  /** Where a failing `changes$` subscriber is reported (default stderr). */
+  warn?: (message: string) => void;
+}
 
 /**
  * Built-in and application tools. Argument schemas are compiled once per tool. Every change to the
@@ -24,10 +30,15 @@ export class ToolRegistry {
     type: 'registered' | 'unregistered' | 'reset';
     name?: string;
   }>();
-  readonly changes$: Observable<{ type: 'registered' | 'unregistered' | 'reset'; name?: string }> =
-    this.changeSubject.asObservable();
+  /** A subscriber that throws is reported (options.warn, else stderr), never fatal. */
+  readonly changes$: Observable<{ type: 'registered' | 'unregistered' | 'reset'; name?: string }>;
 
-  constructor(builtins: ToolDefinition[] = []) {
+  constructor(builtins: ToolDefinition[] = [], options: ToolRegistryOptions = {}) {
+    this.changes$ = isolateSubscribers(
+      this.changeSubject,
+      'ToolRegistry.changes$',
+      options.warn ?? reportToStderr,
+    );
     // Built-in tools take only the arguments they declare: a made-up one (group_by on a count) is
     // refused rather than silently ignored, which would give a plausible wrong answer.
     // Their failures all carry structuredContent, so their output schemas admit the failure shape.

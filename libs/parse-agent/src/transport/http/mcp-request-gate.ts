@@ -74,7 +74,7 @@ export class McpRequestGate {
       sendJsonRpcError(
         res,
         404,
-        -32600,
+        -32601,
         `Not Found: the MCP endpoint has no route here; send JSON-RPC messages to ${this.caller.endpointPath()} (GET ${this.caller.endpointPath().replace(/\/$/, '')}/tools lists the tools).`,
       );
       return answered?.();
