@@ -10,6 +10,7 @@ import {
   ParseAgent,
   PromptRegistry,
   startStandaloneMcpServer,
+  suppressSecurityBanners,
   type LlmProvider,
   type ToolContext,
 } from 'nestjs-parse-agent';
@@ -22,7 +23,8 @@ const boom = (where: string) => () => {
 };
 
 async function scenario(name: string): Promise<unknown> {
-  const { services, close } = createAgentServices({ parse, suppressSecurityBanners: true });
+  suppressSecurityBanners();
+  const { services, close } = createAgentServices({ parse });
   try {
     const agent = new ParseAgent({}, services);
     switch (name) {
