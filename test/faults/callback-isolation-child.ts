@@ -8,6 +8,7 @@ import 'reflect-metadata';
 import {
   createAgentServices,
   ParseAgent,
+  ParseAgentConversation,
   PromptRegistry,
   startStandaloneMcpServer,
   suppressSecurityBanners,
@@ -92,11 +93,10 @@ async function scenario(name: string): Promise<unknown> {
           model: 'none',
           complete: () => Promise.reject(new Error('the model is unreachable')),
         };
-        const withModel = createAgentServices({ parse, llmProvider: provider });
+        const withModel = createAgentServices({ parse });
         const events: string[] = [];
         // No error handler: the failed question must not end the process.
-        new ParseAgent({}, withModel.services)
-          .conversation()
+        new ParseAgentConversation(new ParseAgent({}, withModel.services), { provider })
           .stream('hello')
           .subscribe((event) => {
             events.push(event.type);

@@ -105,7 +105,7 @@ describe('MCP endpoint: protocol edges (MCP-Protocol-Version, notifications with
   });
   afterAll(() => t.close());
 
-  const post = (body: unknown, headers: Record<string, string> = {}) =>
+  const post = (body: object, headers: Record<string, string> = {}) =>
     request(t.app.getHttpServer()).post('/mcp').set(JSON_HEADERS).set(headers).send(body);
   const initialize = (protocolVersion: string, headers: Record<string, string> = {}) =>
     post(

@@ -1,6 +1,6 @@
 import 'reflect-metadata';
 import Ajv from 'ajv';
-import { IsIn, IsInt, IsOptional, IsString, Max, Min } from 'class-validator';
+import { IsIn, IsInt, IsOptional, Max, Min } from 'class-validator';
 import { inMemoryAgentServices } from '../../../../test/fixtures/in-memory-agent';
 import { suppressSecurityBanners } from '../core/security-banner';
 import { AgentMethod } from '../metadata/decorators/agent-method.decorator';

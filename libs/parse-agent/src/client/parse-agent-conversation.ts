@@ -196,7 +196,7 @@ export class ParseAgentConversation {
     );
   }
 
-  protected streamInto(
+  private streamInto(
     question: string,
     options: AskOptions,
     subscriber: Subscriber<ConversationEvent>,

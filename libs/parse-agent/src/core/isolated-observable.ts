@@ -28,9 +28,7 @@ export class IsolatedObservable<T> extends Observable<T> {
   override lift<R>(operator?: Operator<T, R>): Observable<R> {
     const lifted = new IsolatedObservable<R>(undefined, this.label, this.report);
     // The same two fields rxjs's own lift sets: the chain subscribes to this, through operator.
-    // eslint-disable-next-line @typescript-eslint/no-deprecated
     lifted.source = this;
-    // eslint-disable-next-line @typescript-eslint/no-deprecated
     lifted.operator = operator;
     return lifted;
   }

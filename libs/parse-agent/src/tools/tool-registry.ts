@@ -10,11 +10,6 @@ import { withFailureAlternative } from './builtin/output-schemas';
 const TOOL_NAME = /^[a-z][a-z0-9_]{0,63}$/;
 const EMPTY_OBJECT_SCHEMA = { type: 'object', properties: {} };
 
-export interface ToolRegistryOptions {
-  /** Where a failing `changes$` subscriber is reported (default stderr). */
-  warn?: (message: string) => void;
-}
-
 /**
  * Built-in and application tools. Argument schemas are compiled once per tool. Every change to the
  * application's tools is announced on `changes$` (the MCP layer turns it into listChanged).
@@ -33,7 +28,8 @@ export class ToolRegistry {
   /** A subscriber that throws is reported (options.warn, else stderr), never fatal. */
   readonly changes$: Observable<{ type: 'registered' | 'unregistered' | 'reset'; name?: string }>;
 
-  constructor(builtins: ToolDefinition[] = [], options: ToolRegistryOptions = {}) {
+  /** `options.warn`: where a failing `changes$` subscriber is reported (default stderr). */
+  constructor(builtins: ToolDefinition[] = [], options: { warn?: (message: string) => void } = {}) {
     this.changes$ = isolateSubscribers(
       this.changeSubject,
       'ToolRegistry.changes$',
