@@ -464,16 +464,15 @@ describe('writes on a real Parse Server (demo dataset)', () => {
       ).toEqual({ allowed: true });
     });
 
-    it('lists the methods an agent may call in get_schema, permitted_keys only with agentDebug', async () => {
+    it('lists the methods an agent may call in get_schema, with the arguments call_method accepts', async () => {
       const schema = ok(await alice().execute('get_schema', { class_name: 'Order' }));
       expect(schema.agent_methods).toEqual([
         expect.objectContaining({ name: 'refund', permission: 'write', supports_dry_run: true }),
       ]);
-      expect(schema.agent_methods[0].permitted_keys).toBeUndefined();
-      const debug = ok(
-        await alice({ agentDebug: true }).execute('get_schema', { class_name: 'Order' }),
-      );
-      expect(debug.agent_methods[0].permitted_keys).toEqual(['reason']);
+      const [refund] = schema.agent_methods;
+      expect(refund.permitted_keys).toEqual(['reason']);
+      expect(Object.keys(refund.parameters.properties)).toEqual(['reason', 'dry_run']);
+      expect(refund.parameters.additionalProperties).toBe(false);
       const reader = ok(
         await alice({ permissions: 'readonly' }).execute('get_schema', { class_name: 'Order' }),
       );

@@ -68,6 +68,7 @@ export type {
   AgentAskOptions,
   AgentOptions,
   AgentServices,
+  DescribeOptions,
   ExecuteOptions,
   PermitDecision,
   ToolDefinitionsOptions,

@@ -291,21 +291,31 @@ Examples:
     .command('describe')
     .description('what this identity is and may do, or what it sees of one class (JSON)')
     .argument('[class]', 'a Parse class name, e.g. Order')
+    .option('--text', 'readable lines instead of JSON (without a class)')
     .addHelpText(
       'after',
       `
 Examples:
   $ parse-agent describe
+  $ parse-agent describe --text
   $ parse-agent describe Order --session-token-file ~/.parse-session`,
     )
-    .action(async (className: string | undefined, _options: unknown, command: Command) => {
-      await withSession(command, async (session) => {
-        const described = className
-          ? session.agent.describeFor(className)
-          : { acting_as: session.principal.label, ...session.agent.describe() };
-        printJson(described);
-      });
-    });
+    .action(
+      async (className: string | undefined, options: { text?: boolean }, command: Command) => {
+        await withSession(command, async (session) => {
+          if (options.text && !className) {
+            print(
+              `Acting as ${session.principal.label}\n${session.agent.describe({ format: 'text' })}`,
+            );
+            return;
+          }
+          const described = className
+            ? session.agent.describeFor(className)
+            : { acting_as: session.principal.label, ...session.agent.describe() };
+          printJson(described);
+        });
+      },
+    );
 
   program
     .command('console')

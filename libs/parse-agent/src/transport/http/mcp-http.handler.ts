@@ -123,7 +123,9 @@ export class McpHttpHandler implements McpTransport {
     const bodyId = validId(body.id);
     // 2026-07-28 requests carry their revision per request and need no session.
     const era = classifyEra(body, {
-      protocolVersion: headerValue(req, HEADER.protocolVersion),
+      // initialize negotiates its revision from the body: the header has no say there.
+      protocolVersion:
+        body.method === 'initialize' ? undefined : headerValue(req, HEADER.protocolVersion),
       method: headerValue(req, HEADER.method),
       name: headerValue(req, HEADER.name),
     });

@@ -1,4 +1,4 @@
-import { ANY_JSON_VALUE, nullable } from '../output-schemas';
+import { ANY_JSON_VALUE, nullable, withSchemaDefs } from '../output-schemas';
 import {
   GROUP_BY_DEFAULT_LIMIT,
   GROUP_BY_MAX_LIMIT,
@@ -96,10 +96,12 @@ export function groupResult(properties: Record<string, unknown>): Record<string,
 
 /** A helper tool's result (group_by, group_by_date, distinct): the field, its own, truncation, dry runs. */
 export function helperResult(properties: Record<string, unknown>): Record<string, unknown> {
-  return classResult({
-    field: { type: 'string' },
-    ...properties,
-    truncated: { type: 'boolean' },
-    ...DRY_RUN_PROPERTIES,
-  });
+  return withSchemaDefs(
+    classResult({
+      field: { type: 'string' },
+      ...properties,
+      truncated: { type: 'boolean' },
+      ...DRY_RUN_PROPERTIES,
+    }),
+  );
 }

@@ -6,6 +6,7 @@ import {
 } from '../../../security/pipeline/distinct-pipeline';
 import { readTool } from '../../read/read-tool';
 import { WHERE_ARG } from '../tool-schemas';
+import { ANY_JSON_VALUE } from '../output-schemas';
 import {
   FIELD_ARG,
   flattenArraysArg,
@@ -42,7 +43,7 @@ export const distinct = readTool<Args>({
   }),
   outputSchema: helperResult({
     count: { type: 'integer' },
-    values: { type: 'array' },
+    values: { type: 'array', items: ANY_JSON_VALUE },
     pointer_class: { type: 'string' },
   }),
   handler: async (args, { read }) => {

@@ -75,6 +75,7 @@ const SEARCH_RESULT = classResult({
   count: { type: 'integer' },
   results: {
     type: 'array',
+    items: { type: 'object' },
     description: 'Rows best match first; each carries _score, Atlas relevance (higher is better).',
   },
   applied_limits: { type: 'object' },
