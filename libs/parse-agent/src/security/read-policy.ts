@@ -434,6 +434,18 @@ export class ReadPolicy {
         },
       );
     }
+    const column = this.propertyColumn(className, field.split('.')[0]);
+    if (column && allowed.includes(column)) {
+      throw new AccessDeniedError(
+        `${where} field '${field}' is the model's property name; the field is '${column}' (tools take field names as get_schema lists them).`,
+        {
+          kind: 'field_denied',
+          deniedField: field,
+          allowedFields: preview,
+          suggestedRewrite: column,
+        },
+      );
+    }
     throw new AccessDeniedError(
       `${where} field '${field}' is not one this agent can use on '${className}' (its agent_fields allowlist; whether such a field exists is not said).${suggestionHint(field.split('.')[0], allowed)} Allowed: ${preview.join(', ')}${more}`,
       { kind: 'field_denied', deniedField: field, allowedFields: preview },
@@ -471,7 +483,9 @@ export class ReadPolicy {
     const known = schema && Object.keys(schema.fields).length > 0 ? schema.fields : undefined;
     if (known && !(root in known) && !BUILTIN_FIELDS.has(root)) {
       const visible = Object.keys(known).filter((f) => f !== 'ACL' && !isInternalField(f));
-      const suggestions = closestNames(root, visible);
+      const column = this.propertyColumn(className, root);
+      const suggestions =
+        column && visible.includes(column) ? [column] : closestNames(root, visible);
       const hint = suggestions.length
         ? ` Did you mean ${suggestions.map((n) => `'${n}'`).join(' or ')}?`
         : '';
@@ -481,6 +495,13 @@ export class ReadPolicy {
         suggestions,
       );
     }
+  }
+
+  /** The column a model property of the class maps to, when `name` is such a property. */
+  protected propertyColumn(className: string, name: string): string | undefined {
+    const properties = this.meta(className)?.propertyToWire ?? {};
+    if (!Object.prototype.hasOwnProperty.call(properties, name)) return undefined;
+    return properties[name] !== name ? properties[name] : undefined;
   }
 
   /**
