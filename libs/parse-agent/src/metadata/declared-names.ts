@@ -170,13 +170,3 @@ export function renameWhereFields(
   }
   return out;
 }
-
-/** Names a where's fields use at the top (first dotted segment), through `$and`, `$or`, `$nor`. */
-export function whereFieldNames(where: Where): string[] {
-  const names = new Set<string>();
-  renameWhereFields(where, (name) => {
-    names.add(name);
-    return undefined;
-  });
-  return [...names];
-}

@@ -40,8 +40,11 @@ export interface MetadataAuditReport {
 
 /** A model's declared names that match no field of its class, and the fields the class has. */
 export interface DeclaredNamesReport {
+  /** The model's (TypeScript class's) name. */
   model: string;
+  /** Each name, the decorator that declared it, and the columns it could mean when several. */
   names: Array<{ name: string; declared_in: string; candidates?: string[] }>;
+  /** The fields the class has on the server (ACL and internal fields left out). */
   fields: string[];
 }
 

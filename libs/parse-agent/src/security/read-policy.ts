@@ -121,7 +121,7 @@ export class ReadPolicy {
    * The class's declared names matched with its columns, and those that match none. Until a class
    * check has loaded the class's schema, the registry's metadata as compiled.
    */
-  declaredNames(className: string): ResolvedClassNames | undefined {
+  protected declaredNames(className: string): ResolvedClassNames | undefined {
     this.syncWithRegistry();
     const meta = this.metadata.get(className);
     if (!meta) return undefined;
