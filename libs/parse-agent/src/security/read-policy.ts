@@ -315,23 +315,32 @@ export class ReadPolicy {
   /**
    * The per-agent filter layers for a class: its own entry (any name variant) and `default`, with
    * each field named as its column (a model property or the other spelling of a column is
-   * accepted). A filter field that is no column of the class is refused, not run as an empty read.
+   * accepted). A filter field that is no column of the class is refused, not run as an empty read;
+   * with `strict: false` (introspection) it is left as written.
    */
-  filterLayers(className: string): { perClass?: Where; defaultFilter?: Where } {
+  filterLayers(
+    className: string,
+    { strict = true }: { strict?: boolean } = {},
+  ): { perClass?: Where; defaultFilter?: Where } {
     const variant = this.metadata
       .nameVariants(className)
       .find((n) => this.filters[n] !== undefined);
     const perClass = variant === undefined ? undefined : this.filters[variant];
+    const inColumns = (filter: Where, option: string) =>
+      this.filterInColumns(className, filter, option, strict);
     return {
-      perClass: perClass && this.filterInColumns(className, perClass, `filters.${variant}`),
-      defaultFilter:
-        this.filters.default &&
-        this.filterInColumns(className, this.filters.default, 'filters.default'),
+      perClass: perClass && inColumns(perClass, `filters.${variant}`),
+      defaultFilter: this.filters.default && inColumns(this.filters.default, 'filters.default'),
     };
   }
 
   /** An agent filter with its fields as the class's columns (see filterLayers). */
-  protected filterInColumns(className: string, filter: Where, option: string): Where {
+  protected filterInColumns(
+    className: string,
+    filter: Where,
+    option: string,
+    strict: boolean,
+  ): Where {
     const schema = this.schemaSnapshot?.get(className);
     if (!schema || !Object.keys(schema.fields).length) return filter;
     const columns = new Set(Object.keys(schema.fields));
@@ -341,7 +350,7 @@ export class ReadPolicy {
         ? properties[name]
         : name;
       const { column } = columnFor(declared, columns);
-      if (column === undefined) {
+      if (column === undefined && strict) {
         this.misdeclared(
           className,
           `the agent's ${option} option`,
@@ -353,9 +362,9 @@ export class ReadPolicy {
     });
   }
 
-  /** Combined per-agent filter for a class (the public `filterFor`). */
+  /** Combined per-agent filter for a class (the public `filterFor`); never refuses. */
   filterFor(className: string): Where | undefined {
-    const { perClass, defaultFilter } = this.filterLayers(className);
+    const { perClass, defaultFilter } = this.filterLayers(className, { strict: false });
     const w = composeWhere({ perClass, defaultFilter });
     return Object.keys(w).length ? w : undefined;
   }
