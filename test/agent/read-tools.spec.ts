@@ -340,8 +340,9 @@ describe('read tools against a real Parse Server (demo dataset)', () => {
       const missing = refused(
         await master.execute('get_object', { class_name: 'Order', object_id: 'zzzzzzzzzz' }),
       );
-      expect(deleted.error_code).toBe('parse_error');
-      expect(missing.error_code).toBe('parse_error');
+      expect(deleted.error_code).toBe('not_found');
+      expect(missing.error_code).toBe('not_found');
+      expect(missing.error).toBe('Object not found: Order#zzzzzzzzzz');
       expect(deleted.error.replace(deletedAcmeOrderId, 'ID')).toBe(
         missing.error.replace('zzzzzzzzzz', 'ID'),
       );
@@ -395,7 +396,7 @@ describe('read tools against a real Parse Server (demo dataset)', () => {
           object_id: alicePrivate[0] as string,
         }),
       );
-      expect(direct.error_code).toBe('parse_error');
+      expect(direct.error_code).toBe('not_found');
     });
 
     it('lets Parse strip protectedFields for a session agent', async () => {

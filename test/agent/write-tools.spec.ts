@@ -373,7 +373,7 @@ describe('writes on a real Parse Server (demo dataset)', () => {
         expect((await row('Order', objectId)).status).toBe(acmeOrder.status);
         expect(mutations).toEqual([]);
 
-        // A row that really is missing keeps the plain answer.
+        // A row that really is missing is refused before the write, as get_object answers it.
         const missing = refused(
           await alice().execute('update_object', {
             class_name: 'Order',
@@ -381,7 +381,8 @@ describe('writes on a real Parse Server (demo dataset)', () => {
             values: { status: 'shipped' },
           }),
         );
-        expect(missing.error).toBe('Parse error: Object not found: Order#zzzzzzzzzz');
+        expect(missing.error_code).toBe('not_found');
+        expect(missing.error).toBe('Object not found: Order#zzzzzzzzzz');
       } finally {
         await parseRest('DELETE', `/classes/Order/${objectId}`, undefined, { masterKey: true });
       }

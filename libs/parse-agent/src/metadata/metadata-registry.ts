@@ -3,6 +3,8 @@ import { BUILTIN_HIDDEN_CLASSES, type UnregisteredClassPolicy } from './builtin-
 import { ParseAgentConfigError } from '../core/errors';
 import { hiddenCharacters } from '../core/hidden-characters';
 import { securityBanner } from '../core/security-banner';
+import type { Where } from '../query/constraint-translator';
+import { renameWhereFields } from './declared-names';
 import { METADATA } from './metadata.constants';
 import { checkSdkInternals, isParseObjectModel, sdkModelClassName } from './parse-object-model';
 import {
@@ -253,7 +255,14 @@ export class MetadataRegistry {
         get: () => this.resolveRef(rel.target),
       });
     }
-    const fields = get<string[]>(METADATA.fields);
+    // Declared names may be properties: each becomes its column here, once for every decorator.
+    const column = (name: string) =>
+      Object.prototype.hasOwnProperty.call(propertyToWire, name) ? propertyToWire[name] : name;
+    const columns = (names: string[] | undefined) =>
+      names ? [...new Set(names.map(column))] : undefined;
+    const fields = columns(get<string[]>(METADATA.fields));
+    const tenantScope = get<TenantScope>(METADATA.tenantScope);
+    const canonicalFilter = get<Where>(METADATA.canonicalFilter);
     return {
       className,
       modelName: model.name,
@@ -263,10 +272,12 @@ export class MetadataRegistry {
       usage: schemaText(get<string>(METADATA.usage), MAX_CLASS_TEXT),
       visible: get<boolean>(METADATA.visible) ?? false,
       fields: fields ? [...new Set([...ALWAYS_KEEP_FIELDS, ...fields])] : undefined,
-      joinFields: get<string[]>(METADATA.joinFields),
-      largeFields: get<string[]>(METADATA.largeFields) ?? [],
-      canonicalFilter: get(METADATA.canonicalFilter),
-      tenantScope: get<TenantScope>(METADATA.tenantScope),
+      joinFields: columns(get<string[]>(METADATA.joinFields)),
+      largeFields: columns(get<string[]>(METADATA.largeFields)) ?? [],
+      canonicalFilter: canonicalFilter
+        ? Object.freeze(renameWhereFields(canonicalFilter, column))
+        : undefined,
+      tenantScope: tenantScope ? { ...tenantScope, field: column(tenantScope.field) } : undefined,
       allowCollscan: get<boolean>(METADATA.allowCollscan) ?? false,
       fieldDocs,
       propertyToWire,

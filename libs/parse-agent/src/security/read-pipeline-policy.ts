@@ -46,7 +46,8 @@ export async function pipelinePolicyFor(
       const { perClass, defaultFilter } = access.filterLayers(className);
       if (perClass && Object.keys(perClass).length) out.push(perClass);
       if (defaultFilter && Object.keys(defaultFilter).length) out.push(defaultFilter);
-      const canonical = access.meta(className)?.canonicalFilter;
+      const canonical =
+        options.applyCanonicalFilter !== false ? access.canonicalFilter(className) : undefined;
       if (options.applyCanonicalFilter !== false && canonical && Object.keys(canonical).length) {
         out.push(canonical);
       }

@@ -355,6 +355,22 @@ describe('direct MongoDB path: semantics over the storage fixture (mingo)', () =
     expect(await path.get('Order', hidden._id as string, {})).toBeUndefined();
     await expect(path.find('Order', { include: ['customer'] })).rejects.toThrow(/include/);
   });
+
+  it("refuses Parse's $within box, naming the paths that run it and this path's own form", async () => {
+    const path = mongoPath({ aclUser: 'u_alice' });
+    const box = {
+      $box: [
+        { __type: 'GeoPoint', latitude: 0, longitude: 0 },
+        { __type: 'GeoPoint', latitude: 1, longitude: 1 },
+      ],
+    };
+    await expect(path.count('Order', { place: { $within: box } })).rejects.toThrow(
+      /Parse REST runs it/,
+    );
+    await expect(path.count('Order', { place: { $within: box } })).rejects.toThrow(
+      /"\$geoWithin": \{ "\$box"/,
+    );
+  });
 });
 
 describe('explain summaries', () => {

@@ -1,3 +1,4 @@
+import { AgentValidationError } from '../../../core/errors';
 import { autoLimitNotice } from '../../../security/pipeline/auto-limit';
 import { compactPointers } from '../../../security/pipeline/pointer-compaction';
 import type { ReadPolicy } from '../../../security/read-policy';
@@ -55,6 +56,12 @@ export const aggregate = readTool<Args>({
   ),
   handler: async (args, { access, read }) => {
     const className = args.class_name;
+    if (Array.isArray(args.pipeline) && args.pipeline.length === 0) {
+      await read.gate(className);
+      throw new AgentValidationError(
+        'pipeline is empty: it would return the rows of the class unfiltered. Give at least one stage, e.g. [{"$match": {"status": "paid"}}, {"$limit": 10}] or [{"$group": {"_id": "$status", "n": {"$sum": 1}}}].',
+      );
+    }
     const prepared = await read.prepare('aggregate', className, args.pipeline, {
       applyCanonicalFilter: args.apply_canonical_filter,
     });

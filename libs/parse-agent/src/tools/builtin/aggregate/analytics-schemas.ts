@@ -3,7 +3,12 @@ import {
   GROUP_BY_DEFAULT_LIMIT,
   GROUP_BY_MAX_LIMIT,
 } from '../../../security/pipeline/group-by-pipeline';
-import { classArguments, classResult, WHERE_ARG } from '../tool-schemas';
+import {
+  APPLY_CANONICAL_FILTER_ARG,
+  classArguments,
+  classResult,
+  WHERE_ARG,
+} from '../tool-schemas';
 
 /** JSON Schema fragments for the aggregation tools' arguments and results. */
 
@@ -70,6 +75,7 @@ export function groupArguments(
     where: WHERE_ARG,
     sort: { ...GROUP_SORT_ARG, description: order },
     limit: limitArg(noun, GROUP_BY_DEFAULT_LIMIT, GROUP_BY_MAX_LIMIT),
+    apply_canonical_filter: APPLY_CANONICAL_FILTER_ARG,
     ...extra,
   };
 }
@@ -100,6 +106,7 @@ export function helperResult(properties: Record<string, unknown>): Record<string
     classResult({
       field: { type: 'string' },
       ...properties,
+      apply_canonical_filter: { type: 'boolean' },
       truncated: { type: 'boolean' },
       ...DRY_RUN_PROPERTIES,
     }),

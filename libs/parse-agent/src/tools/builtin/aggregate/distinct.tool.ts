@@ -5,7 +5,7 @@ import {
   shapeDistinctResult,
 } from '../../../security/pipeline/distinct-pipeline';
 import { readTool } from '../../read/read-tool';
-import { WHERE_ARG } from '../tool-schemas';
+import { APPLY_CANONICAL_FILTER_ARG, WHERE_ARG } from '../tool-schemas';
 import { ANY_JSON_VALUE } from '../output-schemas';
 import {
   FIELD_ARG,
@@ -14,7 +14,7 @@ import {
   helperResult,
   limitArg,
 } from './analytics-schemas';
-import { gatedLimit, runHelper, type LimitRange } from './analytics-support';
+import { canonicalEcho, gatedLimit, runHelper, type LimitRange } from './analytics-support';
 
 const DISTINCT_LIMITS: LimitRange = { default: DISTINCT_DEFAULT_LIMIT, max: DISTINCT_MAX_LIMIT };
 
@@ -25,6 +25,7 @@ interface Args {
   sort?: 'asc' | 'desc';
   limit?: number;
   flatten_arrays?: boolean;
+  apply_canonical_filter?: boolean;
   dry_run?: boolean;
 }
 
@@ -40,6 +41,7 @@ export const distinct = readTool<Args>({
     sort: { type: 'string', enum: ['asc', 'desc'], description: 'Sort the values.' },
     limit: limitArg('Values', DISTINCT_LIMITS.default, DISTINCT_LIMITS.max),
     flatten_arrays: flattenArraysArg('List each element of an array field as its own value.'),
+    apply_canonical_filter: APPLY_CANONICAL_FILTER_ARG,
   }),
   outputSchema: helperResult({
     count: { type: 'integer' },
@@ -57,10 +59,20 @@ export const distinct = readTool<Args>({
       native: { distinct: { field, limit }, sort, pipelineWhenPossible: flattenArrays },
       pointerField: field,
       dryRun: args.dry_run,
-      parameters: { field, sort, limit, flatten_arrays: flattenArrays },
+      applyCanonicalFilter: args.apply_canonical_filter,
+      parameters: {
+        field,
+        sort,
+        limit,
+        flatten_arrays: flattenArrays,
+        ...canonicalEcho(args.apply_canonical_filter),
+      },
     });
     if ('dryRun' in result) return result.dryRun;
     const { rows, pointerClass } = result;
-    return shapeDistinctResult({ className, field, limit, rows, pointerClass });
+    return {
+      ...shapeDistinctResult({ className, field, limit, rows, pointerClass }),
+      ...canonicalEcho(args.apply_canonical_filter),
+    };
   },
 });

@@ -47,6 +47,7 @@ export const groupByDate = readTool<Args>({
   outputSchema: groupResult({
     interval: { type: 'string' },
     operation: { type: 'string' },
+    value_field: { type: 'string' },
     timezone: { type: 'string' },
     sort: { type: 'string' },
   }),
@@ -70,18 +71,20 @@ export const groupByDate = readTool<Args>({
           }
         : undefined,
       dryRun: args.dry_run,
+      applyCanonicalFilter: args.apply_canonical_filter,
       parameters: { field: args.field, interval, timezone, ...call.parameters },
     });
     if ('dryRun' in result) return result.dryRun;
-    return shapeGroupByDateResult({
+    const shaped = shapeGroupByDateResult({
       className,
       field: args.field,
       interval: args.interval,
-      operation: args.operation ?? 'count',
+      operation: call.echo.operation,
       timezone,
       sort: args.sort,
       limit,
       rows: result.rows as GroupRow[],
     });
+    return { ...shaped, ...call.echo };
   },
 });

@@ -32,6 +32,7 @@ export const groupBy = readTool<Args>({
   ),
   outputSchema: groupResult({
     operation: { type: 'string' },
+    value_field: { type: 'string' },
     group_count: { type: 'integer' },
     limit: { type: 'integer' },
     pointer_class: { type: 'string' },
@@ -47,16 +48,18 @@ export const groupBy = readTool<Args>({
       native: simple ? { groupBy: call.native } : undefined,
       pointerField: args.field,
       dryRun: args.dry_run,
+      applyCanonicalFilter: args.apply_canonical_filter,
       parameters: { field: args.field, ...call.parameters, flatten_arrays: args.flatten_arrays },
     });
     if ('dryRun' in result) return result.dryRun;
-    return shapeGroupByResult({
+    const shaped = shapeGroupByResult({
       className,
       field: args.field,
-      operation: args.operation ?? 'count',
+      operation: call.echo.operation,
       limit,
       rows: result.rows as GroupRow[],
       pointerClass: result.pointerClass,
     });
+    return { ...shaped, ...call.echo };
   },
 });
