@@ -10,7 +10,7 @@ import type { ParseAgentConfigError } from '../core/errors';
 import { PostgresDataAccess } from '../data/postgres/postgres-data-path';
 import { DataPathProvider } from '../ports/data-path';
 import { PARSE_AGENT_MODULE_OPTIONS } from './parse-agent.module-definition';
-import type { ParseAgentModuleOptions } from './parse-agent-options.interface';
+import type { ParseAgentModuleOptions } from '../composition/parse-agent-options.interface';
 import {
   probeMongo,
   probeParse,
@@ -20,7 +20,7 @@ import {
   startupCheckError,
   type ProbeOutcome,
   type ResolvedStartupCheck,
-} from './startup-check';
+} from '../composition/startup-check';
 
 type Problem = Extract<ProbeOutcome, { ok: false }>;
 

@@ -12,7 +12,7 @@ import type { McpRequest } from '../../transport/http/mcp-request-gate';
 import { PARSE_AGENT_SERVICES } from '../parse-agent.constants';
 import { ParseAgentFactory } from '../parse-agent.factory';
 import { PARSE_AGENT_MODULE_OPTIONS } from '../parse-agent.module-definition';
-import type { ParseAgentModuleOptions } from '../parse-agent-options.interface';
+import type { ParseAgentModuleOptions } from '../../composition/parse-agent-options.interface';
 import { CONSOLE_OPTIONS } from './console.constants';
 import type { ConsoleCaller, ResolvedConsoleOptions } from './console-options';
 

@@ -30,7 +30,7 @@ import type {
   ParseAgentModuleOptions,
   ParseConnectionConfig,
   PostgresConnectionConfig,
-} from '../parse-agent-options.interface';
+} from '../../composition/parse-agent-options.interface';
 import type { McpEndpointOptions } from './mcp-endpoint-options';
 import { HEADER } from '../../transport/http/mcp-http.constants';
 import { sendJson, sendJsonRpcError } from '../../transport/http/mcp-http-response';

@@ -14,7 +14,7 @@ import { RateLimitedLogger } from '../../transport/http/rate-limited-logger';
 import { MCP_ENDPOINT_OPTIONS } from '../parse-agent.constants';
 import { ParseAgentFactory } from '../parse-agent.factory';
 import { PARSE_AGENT_MODULE_OPTIONS } from '../parse-agent.module-definition';
-import type { ParseAgentModuleOptions } from '../parse-agent-options.interface';
+import type { ParseAgentModuleOptions } from '../../composition/parse-agent-options.interface';
 import {
   MCP_INITIALIZE_LIMITER,
   MCP_LIST_CHANGES,
