@@ -232,6 +232,33 @@ describe('demo process (embedded PostgreSQL + Parse Server, child process)', () 
     }
   }, 150_000);
 
+  it('Ctrl-C at a terminal, where PostgreSQL (in the same process group) stops first: "Stopped", exit 0', async () => {
+    // A terminal's Ctrl-C signals the whole process group, the embedded PostgreSQL included, and
+    // PostgreSQL's fast shutdown can finish before the demo's drain reaches it. Made certain here:
+    // PostgreSQL stops first, then the demo gets its SIGINT. The demo must still finish its
+    // shutdown, not wait for an exit that already happened (the process would then end silently).
+    const ownDir = await mkdtemp(join(tmpdir(), 'demo-ctrl-c-'));
+    await chmod(ownDir, 0o755);
+    const own = startDemo({ DATA_DIR: ownDir, PORT: String(await findFreePort()) });
+    try {
+      await until(() => own.output().includes('demo is up'), 120_000, 'the banner');
+      const postmaster = Number(
+        (await readFile(join(ownDir, 'postgres', 'postmaster.pid'), 'utf8')).split('\n')[0],
+      );
+      process.kill(postmaster, 'SIGINT');
+      await until(() => !alive(postmaster), 30_000, 'PostgreSQL to stop');
+      own.child.kill('SIGINT');
+      const { code } = await own.exited;
+      expect(code).toBe(0);
+      expect(own.output()).toContain('SIGINT received, shutting down');
+      expect(logLines(own.output()).map((l) => l.message)).toContain('Stopped');
+      await expect(stat(join(ownDir, 'demo.lock'))).rejects.toThrow();
+    } finally {
+      if (own.child.exitCode === null) own.child.kill('SIGKILL');
+      await rm(ownDir, { recursive: true, force: true });
+    }
+  }, 150_000);
+
   it('SIGTERM while PostgreSQL starts: one plain line, no stack trace, PostgreSQL stopped, exit 0', async () => {
     const starting = startDemo({ DATA_DIR: dir, PORT: String(await findFreePort()) });
     try {
