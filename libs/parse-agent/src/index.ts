@@ -274,7 +274,7 @@ export type {
   ParseServerProblem,
 } from './data/parse-rest/check-parse-server';
 // Shapes of the `postgres` option and the errors the direct database paths throw
-export type { PostgresDataPathOptions } from './data/postgres/postgres-data-path';
+export type { PostgresDataPathOptions } from './data/postgres/postgres-data-access';
 export type { PgPoolLike, PgPoolClientLike, PgClientLike } from './data/postgres/pg-driver';
 export { DatabaseTimeoutError } from './data/postgres/pg-read-transaction';
 

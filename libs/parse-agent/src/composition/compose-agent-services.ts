@@ -15,9 +15,9 @@ import {
 } from '../data/parse-rest/parse-rest-data-path';
 import {
   PostgresDataAccess,
-  PostgresDataPathProvider,
   type PostgresDataPathOptions,
-} from '../data/postgres/postgres-data-path';
+} from '../data/postgres/postgres-data-access';
+import { PostgresDataPathProvider } from '../data/postgres/postgres-provider';
 import { SchemaCache } from '../data/schema-cache';
 import { BUILTIN_PROMPTS } from '../mcp/builtin-prompts';
 import { McpDispatcher } from '../mcp/mcp-dispatcher';

@@ -2,7 +2,7 @@ import type { AgentServices } from '../agent/parse-agent';
 import type { MongoPathOptions } from '../data/mongo/create-mongo-data-path';
 import type { ParseConnectionOptions, ParseRestClient } from '../data/parse-rest/parse-rest-client';
 import type { ParseDatabaseKind } from '../data/parse-rest/parse-rest-data-path';
-import type { PostgresDataPathOptions } from '../data/postgres/postgres-data-path';
+import type { PostgresDataPathOptions } from '../data/postgres/postgres-data-access';
 import type { ModelClass } from '../metadata/metadata.types';
 import type { ConversationFactory } from '../ports/conversation';
 import type { DataPathProvider, DataPathProvidersOption } from '../ports/data-path';

@@ -5,7 +5,7 @@ import type { EventStore } from '../ports/event-store';
 import type { SessionStore } from '../ports/session-store';
 import type { ParseAgentAuthOptions } from '../auth/auth-options';
 import type { PgPoolLike } from '../data/postgres/pg-driver';
-import type { PostgresDataPathOptions } from '../data/postgres/postgres-data-path';
+import type { PostgresDataPathOptions } from '../data/postgres/postgres-data-access';
 import type { LlmProviderOptions } from '../ports/conversation';
 import type { LlmProvider } from '../ports/llm-provider';
 import type { RateLimiter } from '../ports/rate-limiter';

@@ -7,7 +7,7 @@ import {
   type OnApplicationShutdown,
 } from '@nestjs/common';
 import type { ParseAgentConfigError } from '../core/errors';
-import { PostgresDataAccess } from '../data/postgres/postgres-data-path';
+import { PostgresDataAccess } from '../data/postgres/postgres-data-access';
 import { DataPathProvider } from '../ports/data-path';
 import { PARSE_AGENT_MODULE_OPTIONS } from './parse-agent.module-definition';
 import type { ParseAgentModuleOptions } from './parse-agent-options.interface';

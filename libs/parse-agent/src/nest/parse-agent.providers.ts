@@ -5,7 +5,7 @@ import { AgentEvents } from '../core/agent-events';
 import { routeSecurityBanners, suppressSecurityBanners } from '../core/security-banner';
 import { DataRouter } from '../data/data-router';
 import { ParseRestClient } from '../data/parse-rest/parse-rest-client';
-import { PostgresDataAccess } from '../data/postgres/postgres-data-path';
+import { PostgresDataAccess } from '../data/postgres/postgres-data-access';
 import { SchemaCache } from '../data/schema-cache';
 import { McpDispatcher } from '../mcp/mcp-dispatcher';
 import { PromptRegistry } from '../mcp/prompt-registry';
