@@ -11,16 +11,11 @@ import { PostgresDataAccess } from '../data/postgres/postgres-data-access';
 import { DataPathProvider } from '../ports/data-path';
 import { PARSE_AGENT_MODULE_OPTIONS } from './parse-agent.module-definition';
 import type { ParseAgentModuleOptions } from './parse-agent-options.interface';
-import {
-  probeMongo,
-  probeParse,
-  probePostgres,
-  redactedEndpoint,
-  resolveStartupCheck,
-  startupCheckError,
-  type ProbeOutcome,
-  type ResolvedStartupCheck,
-} from './startup-check';
+import { probeMongo } from '../data/mongo/mongo-probe';
+import { probeParse } from '../data/parse-rest/parse-server-probe';
+import { probePostgres } from '../data/postgres/postgres-probe';
+import { redactedEndpoint, type ProbeOutcome } from '../data/probe';
+import { resolveStartupCheck, startupCheckError, type ResolvedStartupCheck } from './startup-check';
 
 type Problem = Extract<ProbeOutcome, { ok: false }>;
 
