@@ -94,6 +94,8 @@ export type {
   CreateAgentServicesOptions,
   StandaloneAgentServices,
 } from './composition/create-agent-services';
+// The built-in database paths' options (`postgres`, `mongo`) and `database: { kind, uri }`
+export type { DatabaseSetting, DataPathOptions } from './composition/data-paths';
 
 // Ground: identity, events, envelope, errors, limits
 export { AgentEvents } from './core/agent-events';
