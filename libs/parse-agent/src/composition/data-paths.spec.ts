@@ -27,13 +27,6 @@ function appOwnedHandle() {
   return { handle, calls };
 }
 
-/** The option of a descriptor for an application's own pool or client, named as it documents. */
-function ownedOption(path: DataPathDescriptor, handle: object): object {
-  const key = { postgres: 'pool', mongo: 'client' }[path.kind];
-  if (!key) throw new Error(`add how ${path.kind} takes an application's own handle to this spec`);
-  return { [key]: handle };
-}
-
 describe('the built-in data paths: every descriptor holds to the contract', () => {
   const paths = BUILTIN_DATA_PATHS as readonly DataPathDescriptor[];
 
@@ -87,7 +80,7 @@ describe('the built-in data paths: every descriptor holds to the contract', () =
 
     it('leaves an application’s own pool or client open, and its probe names the setting', async () => {
       const { handle, calls } = appOwnedHandle();
-      const option = ownedOption(path, handle);
+      const option = { [path.handleKey]: handle };
       expect(path.validate(option)).toEqual([]);
       const opened = path.open(option, { parse: parse() });
       const outcome = await opened.probe(1_000);

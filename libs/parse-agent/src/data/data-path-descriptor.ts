@@ -49,6 +49,11 @@ export interface DataPathDescriptor<K extends string = string, O extends object 
   /** What Parse Server stores its data in when this path reads it (`parse.database`). */
   readonly parseDatabase: ParseDatabaseKind;
   readonly uri: DataPathUriSetting;
+  /**
+   * The option key that takes a pool or client the application owns (`pool`, `client`): used
+   * as given, and never closed by the library.
+   */
+  readonly handleKey: string;
   /** The option for a bare connection string (`{ uri }`), as the CLI and `database` give it. */
   fromUri(uri: string): O;
   /**

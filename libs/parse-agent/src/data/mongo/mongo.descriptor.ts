@@ -12,6 +12,7 @@ export const mongoDataPath: DataPathDescriptor<'mongo', MongoPathOptions> = {
   label: 'MongoDB',
   parseDatabase: 'mongo',
   uri: { env: 'MONGODB_URI', flag: '--mongodb-uri', schemes: SCHEMES },
+  handleKey: 'client',
   fromUri: (uri) => ({ uri }),
   validate(option) {
     if (!isPlainObject(option) || (!option.uri && !option.client)) {

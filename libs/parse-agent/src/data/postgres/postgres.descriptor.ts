@@ -24,6 +24,7 @@ export const postgresDataPath: DataPathDescriptor<'postgres', PostgresDataPathOp
   label: 'PostgreSQL',
   parseDatabase: 'postgres',
   uri: { env: 'POSTGRES_URI', flag: '--postgres-uri', schemes: SCHEMES },
+  handleKey: 'pool',
   fromUri: (uri) => ({ uri }),
   validate(option) {
     if (!isPlainObject(option) || (!option.uri && !option.pool)) {
