@@ -346,7 +346,7 @@ export { ConversationBusyError, LlmProviderError } from './client/conversation-e
 // Transports without a framework
 export { serveMcpOverStdio } from './transport/stdio/mcp-stdio.transport';
 export type { McpStdioOptions, McpStdioSession } from './transport/stdio/mcp-stdio.transport';
-export type { McpTransport } from './transport/mcp-transport';
+export type { McpTransport } from './transport/shared/mcp-transport';
 
 // MCP protocol layer (pure)
 export { McpDispatcher } from './mcp/mcp-dispatcher';

@@ -10,7 +10,7 @@ import { resolveMcpEndpointOptions } from '../../transport/http/mcp-endpoint-opt
 import { MCP_LOG_CONTEXT } from '../../transport/http/mcp-http.constants';
 import { McpHttpHandler } from '../../transport/http/mcp-http.handler';
 import { McpRequestGate } from '../../transport/http/mcp-request-gate';
-import { RateLimitedLogger } from '../../transport/http/rate-limited-logger';
+import { RateLimitedLogger } from '../../transport/shared/rate-limited-logger';
 import { MCP_ENDPOINT_OPTIONS } from '../parse-agent.constants';
 import { ParseAgentFactory } from '../parse-agent.factory';
 import { PARSE_AGENT_MODULE_OPTIONS } from '../parse-agent.module-definition';
@@ -23,7 +23,7 @@ import {
 } from '../redis/redis.providers';
 import { ParseRestClient } from '../../data/parse-rest/parse-rest-client';
 import type { RateLimiter } from '../../ports/rate-limiter';
-import { UserKeys } from '../../transport/http/user-key';
+import { UserKeys } from '../../transport/shared/user-key';
 import { principalUserKey } from '../../auth/principal-user-key';
 import { createMcpController } from './mcp.controller';
 import { installMcpGate } from './mcp-platform';

@@ -12,16 +12,16 @@ import type { CancellationBus } from '../../ports/cancellation-bus';
 import type { EventStore } from '../../ports/event-store';
 import type { RateLimiter } from '../../ports/rate-limiter';
 import type { McpSession, SessionStore } from '../../ports/session-store';
-import { CallsInFlight } from '../calls-in-flight';
-import type { McpTransportContext } from '../mcp-transport';
+import { CallsInFlight } from '../shared/calls-in-flight';
+import type { McpTransportContext } from '../shared/mcp-transport';
 import { EndpointDrain } from './endpoint-drain';
 import type { ResolvedMcpEndpointOptions } from './mcp-endpoint-options';
 import type { McpRequest, McpRequestGate } from './mcp-request-gate';
 import type { AgentBuilder, McpAgentFactory } from './request-agent';
 import { SseElicitations } from './sse-elicitation';
 import { notificationFrames, type SseFrame } from './sse-operators';
-import type { TransportLogger } from './transport-logger';
-import type { UserKeys } from './user-key';
+import type { TransportLogger } from '../shared/transport-logger';
+import type { UserKeys } from '../shared/user-key';
 
 export interface McpHttpHandlerDependencies {
   options: ResolvedMcpEndpointOptions;

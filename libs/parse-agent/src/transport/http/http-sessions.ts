@@ -9,17 +9,17 @@ import {
 import type { JsonRpcId } from '../../mcp/mcp-dispatcher.types';
 import { checkRateLimit, type RateLimiter } from '../../ports/rate-limiter';
 import { SessionLimitError, type McpSession, type SessionStore } from '../../ports/session-store';
-import { errorClassName } from '../mcp-transport';
+import { errorClassName } from '../shared/mcp-transport';
 import type { ResolvedMcpEndpointOptions } from './mcp-endpoint-options';
 import { HEADER } from './mcp-http.constants';
 import { sendJsonRpcError, sendUnauthorized } from './mcp-http-response';
 import type { McpRequest } from './mcp-request-gate';
 import { headerValue } from './mcp-request-fields';
-import { principalKey } from './principal-key';
+import { principalKey } from '../shared/principal-key';
 import { declaresElicitation, type SseElicitations } from './sse-elicitation';
-import type { TransportLogger } from './transport-logger';
+import type { TransportLogger } from '../shared/transport-logger';
 import { requestIdOf, unauthorizedLogLine } from './unauthorized-log';
-import { UserKeys, UserUnresolvedError } from './user-key';
+import { UserKeys, UserUnresolvedError } from '../shared/user-key';
 
 export interface HttpSessionsDependencies {
   options: ResolvedMcpEndpointOptions;

@@ -5,9 +5,9 @@ import type { ParseAgent } from '../../agent/parse-agent';
 import type { DispatchTerminal } from '../../mcp/mcp-dispatcher';
 import { classifyEra, LISTEN_METHOD } from '../../mcp/modern-revision';
 import type { McpSession } from '../../ports/session-store';
-import { chargeRequest } from '../call-charging';
-import { cancellationScope } from '../calls-in-flight';
-import type { McpTransport } from '../mcp-transport';
+import { chargeRequest } from '../shared/call-charging';
+import { cancellationScope } from '../shared/calls-in-flight';
+import type { McpTransport } from '../shared/mcp-transport';
 import { relayCancel, settleAnswer } from './client-messages';
 import {
   createHttpEndpoint,

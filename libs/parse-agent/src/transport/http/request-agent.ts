@@ -1,10 +1,10 @@
 import type { ServerResponse } from 'node:http';
 import { AgentUnauthorizedError, ParseAgentError } from '../../core/errors';
 import { ParseAgent, type AgentOptions } from '../../agent/parse-agent';
-import { errorClassName } from '../mcp-transport';
+import { errorClassName } from '../shared/mcp-transport';
 import { sendJsonRpcError, sendUnauthorized } from './mcp-http-response';
 import type { McpRequest } from './mcp-request-gate';
-import type { TransportLogger } from './transport-logger';
+import type { TransportLogger } from '../shared/transport-logger';
 import { requestIdOf, unauthorizedLogLine } from './unauthorized-log';
 
 /** Maps the authenticated HTTP request to the options of the agent that serves it. */

@@ -1,7 +1,7 @@
 import type { Readable, Writable } from 'node:stream';
 import { JSON_RPC_ERROR_CODES } from '../../mcp/protocol.constants';
-import { DEFAULT_MAX_BODY_BYTES } from '../http/mcp-http.constants';
-import { readLines } from './line-framing';
+import { DEFAULT_MAX_BODY_BYTES } from '../shared/transport-limits';
+import { readLines } from '../shared/line-framing';
 import { innermostCause } from '../../core/innermost-cause';
 
 export interface McpHttpBridgeOptions {

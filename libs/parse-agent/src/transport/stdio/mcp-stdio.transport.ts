@@ -4,18 +4,18 @@ import type { McpDispatcher } from '../../mcp/mcp-dispatcher';
 import type { JsonRpcId } from '../../mcp/mcp-dispatcher.types';
 import { stringifyJsonRpc } from '../../mcp/preserialized';
 import { JSON_RPC_ERROR_CODES } from '../../mcp/protocol.constants';
-import { parseBoundedJson } from '../http/bounded-json';
-import { DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_JSON_DEPTH } from '../http/mcp-http.constants';
-import { readLines } from './line-framing';
+import { parseBoundedJson } from '../shared/bounded-json';
+import { DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_JSON_DEPTH } from '../shared/transport-limits';
+import { readLines } from '../shared/line-framing';
 import { InMemoryCancellationBus } from '../../ports/in-memory-cancellation-bus';
-import { chargeRequest } from '../call-charging';
-import { CallsInFlight, openCall } from '../calls-in-flight';
+import { chargeRequest } from '../shared/call-charging';
+import { CallsInFlight, openCall } from '../shared/calls-in-flight';
 import {
   dispatchCall,
   errorClassName,
   type McpTransport,
   type McpTransportContext,
-} from '../mcp-transport';
+} from '../shared/mcp-transport';
 
 export interface McpStdioOptions {
   dispatcher: McpDispatcher;

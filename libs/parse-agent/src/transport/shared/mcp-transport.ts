@@ -1,9 +1,13 @@
 import type { Observable } from 'rxjs';
-import type { ParseAgent } from '../agent/parse-agent';
-import type { McpDispatcher } from '../mcp/mcp-dispatcher';
-import type { DispatchContext, DispatchLogger, DispatchMessage } from '../mcp/mcp-dispatcher.types';
-import { dispatchModern, type ModernEnvelope } from '../mcp/modern-revision';
-import type { CancellationBus } from '../ports/cancellation-bus';
+import type { ParseAgent } from '../../agent/parse-agent';
+import type { McpDispatcher } from '../../mcp/mcp-dispatcher';
+import type {
+  DispatchContext,
+  DispatchLogger,
+  DispatchMessage,
+} from '../../mcp/mcp-dispatcher.types';
+import { dispatchModern, type ModernEnvelope } from '../../mcp/modern-revision';
+import type { CancellationBus } from '../../ports/cancellation-bus';
 import type { CallsInFlight } from './calls-in-flight';
 
 /**
