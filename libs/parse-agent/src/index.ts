@@ -346,7 +346,9 @@ export { ConversationBusyError, LlmProviderError } from './client/conversation-e
 // Transports without a framework
 export { serveMcpOverStdio } from './transport/stdio/mcp-stdio.transport';
 export type { McpStdioOptions, McpStdioSession } from './transport/stdio/mcp-stdio.transport';
-export type { McpTransport } from './transport/shared/mcp-transport';
+export { StdioTransport } from './transport/stdio/stdio.transport';
+export type { StdioTransportOptions } from './transport/stdio/stdio.transport';
+export type { McpTransport, McpTransportContext } from './transport/shared/mcp-transport';
 
 // MCP protocol layer (pure)
 export { McpDispatcher } from './mcp/mcp-dispatcher';

@@ -3,10 +3,12 @@ import { tenantOfUser } from '../auth/tenant-source';
 import { conversationFactory } from '../client/conversation-factory';
 import { composeAgentServices } from '../composition/compose-agent-services';
 import { databaseOptions } from '../composition/data-paths';
+import { transportContextFor } from '../composition/transport-context';
 import { AccessDeniedError, ParseRequestError } from '../core/errors';
 import type { ParseRestClient } from '../data/parse-rest/parse-rest-client';
 import type { McpDispatcher } from '../mcp/mcp-dispatcher';
 import type { MetadataRegistry } from '../metadata/metadata-registry';
+import type { McpTransportContext } from '../transport/shared/mcp-transport';
 import { resolveTenantScope } from '../security/tenant-scope';
 import { CLI_ENV, CliUsageError, type CliSettings } from './cli-settings';
 import { loadModels } from './load-models';
@@ -22,8 +24,10 @@ export interface CliPrincipal {
 export interface CliSession {
   agent: ParseAgent;
   services: AgentServices;
-  /** The MCP dispatcher over the same services (for `stdio`). */
+  /** The MCP dispatcher over the same services (for `stdio` and the console). */
   dispatcher: McpDispatcher;
+  /** What a transport (`stdio`) is started with: the same services and dispatcher. */
+  transportContext: McpTransportContext;
   principal: CliPrincipal;
   settings: CliSettings;
   close(): Promise<void>;
@@ -72,6 +76,7 @@ export async function openCliSession(
       agent,
       services: built.services,
       dispatcher: built.dispatcher,
+      transportContext: transportContextFor(built),
       principal,
       settings,
       close: built.close,

@@ -7,7 +7,7 @@ import type { PermissionLevel } from '../core/constants';
 import { ParseAgentConfigError } from '../core/errors';
 import type { ModelClass } from '../metadata/metadata.types';
 import { isTruthyEnv } from '../tools/env-gates';
-import { serveMcpOverStdio } from '../transport/stdio/mcp-stdio.transport';
+import { StdioTransport } from '../transport/stdio/stdio.transport';
 import { PARSE_AGENT_VERSION } from '../version';
 import { chatErrorMessage } from './chat-errors';
 import { chatSystemPromptSettings, type ChatPromptFlags } from './chat-system-prompt';
@@ -447,13 +447,13 @@ Example (a client's MCP server entry):
           log(
             `parse-agent ${PARSE_AGENT_VERSION}: MCP over stdio as ${session.principal.label}, ${session.agent.allowedTools().length} tools`,
           );
-          const stdio = serveMcpOverStdio({
-            dispatcher: session.dispatcher,
+          const stdio = new StdioTransport({
             agent: session.agent,
             input: deps.stdin ?? process.stdin,
             output: stdout,
             log: (line) => log(`[parse-agent] ${line}`),
           });
+          await stdio.start(session.transportContext);
           await stdio.closed;
         },
         'stdio reads JSON-RPC from it',

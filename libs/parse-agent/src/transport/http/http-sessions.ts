@@ -1,5 +1,6 @@
 import type { ServerResponse } from 'node:http';
 import type { ParseAgent } from '../../agent/parse-agent';
+import type { AgentIdentity } from '../../core/agent-identity';
 import {
   AgentUnauthorizedError,
   RateLimitExceededError,
@@ -15,7 +16,6 @@ import { HEADER } from './mcp-http.constants';
 import { sendJsonRpcError, sendUnauthorized } from './mcp-http-response';
 import type { McpRequest } from './mcp-request-gate';
 import { headerValue } from './mcp-request-fields';
-import { principalKey } from '../shared/principal-key';
 import { declaresElicitation, type SseElicitations } from './sse-elicitation';
 import type { TransportLogger } from '../shared/transport-logger';
 import { requestIdOf, unauthorizedLogLine } from './unauthorized-log';
@@ -26,6 +26,8 @@ export interface HttpSessionsDependencies {
   sessions: SessionStore;
   /** Whom a request acts for: sessions are counted and initialize limited per user. */
   userKeys: UserKeys;
+  /** The principal a request acts for (the transport context's). */
+  principalKey(agent: AgentIdentity, hostKey?: string): string;
   /** Limits initialize per user (absent: `initializeRateLimit: false`). */
   initializeLimiter?: RateLimiter;
   elicitations: SseElicitations;
@@ -60,7 +62,7 @@ export class HttpSessions {
       this.refuseUnknownUser(error, hostRequest, res, requestId);
       return undefined;
     }
-    return { owner: principalKey(agent, hostKey), hostKey };
+    return { owner: this.deps.principalKey(agent, hostKey), hostKey };
   }
 
   /**

@@ -9,8 +9,6 @@ export const DEFAULT_HEARTBEAT_INTERVAL_MS = 2000;
 export const DEFAULT_PRE_AUTH_MAX_BODY_BYTES = 65_536;
 /** Open GET streams one principal may hold on one node; its oldest is closed for one more. */
 export const DEFAULT_MAX_GET_STREAMS_PER_PRINCIPAL = 8;
-export const DEFAULT_SESSION_IDLE_TIMEOUT_MS = 30 * 60 * 1000;
-export const DEFAULT_MAX_SESSIONS = 10_000;
 /** Open sessions one user may hold (all of its tokens together); one more is refused. */
 export const DEFAULT_MAX_SESSIONS_PER_PRINCIPAL = 32;
 /** `initialize` requests one user may send per window. */

@@ -17,3 +17,7 @@ export const DEFAULT_TRANSPORT_LIMITS: TransportLimits = Object.freeze({
   maxMessageBytes: DEFAULT_MAX_BODY_BYTES,
   maxJsonDepth: DEFAULT_MAX_JSON_DEPTH,
 });
+
+/** The session table's defaults (the HTTP endpoint's `sessionIdleTimeoutMs` and `maxSessions`). */
+export const DEFAULT_SESSION_IDLE_TIMEOUT_MS = 30 * 60 * 1000;
+export const DEFAULT_MAX_SESSIONS = 10_000;
