@@ -12,7 +12,7 @@ import { PARSE_AGENT_VERSION } from '../version';
 import { chatErrorMessage } from './chat-errors';
 import { chatSystemPromptSettings, type ChatPromptFlags } from './chat-system-prompt';
 import { runChatLoop } from './chat-loop';
-import { connectOverStdio, type ConnectOptions } from './cli-connect';
+import { connectOverStdio, type ConnectOptions } from './connect/cli-connect';
 import { startAgentConsole } from './console-repl';
 import { sessionTokenFromFlags, warnDatabaseUrisOnArgv } from './cli-secrets';
 import { openCliSession, type CliSession } from './cli-session';

@@ -1,14 +1,14 @@
 import type { Readable, Writable } from 'node:stream';
-import { isLoopbackAddress } from '../transport/http/transport-checks';
-import { bridgeStdioToHttp } from '../transport/stdio/mcp-http-bridge';
-import { PARSE_AGENT_VERSION } from '../version';
-import { BUILTIN_DATA_PATHS } from '../composition/data-paths';
+import { isLoopbackAddress } from '../../transport/http/transport-checks';
+import { bridgeStdioToHttp } from './stdio-http-bridge';
+import { PARSE_AGENT_VERSION } from '../../version';
+import { BUILTIN_DATA_PATHS } from '../../composition/data-paths';
 import {
   CLI_ENV,
   CliUsageError,
   databaseUrisFromFlags,
   type CliGlobalOptions,
-} from './cli-settings';
+} from '../cli-settings';
 
 type Env = Record<string, string | undefined>;
 
