@@ -31,15 +31,7 @@
     v === null || v === undefined ? '' : typeof v === 'object' ? JSON.stringify(v) : String(v);
 
   // Counters of async redraws, so a slow answer never paints over a newer view.
-  const state = {
-    identities: [],
-    active: -1,
-    compare: -1,
-    tools: [],
-    nextId: 1,
-    policyRenders: 0,
-    toolLoads: 0,
-  };
+  const state = { identities: [], active: -1, compare: -1, tools: [], nextId: 1, policyRenders: 0, toolLoads: 0 };
 
   async function api(identity, method, path, body) {
     const headers = { Accept: 'application/json', ...(identity ? identity.headers : {}) };
@@ -59,9 +51,7 @@
     }
     if (!res.ok) {
       const msg = json && (json.message || json.error);
-      const err = new Error(
-        `${res.status}: ${typeof msg === 'string' ? msg : res.statusText || 'refused'}`,
-      );
+      const err = new Error(`${res.status}: ${typeof msg === 'string' ? msg : res.statusText || 'refused'}`);
       err.status = res.status;
       throw err;
     }
@@ -126,71 +116,22 @@
     state.identities.forEach((identity, i) => {
       const { caller, agent, operator } = identity.info;
       box.append(
-        h(
-          'div',
-          { class: `card${i === state.active ? ' active' : ''}`, testid: 'identity-card' },
+        h('div', { class: `card${i === state.active ? ' active' : ''}`, testid: 'identity-card' },
           h('strong', {}, caller.label),
-          h(
-            'span',
-            { class: 'muted' },
-            caller.kind === 'operator'
-              ? ' (operator key)'
-              : ` (${caller.kind}${operator ? ', operator' : ''})`,
+          h('span', { class: 'muted' }, caller.kind === 'operator' ? ' (operator key)' : ` (${caller.kind}${operator ? ', operator' : ''})`),
+          h('dl', { class: 'facts' },
+            h('dt', {}, 'Acts for'), h('dd', { testid: 'identity-acts-for' }, `${caller.label}${caller.userId ? ` · user ${caller.userId}` : ''}`),
+            h('dt', {}, 'Tier'), h('dd', { testid: 'identity-tier' }, agent.permissions),
+            h('dt', {}, 'Tenant'), h('dd', { testid: 'identity-tenant' }, agent.tenant_id === null ? 'none (not tenant-bound)' : text(agent.tenant_id)),
+            h('dt', {}, 'Auth'), h('dd', {}, `${agent.auth.mode}${agent.auth.fingerprint ? ` · token ${agent.auth.fingerprint}…` : ''}`),
+            h('dt', {}, 'Filters'), h('dd', { testid: 'identity-filters' }, filtersText(agent.filters)),
+            h('dt', {}, 'Classes'), h('dd', {}, listText(agent.classes)),
+            h('dt', {}, 'Tools'), h('dd', {}, `${agent.tools.effective.length} allowed`),
+            h('dt', {}, 'Writes'), h('dd', {}, writesText(agent)),
           ),
-          h(
-            'dl',
-            { class: 'facts' },
-            h('dt', {}, 'Acts for'),
-            h(
-              'dd',
-              { testid: 'identity-acts-for' },
-              `${caller.label}${caller.userId ? ` · user ${caller.userId}` : ''}`,
-            ),
-            h('dt', {}, 'Tier'),
-            h('dd', { testid: 'identity-tier' }, agent.permissions),
-            h('dt', {}, 'Tenant'),
-            h(
-              'dd',
-              { testid: 'identity-tenant' },
-              agent.tenant_id === null ? 'none (not tenant-bound)' : text(agent.tenant_id),
-            ),
-            h('dt', {}, 'Auth'),
-            h(
-              'dd',
-              {},
-              `${agent.auth.mode}${agent.auth.fingerprint ? ` · token ${agent.auth.fingerprint}…` : ''}`,
-            ),
-            h('dt', {}, 'Filters'),
-            h('dd', { testid: 'identity-filters' }, filtersText(agent.filters)),
-            h('dt', {}, 'Classes'),
-            h('dd', {}, listText(agent.classes)),
-            h('dt', {}, 'Tools'),
-            h('dd', {}, `${agent.tools.effective.length} allowed`),
-            h('dt', {}, 'Writes'),
-            h('dd', {}, writesText(agent)),
-          ),
-          h(
-            'button',
-            {
-              type: 'button',
-              class: 'secondary',
-              testid: 'identity-use',
-              disabled: i === state.active,
-              onclick: () => setActive(i),
-            },
-            i === state.active ? 'Active' : 'Use',
-          ),
+          h('button', { type: 'button', class: 'secondary', testid: 'identity-use', disabled: i === state.active, onclick: () => setActive(i) }, i === state.active ? 'Active' : 'Use'),
           ' ',
-          h(
-            'button',
-            {
-              type: 'button',
-              class: 'secondary',
-              testid: 'identity-remove',
-              onclick: () => removeIdentity(i),
-            },
-            'Sign out',
-          ),
+          h('button', { type: 'button', class: 'secondary', testid: 'identity-remove', onclick: () => removeIdentity(i) }, 'Sign out'),
         ),
       );
     });
@@ -202,9 +143,7 @@
     compare.replaceChildren(h('option', { value: '' }, 'nobody'));
     state.identities.forEach((identity, i) => {
       if (i !== state.active)
-        compare.append(
-          h('option', { value: String(i), selected: i === state.compare }, identity.label),
-        );
+        compare.append(h('option', { value: String(i), selected: i === state.compare }, identity.label));
     });
   }
 
@@ -220,8 +159,7 @@
       try {
         await addIdentity({ Authorization: `Bearer ${signed.session_token}` }, signed.username);
       } catch (error) {
-        $('login-error').textContent =
-          `Parse Server accepted ${signed.username}, but this application gives them no agent (${error.message}); for example they belong to no tenant.`;
+        $('login-error').textContent = `Parse Server accepted ${signed.username}, but this application gives them no agent (${error.message}); for example they belong to no tenant.`;
       }
     } catch (error) {
       $('login-error').textContent = `Sign-in failed: ${error.message}`;
@@ -264,11 +202,7 @@
       return;
     }
     const render = ++state.policyRenders;
-    box.replaceChildren(
-      ...shown.map(() =>
-        h('div', { testid: 'policy-column' }, h('p', { class: 'muted' }, 'Loading…')),
-      ),
-    );
+    box.replaceChildren(...shown.map(() => h('div', { testid: 'policy-column' }, h('p', { class: 'muted' }, 'Loading…'))));
     await Promise.all(
       shown.map(async (index, column) => {
         const identity = state.identities[index];
@@ -285,10 +219,7 @@
   }
 
   function withheldText(c) {
-    const named = c.fields_withheld.map(
-      (f) =>
-        `${f.name} (${f.reason === 'protected' ? "Parse's protectedFields" : 'not allowlisted'})`,
-    );
+    const named = c.fields_withheld.map((f) => `${f.name} (${f.reason === 'protected' ? "Parse's protectedFields" : 'not allowlisted'})`);
     // A user's agent never learns the names outside the allowlist: only how many there are.
     if (c.not_allowlisted_count && !c.fields_withheld.some((f) => f.reason === 'not_allowlisted'))
       named.push(`${c.not_allowlisted_count} outside the allowlist (names shown to the operator)`);
@@ -297,95 +228,42 @@
 
   function policyColumn(identity) {
     const { classes, tools, unnamed_refused_tools: unnamed } = identity.policy;
-    return h(
-      'div',
-      {},
-      h(
-        'h3',
-        {},
-        `${identity.label} (${identity.info.agent.permissions}, tenant ${identity.info.agent.tenant_id ?? 'none'})`,
-      ),
+    return h('div', {},
+      h('h3', {}, `${identity.label} (${identity.info.agent.permissions}, tenant ${identity.info.agent.tenant_id ?? 'none'})`),
       h('h4', {}, 'Classes'),
       classes.map((c) =>
-        h(
-          'details',
-          { testid: 'policy-class', 'data-class': c.class_name },
-          h(
-            'summary',
-            {},
-            h('strong', {}, c.class_name),
-            ' ',
-            c.accessible
-              ? h('span', { class: 'ok' }, 'reachable')
-              : h('span', { class: 'no' }, `out of reach: ${c.reason || ''}`),
+        h('details', { testid: 'policy-class', 'data-class': c.class_name },
+          h('summary', {}, h('strong', {}, c.class_name), ' ',
+            c.accessible ? h('span', { class: 'ok' }, 'reachable') : h('span', { class: 'no' }, `out of reach: ${c.reason || ''}`)),
+          c.accessible && h('dl', { class: 'facts' },
+            h('dt', {}, 'Fields given'), h('dd', { testid: 'fields-given' }, c.fields_given.join(', ') || 'none'),
+            h('dt', {}, 'Fields withheld'),
+            h('dd', { testid: 'fields-withheld' },
+              withheldText(c)),
+            h('dt', {}, 'Tenant scope'), h('dd', { testid: 'tenant-scope' }, c.tenant_scope ? `${c.tenant_scope.field} = ${text(c.tenant_scope.value)}` : 'none'),
+            h('dt', {}, 'Canonical filter'), h('dd', {}, c.canonical_filter ? text(c.canonical_filter) : 'none'),
+            h('dt', {}, 'Agent filter on'), h('dd', {}, c.agent_filter_fields.join(', ') || 'none'),
+            h('dt', {}, 'Methods'), h('dd', {}, c.methods.join(', ') || 'none'),
+            c.tools_refused.length > 0 && [h('dt', {}, 'Tools refused here'), h('dd', {}, c.tools_refused.map((t) => `${t.tool} (${t.reason})`).join(', '))],
           ),
-          c.accessible &&
-            h(
-              'dl',
-              { class: 'facts' },
-              h('dt', {}, 'Fields given'),
-              h('dd', { testid: 'fields-given' }, c.fields_given.join(', ') || 'none'),
-              h('dt', {}, 'Fields withheld'),
-              h('dd', { testid: 'fields-withheld' }, withheldText(c)),
-              h('dt', {}, 'Tenant scope'),
-              h(
-                'dd',
-                { testid: 'tenant-scope' },
-                c.tenant_scope ? `${c.tenant_scope.field} = ${text(c.tenant_scope.value)}` : 'none',
-              ),
-              h('dt', {}, 'Canonical filter'),
-              h('dd', {}, c.canonical_filter ? text(c.canonical_filter) : 'none'),
-              h('dt', {}, 'Agent filter on'),
-              h('dd', {}, c.agent_filter_fields.join(', ') || 'none'),
-              h('dt', {}, 'Methods'),
-              h('dd', {}, c.methods.join(', ') || 'none'),
-              c.tools_refused.length > 0 && [
-                h('dt', {}, 'Tools refused here'),
-                h('dd', {}, c.tools_refused.map((t) => `${t.tool} (${t.reason})`).join(', ')),
-              ],
-            ),
         ),
       ),
       h('h4', {}, 'Tools'),
-      h(
-        'p',
-        { testid: 'policy-tools-allowed' },
-        h('span', { class: 'ok' }, `Allowed (${tools.filter((t) => t.allowed).length}): `),
-        tools
-          .filter((t) => t.allowed)
-          .map((t) => t.name)
-          .join(', ') || 'none',
-      ),
-      h(
-        'table',
-        { testid: 'policy-tools' },
-        h(
-          'thead',
-          {},
-          h('tr', {}, h('th', {}, 'Refused tool'), h('th', {}, 'Tier'), h('th', {}, 'Why not')),
-        ),
-        h(
-          'tbody',
-          {},
-          tools
-            .filter((t) => !t.allowed)
-            .map((t) =>
-              h(
-                'tr',
-                { 'data-tool': t.name },
-                h('td', {}, t.name),
-                h('td', {}, t.permission),
-                h('td', { class: 'no' }, `${t.reason}${t.denied_at ? ` (at ${t.denied_at})` : ''}`),
-              ),
+      h('p', { testid: 'policy-tools-allowed' }, h('span', { class: 'ok' }, `Allowed (${tools.filter((t) => t.allowed).length}): `),
+        tools.filter((t) => t.allowed).map((t) => t.name).join(', ') || 'none'),
+      h('table', { testid: 'policy-tools' },
+        h('thead', {}, h('tr', {}, h('th', {}, 'Refused tool'), h('th', {}, 'Tier'), h('th', {}, 'Why not'))),
+        h('tbody', {},
+          tools.filter((t) => !t.allowed).map((t) =>
+            h('tr', { 'data-tool': t.name },
+              h('td', {}, t.name),
+              h('td', {}, t.permission),
+              h('td', { class: 'no' }, `${t.reason}${t.denied_at ? ` (at ${t.denied_at})` : ''}`),
             ),
+          ),
         ),
       ),
-      unnamed > 0 &&
-        h(
-          'p',
-          { class: 'muted', testid: 'policy-tools-unnamed' },
-          `${unnamed} more of the application's own tools refused (names shown to the operator).`,
-        ),
+      unnamed > 0 && h('p', { class: 'muted', testid: 'policy-tools-unnamed' }, `${unnamed} more of the application's own tools refused (names shown to the operator).`),
     );
   }
 
@@ -401,9 +279,7 @@
     try {
       tools = await api(identity, 'GET', 'api/tools');
     } catch (error) {
-      $('tool-result').replaceChildren(
-        h('p', { class: 'error' }, `Tools unavailable: ${error.message}`),
-      );
+      $('tool-result').replaceChildren(h('p', { class: 'error' }, `Tools unavailable: ${error.message}`));
     }
     if (load !== state.toolLoads) return;
     state.tools = tools;
@@ -430,21 +306,11 @@
       let input;
       if (kind === 'enum' || kind === 'boolean') {
         const values = kind === 'boolean' ? [true, false] : prop.enum;
-        input = h(
-          'select',
-          {},
-          h('option', { value: '' }, ''),
-          values.map((v) => h('option', { value: JSON.stringify(v) }, text(v))),
-        );
+        input = h('select', {}, h('option', { value: '' }, ''), values.map((v) => h('option', { value: JSON.stringify(v) }, text(v))));
       } else {
         input = h('input', {
           type: kind === 'number' ? 'number' : 'text',
-          placeholder:
-            kind === 'json'
-              ? 'JSON'
-              : prop.default !== undefined
-                ? `default ${text(prop.default)}`
-                : '',
+          placeholder: kind === 'json' ? 'JSON' : prop.default !== undefined ? `default ${text(prop.default)}` : '',
         });
       }
       input.setAttribute('data-testid', `arg-${name}`);
@@ -497,12 +363,7 @@
     for (const input of $('tool-form').querySelectorAll('[data-arg]')) {
       const v = args[input.dataset.arg];
       const kind = input.dataset.kind;
-      input.value =
-        v === undefined
-          ? ''
-          : kind === 'string' || kind === 'number'
-            ? String(v)
-            : JSON.stringify(v);
+      input.value = v === undefined ? '' : kind === 'string' || kind === 'number' ? String(v) : JSON.stringify(v);
     }
   }
 
@@ -513,13 +374,7 @@
     try {
       args = JSON.parse($('tool-args').value || '{}');
     } catch (error) {
-      $('tool-result').replaceChildren(
-        h(
-          'p',
-          { class: 'error', testid: 'tool-error' },
-          `The arguments are not valid JSON: ${error.message}`,
-        ),
-      );
+      $('tool-result').replaceChildren(h('p', { class: 'error', testid: 'tool-error' }, `The arguments are not valid JSON: ${error.message}`));
       return;
     }
     run($('tool-select').value, args);
@@ -538,13 +393,8 @@
     box.replaceChildren(h('p', { class: 'muted' }, `Running ${name} as ${identity.label}…`));
     const started = performance.now();
     try {
-      const envelope = await api(identity, 'POST', `api/tools/${encodeURIComponent(name)}`, {
-        arguments: args,
-        confirm,
-      });
-      box.replaceChildren(
-        renderEnvelope(name, args, envelope, Math.round(performance.now() - started)),
-      );
+      const envelope = await api(identity, 'POST', `api/tools/${encodeURIComponent(name)}`, { arguments: args, confirm });
+      box.replaceChildren(renderEnvelope(name, args, envelope, Math.round(performance.now() - started)));
     } catch (error) {
       box.replaceChildren(h('p', { class: 'error', testid: 'tool-error' }, error.message));
     } finally {
@@ -557,82 +407,30 @@
     if (envelope && envelope.confirmation) {
       // The tool asks a person before it changes anything: nothing ran yet.
       out.append(
-        h(
-          'p',
-          { testid: 'tool-confirmation' },
-          h('strong', {}, 'Needs your confirmation: '),
-          envelope.confirmation.message,
-        ),
-        h(
-          'button',
-          {
-            type: 'button',
-            testid: 'tool-confirm',
-            onclick: () => run(name, args, { message: envelope.confirmation.message }),
-          },
-          'Confirm and run',
-        ),
+        h('p', { testid: 'tool-confirmation' }, h('strong', {}, 'Needs your confirmation: '), envelope.confirmation.message),
+        h('button', { type: 'button', testid: 'tool-confirm', onclick: () => run(name, args, { message: envelope.confirmation.message }) }, 'Confirm and run'),
         ' ',
-        h(
-          'button',
-          {
-            type: 'button',
-            class: 'secondary',
-            testid: 'tool-cancel',
-            onclick: () => out.replaceChildren(h('p', { class: 'muted' }, 'Not run.')),
-          },
-          'Cancel',
-        ),
+        h('button', { type: 'button', class: 'secondary', testid: 'tool-cancel', onclick: () => out.replaceChildren(h('p', { class: 'muted' }, 'Not run.')) }, 'Cancel'),
       );
       return out;
     }
     if (!envelope || envelope.success !== true) {
       out.append(
-        h(
-          'p',
-          { class: 'error', testid: 'tool-error' },
-          h('strong', {}, (envelope && envelope.error_code) || 'error'),
-          ': ',
-          text(envelope && envelope.error),
-        ),
-        envelope && envelope.details !== undefined
-          ? h('pre', {}, JSON.stringify(envelope.details, null, 2))
-          : '',
+        h('p', { class: 'error', testid: 'tool-error' },
+          h('strong', {}, (envelope && envelope.error_code) || 'error'), ': ', text(envelope && envelope.error)),
+        envelope && envelope.details !== undefined ? h('pre', {}, JSON.stringify(envelope.details, null, 2)) : '',
       );
     } else {
       const data = envelope.data;
       out.append(h('p', { class: 'muted', testid: 'result-summary' }, `${name} ok in ${ms} ms`));
       if (data && typeof data.count === 'number')
-        out.append(
-          h(
-            'p',
-            {},
-            h('span', { class: 'big', testid: 'result-count' }, data.count.toLocaleString('en-US')),
-            ` ${data.class_name || ''} objects`,
-          ),
-        );
+        out.append(h('p', {}, h('span', { class: 'big', testid: 'result-count' }, data.count.toLocaleString('en-US')), ` ${data.class_name || ''} objects`));
       if (data && Array.isArray(data.groups))
-        out.append(
-          chart(data.groups),
-          h(
-            'details',
-            {},
-            h('summary', {}, `Table (${data.groups.length} groups)`),
-            rowsTable(data.groups),
-          ),
-        );
-      if (data && Array.isArray(data.results))
-        out.append(pager(name, args, data), rowsTable(data.results));
+        out.append(chart(data.groups), h('details', {}, h('summary', {}, `Table (${data.groups.length} groups)`), rowsTable(data.groups)));
+      if (data && Array.isArray(data.results)) out.append(pager(name, args, data), rowsTable(data.results));
       if (data && typeof data.output === 'string') out.append(h('pre', {}, data.output));
     }
-    out.append(
-      h(
-        'details',
-        {},
-        h('summary', {}, 'Envelope (as the agent sees it)'),
-        h('pre', { testid: 'result-json' }, JSON.stringify(envelope, null, 2)),
-      ),
-    );
+    out.append(h('details', {}, h('summary', {}, 'Envelope (as the agent sees it)'), h('pre', { testid: 'result-json' }, JSON.stringify(envelope, null, 2))));
     return out;
   }
 
@@ -641,32 +439,10 @@
     for (const row of rows.slice(0, 50))
       for (const key of Object.keys(row || {}))
         if (!columns.includes(key) && columns.length < MAX_TABLE_COLUMNS) columns.push(key);
-    return h(
-      'div',
-      { class: 'scroll' },
-      h(
-        'table',
-        { testid: 'result-table' },
-        h(
-          'thead',
-          {},
-          h(
-            'tr',
-            {},
-            columns.map((c) => h('th', {}, c)),
-          ),
-        ),
-        h(
-          'tbody',
-          {},
-          rows.map((row) =>
-            h(
-              'tr',
-              { testid: 'result-row' },
-              columns.map((c) => h('td', { title: text(row[c]) }, text(row[c]))),
-            ),
-          ),
-        ),
+    return h('div', { class: 'scroll' },
+      h('table', { testid: 'result-table' },
+        h('thead', {}, h('tr', {}, columns.map((c) => h('th', {}, c)))),
+        h('tbody', {}, rows.map((row) => h('tr', { testid: 'result-row' }, columns.map((c) => h('td', { title: text(row[c]) }, text(row[c])))))),
       ),
     );
   }
@@ -676,36 +452,11 @@
     const skip = Number(p.skip) || 0;
     const count = data.results.length;
     const limit = Number(p.limit) || count || 1;
-    const next =
-      data.next_call && data.next_call.arguments
-        ? data.next_call.arguments
-        : { ...args, skip: skip + count };
-    return h(
-      'p',
-      { testid: 'result-pager' },
-      h(
-        'button',
-        {
-          type: 'button',
-          class: 'secondary',
-          testid: 'result-prev',
-          disabled: skip === 0,
-          onclick: () => run(name, { ...args, skip: Math.max(0, skip - limit) }),
-        },
-        '‹ Previous',
-      ),
+    const next = data.next_call && data.next_call.arguments ? data.next_call.arguments : { ...args, skip: skip + count };
+    return h('p', { testid: 'result-pager' },
+      h('button', { type: 'button', class: 'secondary', testid: 'result-prev', disabled: skip === 0, onclick: () => run(name, { ...args, skip: Math.max(0, skip - limit) }) }, '‹ Previous'),
       ` rows ${count ? skip + 1 : 0}–${skip + count}${p.has_more ? ', more available ' : ' '}`,
-      h(
-        'button',
-        {
-          type: 'button',
-          class: 'secondary',
-          testid: 'result-next',
-          disabled: !p.has_more,
-          onclick: () => run(name, next),
-        },
-        'Next ›',
-      ),
+      h('button', { type: 'button', class: 'secondary', testid: 'result-next', disabled: !p.has_more, onclick: () => run(name, next) }, 'Next ›'),
     );
   }
 
@@ -783,44 +534,29 @@
           buffer = buffer.slice(end + 2);
           const lines = block.split('\n');
           const event = (lines.find((l) => l.startsWith('event: ')) || '').slice(7);
-          const data = lines
-            .filter((l) => l.startsWith('data: '))
-            .map((l) => l.slice(6))
-            .join('\n');
+          const data = lines.filter((l) => l.startsWith('data: ')).map((l) => l.slice(6)).join('\n');
           if (event === 'live') setActivityLive(identity);
           else if (event === 'activity' && data) addActivity(JSON.parse(data));
         }
       }
     } catch (error) {
-      if (!controller.signal.aborted)
-        $('activity-status').textContent = `The activity feed stopped: ${error.message}`;
+      if (!controller.signal.aborted) $('activity-status').textContent = `The activity feed stopped: ${error.message}`;
     }
   }
 
   function mutationText(entry) {
     const what = entry.method || `${entry.action} ${entry.class_name || ''}`;
-    const keys =
-      entry.changed_keys && entry.changed_keys.length ? entry.changed_keys.join(', ') : 'no fields';
+    const keys = entry.changed_keys && entry.changed_keys.length ? entry.changed_keys.join(', ') : 'no fields';
     return `${what} wrote ${keys}`;
   }
 
   function addActivity(entry) {
     const body = $('activity-feed').tBodies[0];
     body.prepend(
-      h(
-        'tr',
-        {
-          testid: 'activity-row',
-          'data-kind': entry.kind,
-          class: entry.outcome === 'ok' || entry.outcome === 'changed' ? '' : 'no',
-        },
+      h('tr', { testid: 'activity-row', 'data-kind': entry.kind, class: entry.outcome === 'ok' || entry.outcome === 'changed' ? '' : 'no' },
         h('td', {}, new Date(entry.at).toLocaleTimeString([], { hour12: false })),
         h('td', { testid: 'activity-actor' }, entry.actor),
-        h(
-          'td',
-          { testid: 'activity-tool', class: 'wrap' },
-          entry.kind === 'mutation' ? mutationText(entry) : entry.tool,
-        ),
+        h('td', { testid: 'activity-tool', class: 'wrap' }, entry.kind === 'mutation' ? mutationText(entry) : entry.tool),
         h('td', { testid: 'activity-outcome' }, entry.outcome),
         h('td', {}, entry.duration_ms === undefined ? '' : String(entry.duration_ms)),
         h('td', {}, `${entry.auth_type} (${entry.permissions})`),
