@@ -2,6 +2,7 @@ import { Inject, Injectable, Optional } from '@nestjs/common';
 import { ParseAgent, type AgentOptions, type AgentServices } from '../agent/parse-agent';
 import { ParseSessionVerifier } from '../auth/session-verifier';
 import { AgentUnauthorizedError, ParseAgentConfigError } from '../core/errors';
+import { identityValue } from '../core/identity-value';
 import { auditMetadata, type MetadataAuditReport } from '../metadata/metadata-audit';
 import { conversationFactory } from '../client/conversation-factory';
 import type { ParseAgentConversation } from '../client/parse-agent-conversation';
@@ -40,7 +41,8 @@ export class ParseAgentFactory {
    */
   async createValidated(options: AgentOptions = {}): Promise<ParseAgent> {
     const merged = { ...this.options.defaults, ...options, validateSession: undefined };
-    const token = merged.sessionToken || merged.parent?.sessionToken;
+    // A blank token is refused here, before anything is checked or built: never "no token".
+    const token = identityValue('sessionToken', merged.sessionToken) ?? merged.parent?.sessionToken;
     if (token) {
       if (!this.sessions) {
         throw new ParseAgentConfigError(

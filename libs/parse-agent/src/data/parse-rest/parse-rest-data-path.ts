@@ -1,5 +1,6 @@
 import type { AgentIdentity } from '../../core/agent-identity';
-import { AccessDeniedError, ParseRequestError } from '../../core/errors';
+import { AccessDeniedError, AgentUnauthorizedError, ParseRequestError } from '../../core/errors';
+import { BLANK_IDENTITY_REASON, identityValue } from '../../core/identity-value';
 import {
   DATA_PATH_RANK,
   PARSE_SERVER_FIRST,
@@ -176,10 +177,22 @@ export class ParseRestDataPathProvider implements DataPathProvider {
     return PARSE_SERVER_FIRST.has(operation) ? DATA_PATH_RANK.preferred : DATA_PATH_RANK.fallback;
   }
 
+  /**
+   * The master key only for an identity that says it is a master-key agent and carries no token;
+   * a blank token, or a scoped identity without one, is refused rather than read as "no identity".
+   */
   bind(identity: AgentIdentity): ParseRestDataPath {
-    const auth: ParseAuth = identity.sessionToken
-      ? { sessionToken: identity.sessionToken }
-      : { masterKey: true };
+    let auth: ParseAuth;
+    if (identity.sessionToken !== undefined) {
+      auth = { sessionToken: identityValue('sessionToken', identity.sessionToken)! };
+    } else if (identity.authType === 'master_key') {
+      auth = { masterKey: true };
+    } else {
+      throw new AgentUnauthorizedError(
+        `A ${identity.authType} identity without a session token cannot use Parse REST; it is refused rather than sent with the master key.`,
+        { reason: BLANK_IDENTITY_REASON },
+      );
+    }
     return new ParseRestDataPath(this.client, auth, this.database);
   }
 }

@@ -9,6 +9,7 @@ import { principalOf } from '../../auth/parse-agent-principal';
 import { SessionCheckUnavailableError } from '../../auth/session-verifier';
 import { AgentUnauthorizedError, ParseAgentConfigError } from '../../core/errors';
 import type { McpRequest } from '../../transport/http/mcp-request-gate';
+import { agentFromFactoryResult } from '../../transport/http/request-agent';
 import { PARSE_AGENT_SERVICES } from '../parse-agent.constants';
 import { ParseAgentFactory } from '../parse-agent.factory';
 import { PARSE_AGENT_MODULE_OPTIONS } from '../parse-agent.module-definition';
@@ -39,11 +40,7 @@ export class ConsoleAgents {
   async agentFor(request: unknown): Promise<ParseAgent> {
     try {
       const produced = await this.moduleOptions.agentFactory!(request as McpRequest);
-      if (produced instanceof ParseAgent) return produced;
-      const options = produced ?? {};
-      return options.validateSession === true
-        ? await this.agents.createValidated(options)
-        : this.agents.create(options);
+      return await agentFromFactoryResult(produced, this.agents);
     } catch (error) {
       if (error instanceof AgentUnauthorizedError) throw new UnauthorizedException();
       if (error instanceof SessionCheckUnavailableError)
