@@ -2,6 +2,7 @@ import type { AgentOptions } from '../agent/parse-agent';
 import type { PermissionLevel } from '../core/constants';
 import { AgentUnauthorizedError } from '../core/errors';
 import { identityValue } from '../core/identity-value';
+import { printAs, shownSecret } from '../core/secret-display';
 import {
   principalOf,
   type ParseAgentOperatorPrincipal,
@@ -74,12 +75,17 @@ function userAgent(
     );
   }
   const tier = options.userPermissions ?? 'readonly';
-  return {
+  const bound: AgentOptions = {
     ...extraOptions(options, user),
     permissions: typeof tier === 'function' ? tier(user) : tier,
     sessionToken,
     ...(tenantId ? { tenantId } : {}),
   };
+  // Printed or serialized, the options show the token's fingerprint; a spread copy is the caller's.
+  return printAs(bound, 'AgentOptions', () => ({
+    ...bound,
+    sessionToken: shownSecret(bound.sessionToken),
+  }));
 }
 
 function operatorAgent(

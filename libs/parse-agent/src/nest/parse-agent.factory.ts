@@ -11,6 +11,7 @@ import { LlmProvider } from '../ports/llm-provider';
 import { PARSE_AGENT_SERVICES } from './parse-agent.constants';
 import { PARSE_AGENT_MODULE_OPTIONS } from './parse-agent.module-definition';
 import type { ParseAgentModuleOptions } from './parse-agent-options.interface';
+import { printClassAs } from '../core/secret-display';
 
 /** Creates agents bound to the module's Parse connection, registries and defaults. */
 @Injectable()
@@ -93,3 +94,6 @@ export class ParseAgentFactory {
     return conversationFactory({ provider: this.llm ?? undefined })(agent, conversationOptions);
   }
 }
+
+// Holds the module options (the master key, the operator key) and the services.
+printClassAs(ParseAgentFactory);

@@ -1,6 +1,7 @@
 import type { AgentIdentity } from '../../core/agent-identity';
 import { AccessDeniedError, AgentUnauthorizedError, ParseRequestError } from '../../core/errors';
 import { BLANK_IDENTITY_REASON, identityValue } from '../../core/identity-value';
+import { INSPECT, inspectAs, shownSecret } from '../../core/secret-display';
 import {
   DATA_PATH_RANK,
   PARSE_SERVER_FIRST,
@@ -25,6 +26,25 @@ export class ParseRestDataPath implements DataPath {
   readonly kind = 'parse-rest';
   aggregate?: DataPath['aggregate'];
   distinct?: DataPath['distinct'];
+
+  /** Printed with its credential as a kind and a fingerprint, never the token. */
+  [INSPECT](
+    _depth: number,
+    options: object,
+    inspect: (value: unknown, options?: object) => string,
+  ): string {
+    return inspectAs('ParseRestDataPath', this.toJSON(), options, inspect);
+  }
+
+  toJSON(): Record<string, unknown> {
+    return 'masterKey' in this.auth
+      ? { kind: this.kind, auth: 'master key' }
+      : {
+          kind: this.kind,
+          auth: 'session token',
+          session_token: shownSecret(this.auth.sessionToken),
+        };
+  }
 
   constructor(
     protected readonly client: ParseRestClient,

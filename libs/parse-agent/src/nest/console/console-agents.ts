@@ -16,6 +16,7 @@ import { PARSE_AGENT_MODULE_OPTIONS } from '../parse-agent.module-definition';
 import type { ParseAgentModuleOptions } from '../parse-agent-options.interface';
 import { CONSOLE_OPTIONS } from './console.constants';
 import type { ConsoleCaller, ResolvedConsoleOptions } from './console-options';
+import { printClassAs } from '../../core/secret-display';
 
 /**
  * The agent behind a console request: the module's own `agentFactory`, exactly as the MCP
@@ -78,3 +79,6 @@ export class ConsoleAgents {
     return principalOf(request)?.kind === 'operator';
   }
 }
+
+// Holds the module options.
+printClassAs(ConsoleAgents);
