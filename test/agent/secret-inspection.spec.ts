@@ -7,8 +7,10 @@ import {
   ParseSessionVerifier,
   principalOf,
   type ParseAgent,
+  type PolicedToolContext,
   type SecurityEvent,
   type ToolCallEvent,
+  type ToolContext,
 } from 'nestjs-parse-agent';
 import { setPrincipal } from 'nestjs-parse-agent/auth/parse-agent-principal';
 import { PARSE_AGENT_SERVICES } from 'nestjs-parse-agent/nest/parse-agent.constants';
@@ -162,6 +164,37 @@ describe('secrets never appear when library objects are printed or serialized', 
     expect(bed.factory.create({ ...options, tools: ['count_objects'] }).authType).toBe(
       'session_token',
     );
+  });
+
+  it('the context a custom tool receives, and the paths in it, print no token', async () => {
+    let seen: { policed?: PolicedToolContext; master?: ToolContext } = {};
+    bed.tools.register({
+      name: `inspect_probe_${run}`,
+      description: 'Captures its context.',
+      handler: async (_args, context) => {
+        seen.policed = context;
+        await context.read.count(cls, {});
+        return { ok: true };
+      },
+    });
+    bed.tools.register({
+      name: `inspect_master_probe_${run}`,
+      description: 'Captures its raw context.',
+      access: 'master',
+      handler: async (_args, context) => {
+        seen.master = context;
+        await context.data.count(cls, {}, context.signal);
+        return { ok: true };
+      },
+    });
+    const agent = bed.factory.create({ sessionToken: token });
+    expect((await agent.execute(`inspect_probe_${run}`, {})).success).toBe(true);
+    assertClean('a policed tool context', seen.policed);
+    const operator = bed.factory.create({});
+    expect((await operator.execute(`inspect_master_probe_${run}`, {})).success).toBe(true);
+    assertClean('a master tool context', seen.master);
+    assertClean('its bound data path', seen.master!.data);
+    seen = {};
   });
 
   it('errors, envelopes and events from a refused or failing token carry no token', async () => {

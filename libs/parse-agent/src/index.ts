@@ -283,10 +283,18 @@ export type { AgentToolOptions } from './tools/agent-tool.decorator';
 export { ToolRegistry } from './tools/tool-registry';
 export type {
   JsonSchema,
+  ToolAccess,
   ToolAnnotations,
   ToolDefinition,
-  ToolRegistration,
 } from './tools/tool-definition';
+export type {
+  MasterToolRegistration,
+  PolicedToolContext,
+  PolicedToolRegistration,
+  ToolRegistration,
+} from './tools/custom-tool';
+export type { PolicedReader } from './tools/read/policed-reader';
+export type { PolicedWrite, PolicedWriter } from './tools/write/policed-writer';
 export type {
   ConfirmationRequest,
   MutationAuditInput,
