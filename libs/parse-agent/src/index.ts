@@ -224,7 +224,10 @@ export {
   AgentLargeFields,
 } from './metadata/decorators/agent-fields.decorators';
 export { AgentCanonicalFilter } from './metadata/decorators/agent-canonical-filter.decorator';
-export { AgentTenantScope } from './metadata/decorators/agent-tenant-scope.decorator';
+export {
+  AgentTenantScope,
+  AgentTenantShared,
+} from './metadata/decorators/agent-tenant-scope.decorator';
 export { BelongsTo, HasMany } from './metadata/decorators/relation.decorators';
 export { AgentMethod } from './metadata/decorators/agent-method.decorator';
 export { BUILTIN_HIDDEN_CLASSES } from './metadata/builtin-hidden-classes';

@@ -19,6 +19,7 @@ import { ReadPolicy } from '../security/read-policy';
 import type { ProgressUpdate } from '../tools/tool-context';
 import type { AgentOwnOptions, AgentServices } from './agent-options';
 import type { ObservabilitySettings } from './agent-observability';
+import { warnUnconfirmedWrites } from './unconfirmed-writes';
 import { resolveAgentOptions, type InheritedSettings } from './resolve-agent-options';
 
 /**
@@ -123,6 +124,7 @@ export class AgentCore implements AgentIdentity {
       services.queryLimits,
     );
 
+    warnUnconfirmedWrites(this);
     if (this.authType === 'master_key' && !parent) {
       securityBanner(
         'master-key-agent',

@@ -258,6 +258,7 @@ export class MetadataRegistry {
       largeFields: get<string[]>(METADATA.largeFields) ?? [],
       canonicalFilter: get(METADATA.canonicalFilter),
       tenantScope: get<TenantScope>(METADATA.tenantScope),
+      tenantShared: get<boolean>(METADATA.tenantShared) === true,
       allowCollscan: get<boolean>(METADATA.allowCollscan) ?? false,
       fieldDocs,
       propertyToWire,

@@ -1,7 +1,8 @@
-import { AgentValidationError } from '../../../core/errors';
+import { AccessDeniedError, AgentValidationError } from '../../../core/errors';
 import { WITHHELD_NOTE } from '../../../format/query-result';
 import { simplifyTypedValue } from '../../../format/simplify-object';
 import { renderTabular, TABULAR_FORMATS, type TabularFormat } from '../../../format/tabular';
+import { isInternalField } from '../../../query/internal-fields';
 import { readTool } from '../../read/read-tool';
 import {
   APPLY_CANONICAL_FILTER_ARG,
@@ -136,6 +137,14 @@ export const exportData = readTool<Args>({
       throw new AgentValidationError(`row_cap must be an integer from 1 to ${MAX_EXPORT_ROW_CAP}.`);
     }
     const columns = parseColumns(args.columns);
+    // A credential column would come out empty (redaction drops it): refuse it, as keys does.
+    const internal = columns?.find((c) => isInternalField(c.field));
+    if (internal) {
+      throw new AccessDeniedError(`columns field '${internal.field}' is an internal Parse field.`, {
+        kind: 'internal_field',
+        deniedField: internal.field,
+      });
+    }
     let rows: Record<string, unknown>[];
     let available: number | undefined;
     let elidedFields: string[] | undefined;
