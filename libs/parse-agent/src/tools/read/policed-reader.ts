@@ -101,6 +101,8 @@ export interface PreparedPipeline {
   readonly autoLimit: number;
   /** Per class the pipeline reads, the fields Parse's protectedFields hide from this agent. */
   readonly withheld: ReadonlyMap<string, readonly string[]>;
+  /** The root class's column a top-level output field holds unchanged, when the pipeline shows it. */
+  columnOrigin(outputField: string): string | undefined;
   run(options?: PipelineRun): Promise<DataRow[]>;
 }
 
@@ -347,6 +349,7 @@ export class PolicedReader {
       autoLimited: validated.autoLimited,
       autoLimit: validated.autoLimit,
       withheld,
+      columnOrigin: (field) => validated.columnOrigin(field),
       run: async (run = {}) => {
         const rows = await this.#runAnalytics(operation, className, validated.pipeline, run);
         if (!Array.isArray(rows)) throw new AgentValidationError('The data path returned no rows.');

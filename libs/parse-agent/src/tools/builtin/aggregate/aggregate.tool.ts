@@ -1,6 +1,10 @@
 import { autoLimitNotice } from '../../../security/pipeline/auto-limit';
-import { compactPointers } from '../../../security/pipeline/pointer-compaction';
+import {
+  compactPointers,
+  type ColumnPointerClass,
+} from '../../../security/pipeline/pointer-compaction';
 import type { ReadPolicy } from '../../../security/read-policy';
+import type { PreparedPipeline } from '../../read/policed-reader';
 import { readTool } from '../../read/read-tool';
 import { APPLY_CANONICAL_FILTER_ARG, classArguments, classResult } from '../tool-schemas';
 import { leadingMatch, withheldNote } from './analytics-support';
@@ -61,12 +65,9 @@ export const aggregate = readTool<Args>({
     let results = await prepared.run({ where: leadingMatch(args.pipeline) });
     let pointerClasses: Record<string, string> = {};
     if (args.compact_pointers !== false) {
-      const compacted = compactPointers(results);
+      const compacted = compactPointers(results, await pointerColumns(access, className, prepared));
       results = compacted.rows;
-      pointerClasses = {
-        ...compacted.pointerClasses,
-        ...(await viewPointers(access, className, results)),
-      };
+      pointerClasses = compacted.pointerClasses;
     }
     return {
       class_name: className,
@@ -82,23 +83,22 @@ export const aggregate = readTool<Args>({
 });
 
 /**
- * Direct paths already present pointers as bare objectIds under their API names; name the class of
- * each root-class pointer column that still holds ids, so the envelope reads the same on every path.
+ * The class of an output column that copies one of the class's pointer columns unchanged (the
+ * direct MongoDB path presents pointers as bare objectIds, so only the pipeline's lineage tells
+ * them from strings). A pointer into a class the agent may not see is never named.
  */
-async function viewPointers(
+async function pointerColumns(
   access: ReadPolicy,
   className: string,
-  rows: Record<string, unknown>[],
-): Promise<Record<string, string>> {
-  if (!rows.length) return {};
+  prepared: PreparedPipeline,
+): Promise<ColumnPointerClass> {
   const types = await access.fieldTypes(className);
-  const out: Record<string, string> = {};
-  for (const [field, type] of Object.entries(types)) {
-    if (type.type !== 'Pointer' || !type.targetClass) continue;
-    const values = rows.map((r) => r[field]).filter((v) => v !== undefined && v !== null);
-    if (values.length && values.every((v) => typeof v === 'string' && !v.includes('$'))) {
-      out[field] = type.targetClass;
+  return (column) => {
+    const origin = prepared.columnOrigin(column);
+    const type = origin === undefined ? undefined : types[origin];
+    if (type?.type !== 'Pointer' || !type.targetClass || access.isDenied(type.targetClass)) {
+      return undefined;
     }
-  }
-  return out;
+    return type.targetClass;
+  };
 }
