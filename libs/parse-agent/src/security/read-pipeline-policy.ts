@@ -43,7 +43,9 @@ export async function pipelinePolicyFor(
       if (!unreadable.size) return undefined;
       // No allowlist, but a pointer into a hidden class: every other column stays readable.
       const columns = Object.entries(schemas.get(className)?.fields ?? {})
-        .filter(([name, field]) => field.type !== 'Relation' && field.type !== 'ACL' && name !== 'ACL')
+        .filter(
+          ([name, field]) => field.type !== 'Relation' && field.type !== 'ACL' && name !== 'ACL',
+        )
         .map(([name]) => name);
       return new Set(columns.filter((f) => !withheld.includes(f) && !unreadable.has(f)));
     },

@@ -75,7 +75,7 @@ describe('redact', () => {
     expect(redact(row, isDenied)).toEqual(row);
   });
 
-  it('reads a row\'s Pointer and Relation columns by the schema, whatever the value\'s shape', () => {
+  it("reads a row's Pointer and Relation columns by the schema, whatever the value's shape", () => {
     const referenceFieldsOf = (c: string) =>
       c === 'Order' ? { vault: 'Secret', owner: 'Author' } : undefined;
     const out = redact(
@@ -108,7 +108,7 @@ describe('redact', () => {
     ]);
   });
 
-  it('applies a joined row\'s own class schema to its columns', () => {
+  it("applies a joined row's own class schema to its columns", () => {
     const referenceFieldsOf = (c: string): Record<string, string> =>
       c === 'Author' ? { safe: 'Secret' } : {};
     const out = redact(

@@ -639,7 +639,9 @@ describe('pointer-like values on the direct MongoDB path (mingo)', () => {
     expect(groups.map((g) => g.key).sort()).toEqual([...labels].sort());
     const values = (await data('distinct', { field: 'label' })).values as unknown[];
     expect([...values].sort()).toEqual([...labels].sort());
-    const agg = await data('aggregate', { pipeline: [{ $group: { _id: '$label', n: { $sum: 1 } } }] });
+    const agg = await data('aggregate', {
+      pipeline: [{ $group: { _id: '$label', n: { $sum: 1 } } }],
+    });
     expect((agg.results as Data[]).map((r) => r._id).sort()).toEqual([...labels].sort());
     expect(agg.pointer_classes).toBeUndefined();
   });

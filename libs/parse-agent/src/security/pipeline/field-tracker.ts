@@ -108,7 +108,8 @@ export class FieldTracker {
     this.produced.clear();
     this.origins.clear();
     for (const name of names) this.produced.add(rootOf(name));
-    for (const [name, origin] of origins) if (this.produced.has(name)) this.origins.set(name, origin);
+    for (const [name, origin] of origins)
+      if (this.produced.has(name)) this.origins.set(name, origin);
   }
 
   /** The document became something whose fields we cannot list ($replaceRoot to a sub-document). */

@@ -84,7 +84,10 @@ describe('compactPointers: which columns are pointers', () => {
   });
 
   it('compacts bare objectIds only where the lineage names a pointer column', () => {
-    const rows = [{ owner: 't1', copy: 't1' }, { owner: 't2', copy: 't2' }];
+    const rows = [
+      { owner: 't1', copy: 't1' },
+      { owner: 't2', copy: 't2' },
+    ];
     const r = compactPointers(rows, (column) => (column === 'owner' ? 'Team' : undefined));
     expect(r.rows).toEqual(rows);
     expect(r.pointerClasses).toEqual({ owner: 'Team' });
