@@ -72,6 +72,20 @@ const PAGINATION = {
   required: ['has_more'],
 };
 
+/** `_truncated`: the result was cut to fit the response size limit (see response-size-cap.ts). */
+export const TRUNCATED_OUTPUT: JsonSchema = {
+  type: 'object',
+  properties: {
+    reason: STRING,
+    dropped_fields: { type: 'array', items: STRING },
+    kept_count: INTEGER,
+    original_count: INTEGER,
+    next_skip: INTEGER,
+    not_returned: { type: 'array', items: STRING },
+    hint: STRING,
+  },
+};
+
 const NOTES = {
   truncated_note: STRING,
   elided_fields: { type: 'array', items: STRING },
@@ -80,7 +94,7 @@ const NOTES = {
   withheld_note: STRING,
   truncated_include_fields: OBJECT,
   applied_limits: OBJECT,
-  _truncated: OBJECT,
+  _truncated: TRUNCATED_OUTPUT,
 };
 
 export const QUERY_CLASS_OUTPUT: JsonSchema = orFailure({
@@ -122,6 +136,7 @@ export const GET_OBJECT_OUTPUT: JsonSchema = orFailure({
     updated_at: NULLABLE_STRING,
     object: OBJECT,
     truncated_include_fields: OBJECT,
+    _truncated: TRUNCATED_OUTPUT,
   },
   required: ['class_name', 'object'],
 });
@@ -135,6 +150,7 @@ export const GET_OBJECTS_OUTPUT: JsonSchema = orFailure({
     requested: INTEGER,
     found: INTEGER,
     truncated_include_fields: OBJECT,
+    _truncated: TRUNCATED_OUTPUT,
   },
   required: ['class_name', 'objects', 'missing'],
 });
@@ -147,6 +163,7 @@ export const GET_SAMPLE_OBJECTS_OUTPUT: JsonSchema = orFailure({
     samples: { type: 'array', items: OBJECT },
     note: STRING,
     applied_limits: OBJECT,
+    _truncated: TRUNCATED_OUTPUT,
   },
   required: ['class_name', 'samples'],
 });

@@ -6,6 +6,7 @@ import {
 import type { ReadPolicy } from '../../../security/read-policy';
 import type { PreparedPipeline } from '../../read/policed-reader';
 import { readTool } from '../../read/read-tool';
+import { TRUNCATED_OUTPUT } from '../output-schemas';
 import { APPLY_CANONICAL_FILTER_ARG, classArguments, classResult } from '../tool-schemas';
 import { leadingMatch, withheldNote } from './analytics-support';
 
@@ -30,6 +31,7 @@ export const aggregate = readTool<Args>({
   category: 'aggregate',
   dataOperation: 'aggregate',
   timeout: 60,
+  oversize: 'trim-rows',
   inputSchema: classArguments(
     {
       pipeline: PIPELINE_ARG,
@@ -54,6 +56,7 @@ export const aggregate = readTool<Args>({
       withheld_fields: { type: 'object', additionalProperties: { type: 'string' } },
       withheld_note: { type: 'string' },
       apply_canonical_filter: { type: 'boolean' },
+      _truncated: TRUNCATED_OUTPUT,
     },
     ['result_count', 'results'],
   ),

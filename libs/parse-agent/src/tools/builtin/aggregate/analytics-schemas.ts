@@ -1,4 +1,4 @@
-import { ANY_JSON_VALUE, nullable } from '../output-schemas';
+import { ANY_JSON_VALUE, nullable, TRUNCATED_OUTPUT } from '../output-schemas';
 import {
   GROUP_BY_DEFAULT_LIMIT,
   GROUP_BY_MAX_LIMIT,
@@ -100,6 +100,7 @@ export function helperResult(properties: Record<string, unknown>): Record<string
     field: { type: 'string' },
     ...properties,
     truncated: { type: 'boolean' },
+    _truncated: TRUNCATED_OUTPUT,
     ...DRY_RUN_PROPERTIES,
   });
 }

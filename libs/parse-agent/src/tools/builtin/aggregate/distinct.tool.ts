@@ -34,6 +34,7 @@ export const distinct = readTool<Args>({
   category: 'aggregate',
   dataOperation: 'distinct',
   timeout: 30,
+  oversize: 'trim-rows',
   inputSchema: helperArguments(FIELD_ARG, {
     where: WHERE_ARG,
     sort: { type: 'string', enum: ['asc', 'desc'], description: 'Sort the values.' },
