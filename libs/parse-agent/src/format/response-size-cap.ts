@@ -141,7 +141,7 @@ function capObjects(
     if (rest.length) annotation.not_returned = rest;
     annotation.hint = hintText([
       droppedSentence(cut),
-      rest.length ? objectsLeftSentence(cut, kept, rest) : undefined,
+      rest.length ? objectsLeftSentence(cut, kept) : undefined,
       oneRowSentence(cut, data),
     ]);
     return { ...data, objects: Object.fromEntries(trimmed.slice(0, kept)), _truncated: annotation };
@@ -260,7 +260,7 @@ function rowsLeftSentence(cut: Cut, kept: number, start: number): string {
   return `${head} the rest were left out.`;
 }
 
-function objectsLeftSentence(cut: Cut, kept: number, rest: readonly string[]): string {
+function objectsLeftSentence(cut: Cut, kept: number): string {
   const head = `Only ${kept} of ${cut.rows.length} objects fit; the others are listed in not_returned.`;
   return has(cut, 'ids') ? `${head} Pass them as ids: in another call to read them.` : head;
 }
