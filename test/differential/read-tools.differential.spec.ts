@@ -20,6 +20,7 @@ import {
   type ParseAgent,
 } from 'nestjs-parse-agent';
 import type { ToolEnvelope } from 'nestjs-parse-agent';
+import { BUILTIN_TOOLS } from 'nestjs-parse-agent/tools/builtin';
 import { createAgentTestBed, type AgentTestBed } from '../harness/agent-module';
 import { findRows, testParseConfig, type RestAuth } from '../harness/parse-rest';
 import { differentialNames, seedDifferential, type DifferentialSeed } from './differential-seed';
@@ -321,8 +322,37 @@ const TOOLS = [
   'aggregate',
   'export_data csv',
   'export_data csv (pipeline)',
+  'schemas, plans and search',
 ] as const;
 type ToolCase = (typeof TOOLS)[number];
+
+/** Which case reads each built-in read tool (the read-only ones; a new one must be added here). */
+const COVERAGE: Record<string, ToolCase> = {
+  query_class: 'query_class',
+  get_object: 'get_object',
+  get_objects: 'get_objects',
+  get_sample_objects: 'get_sample_objects',
+  count_objects: 'count_objects',
+  distinct: 'distinct',
+  group_by: 'group_by',
+  group_by_date: 'group_by_date',
+  aggregate: 'aggregate',
+  export_data: 'export_data csv',
+  list_tools: 'schemas, plans and search',
+  get_all_schemas: 'schemas, plans and search',
+  get_schema: 'schemas, plans and search',
+  explain_query: 'schemas, plans and search',
+  atlas_text_search: 'schemas, plans and search',
+  atlas_autocomplete: 'schemas, plans and search',
+  atlas_faceted_search: 'schemas, plans and search',
+};
+
+it('covers every built-in read tool', () => {
+  const reads = BUILTIN_TOOLS.filter((t) => t.annotations?.readOnlyHint === true).map(
+    (t) => t.name,
+  );
+  expect(Object.keys(COVERAGE).sort()).toEqual(reads.sort());
+});
 
 /** The analytics tools: served by the direct path, and by Parse REST only as noted. */
 const ANALYTICS: ReadonlySet<ToolCase> = new Set([
@@ -437,6 +467,47 @@ async function checkTool(tool: ToolCase, c: CheckContext): Promise<void> {
       return checkExport(c, false);
     case 'export_data csv (pipeline)':
       return checkExport(c, true);
+    case 'schemas, plans and search':
+      return checkSchemasAndPlans(c);
+  }
+}
+
+/**
+ * Tools that return no stored rows: they answer (or refuse as documented), never name the hidden
+ * class, and never carry a row's value.
+ */
+async function checkSchemasAndPlans(c: CheckContext): Promise<void> {
+  const { agent, diff, bed } = c;
+  const class_name = NAMES.item;
+  const values = [...c.all.visible.values()]
+    .map((r) => r.label)
+    .filter((l): l is string => typeof l === 'string' && l.length > 8);
+  const quiet = (what: string, envelope: ToolEnvelope) => {
+    const text = JSON.stringify(envelope);
+    if (text.includes(NAMES.hidden)) diff.add(`${what} names the hidden class`);
+    const leaked = values.find((v) => text.includes(JSON.stringify(v).slice(1, -1)));
+    if (leaked !== undefined) diff.add(`${what} carries a row value`, undefined, leaked);
+  };
+  for (const [tool, args] of [
+    ['list_tools', {}],
+    ['get_all_schemas', {}],
+    ['get_schema', { class_name }],
+  ] as const) {
+    const envelope = await agent.execute(tool, args);
+    ok(envelope, diff, tool);
+    quiet(tool, envelope);
+  }
+  const explain = await agent.execute('explain_query', { class_name, where: { seq: { $gt: 1 } } });
+  if (bed.postgres) ok(explain, diff, 'explain_query');
+  else expectRefusal(explain, diff, 'explain_query', ['invalid_configuration']);
+  quiet('explain_query', explain);
+  // No Atlas here: full-text search is refused on every path of this bed, with what to configure.
+  for (const [tool, args] of [
+    ['atlas_text_search', { class_name, query: 'Total', fields: ['label'] }],
+    ['atlas_autocomplete', { class_name, query: 'To', field: 'label' }],
+    ['atlas_faceted_search', { class_name, query: 'Total', fields: ['label'], facets: ['tenant'] }],
+  ] as const) {
+    expectRefusal(await agent.execute(tool, args), diff, tool, ['invalid_configuration']);
   }
 }
 

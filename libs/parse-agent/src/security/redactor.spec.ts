@@ -67,6 +67,16 @@ describe('redact', () => {
     expect(redact(values, isDenied)).toEqual(values);
   });
 
+  it('reads a _p_<field> storage column (Parse on MongoDB) as a pointer, by its name', () => {
+    expect(
+      redact({ _p_vault: 'Secret$k1', _p_owner: 'Author$a1', p_note: 'Secret$k2' }, isDenied),
+    ).toEqual({
+      _p_vault: { className: 'Secret', __redacted: true },
+      _p_owner: 'Author$a1',
+      p_note: 'Secret$k2',
+    });
+  });
+
   it('keeps plain objects with a className (no Parse type tag) as data', () => {
     const row = {
       meta: { className: 'Secret', note: 'plain JSON naming a class' },

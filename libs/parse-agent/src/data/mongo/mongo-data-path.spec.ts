@@ -662,6 +662,21 @@ describe('pointer-like values on the direct MongoDB path (mingo)', () => {
     expect((copied.results as Data[]).map((r) => r.text)).toEqual(['Total$100', 'USD$5']);
   });
 
+  it('a string computed in the pipeline that looks like "Class$id" comes back as computed', async () => {
+    const computed = await data('aggregate', {
+      pipeline: [
+        { $sort: { objectId: 1 } },
+        { $project: { made: { $concat: ['Vault', { $literal: '$' }, '$label'] } } },
+        { $limit: 2 },
+      ],
+    });
+    expect((computed.results as Data[]).map((r) => r.made)).toEqual([
+      'Vault$Total$100',
+      'Vault$USD$5',
+    ]);
+    expect(computed.pointer_classes).toBeUndefined();
+  });
+
   it('a pointer column into a hidden class is not readable in a pipeline, and never named', async () => {
     const passthrough = await data('aggregate', { pipeline: [{ $limit: 5 }] });
     for (const row of passthrough.results as Data[]) expect(row).not.toHaveProperty('vault');
