@@ -161,9 +161,19 @@ export function compactColumns(rows: Json[]): { rows: Json[]; pointerClasses: Js
   return { rows: out, pointerClasses };
 }
 
-/** A value as a group key or distinct value: a pointer is its bare objectId. */
-export function keyValue(value: unknown, view: ProjectionView): unknown {
-  if (isObject(value) && value.__type === 'Pointer' && typeof value.objectId === 'string') {
+/**
+ * A value as a group key or distinct value: a Date is its ISO string; in a Pointer column a
+ * pointer is its bare objectId (the class is named once, `pointer_class`); anything else is the
+ * pipeline form (a pointer inside an array stays a Pointer object).
+ */
+export function keyValue(value: unknown, view: ProjectionView, pointerColumn = false): unknown {
+  if (isObject(value) && value.__type === 'Date' && typeof value.iso === 'string') return value.iso;
+  if (
+    pointerColumn &&
+    isObject(value) &&
+    value.__type === 'Pointer' &&
+    typeof value.objectId === 'string'
+  ) {
     return value.objectId;
   }
   return pipelineValue(value, view);

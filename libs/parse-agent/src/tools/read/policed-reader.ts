@@ -83,6 +83,8 @@ export type NativeAnalytics =
       sort?: 'asc' | 'desc';
       /** Run the pipeline instead when the path can (array flattening is the pipeline's). */
       pipelineWhenPossible?: boolean;
+      /** Only the pipeline answers this call: the refusal when the path cannot run one. */
+      pipelineOnly?: string;
     };
 
 /** How a prepared pipeline runs. */
@@ -377,6 +379,9 @@ export class PolicedReader {
       const spec = { ...native.groupByDate, where };
       const groups = await path.groupByDate(className, spec, this.#options());
       return groups.map((g) => ({ _id: g.key, value: g.value }));
+    }
+    if (native && 'distinct' in native && native.pipelineOnly && !path.aggregate) {
+      throw new AgentValidationError(native.pipelineOnly);
     }
     if (
       native &&
