@@ -891,11 +891,34 @@ export class ReadPolicy {
     className?: string,
     options: Pick<RedactOptions, 'simplifyTyped'> = {},
   ): T {
+    const references = new Map<string, Readonly<Record<string, string>>>();
     return redact(rows, (c) => this.isDenied(c), {
       allowlistFor: (c) => this.allowSet(c),
       rootClass: className,
       simplifyTyped: options.simplifyTyped,
+      referenceFieldsOf: (c) => {
+        let fields = references.get(c);
+        if (!fields) references.set(c, (fields = this.referenceFields(c)));
+        return fields;
+      },
     }) as T;
+  }
+
+  /**
+   * The Pointer and Relation columns of a class, field -> target class: the schemas the class gate
+   * loaded, completed by `@BelongsTo`. Redaction reads only these columns as references.
+   */
+  protected referenceFields(className: string): Readonly<Record<string, string>> {
+    const out: Record<string, string> = {};
+    for (const [name, field] of Object.entries(this.schemaSnapshot?.get(className)?.fields ?? {})) {
+      if ((field.type === 'Pointer' || field.type === 'Relation') && field.targetClass) {
+        out[name] = field.targetClass;
+      }
+    }
+    for (const [field, target] of Object.entries(this.meta(className)?.references ?? {})) {
+      out[field] ??= target;
+    }
+    return out;
   }
 }
 

@@ -111,6 +111,8 @@ export type NativeAnalytics =
       sort?: 'asc' | 'desc';
       /** Run the pipeline instead when the path can (array flattening is the pipeline's). */
       pipelineWhenPossible?: boolean;
+      /** Only the pipeline answers this call: the refusal when the path cannot run one. */
+      pipelineOnly?: string;
     };
 
 /** How a prepared pipeline runs (with the canonical-filter choice given to `prepare`). */
@@ -129,6 +131,8 @@ export interface PreparedPipeline {
   readonly autoLimit: number;
   /** Per class the pipeline reads, the fields Parse's protectedFields hide from this agent. */
   readonly withheld: ReadonlyMap<string, readonly string[]>;
+  /** The root class's column a top-level output field holds unchanged, when the pipeline shows it. */
+  columnOrigin(outputField: string): string | undefined;
   run(options?: PipelineRun): Promise<DataRow[]>;
 }
 
@@ -505,6 +509,7 @@ export class PolicedReader {
       autoLimited: validated.autoLimited,
       autoLimit: validated.autoLimit,
       withheld,
+      columnOrigin: (field) => validated.columnOrigin(field),
       run: async (run = {}) => {
         const rows = await this.#runAnalytics(
           operation,
@@ -548,6 +553,9 @@ export class PolicedReader {
       const spec = { ...native.groupByDate, where };
       const groups = await path.groupByDate(className, spec, this.#options());
       return groups.map((g) => ({ _id: g.key, value: g.value }));
+    }
+    if (native && 'distinct' in native && native.pipelineOnly && !path.aggregate) {
+      throw new AgentValidationError(native.pipelineOnly);
     }
     if (
       native &&
