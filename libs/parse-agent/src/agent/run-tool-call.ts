@@ -8,6 +8,7 @@ import {
   ToolTimeoutError,
 } from '../core/errors';
 import type { ElicitationChannel } from '../ports/elicitation-channel';
+import { pointerCheckedWrites } from '../security/pointer-write-check';
 import type { ReadPolicy } from '../security/read-policy';
 import {
   DEFAULT_ANALYTICS_SETTINGS,
@@ -93,10 +94,17 @@ export async function runToolCall(run: ToolRun): Promise<ToolRunResult> {
     get data() {
       return (readPath ??= router.pathFor('find', this.agent));
     },
+    // Every write links only objects the agent can read: the check reads through the agent's
+    // own read path, under its read policy.
     get writeData() {
-      return (writePath ??= router.pathFor('write', this.agent));
+      return (writePath ??= pointerCheckedWrites(
+        router.pathFor('write', this.agent),
+        run.access,
+        () => context.data,
+      ));
     },
-    dataFor: (operation) => router.pathFor(operation, agent),
+    dataFor: (operation) =>
+      operation === 'write' ? context.writeData : router.pathFor(operation, agent),
     timeoutMs: seconds * 1000,
     // Merged on first use: most tools never read the analytics settings.
     get analytics() {

@@ -132,12 +132,13 @@ export function composeAgentServices(
   // Once per class: a visible class without a tenant scope beside scoped ones (the Nest module
   // checks again at bootstrap, once forFeature models are registered too).
   warnUnscopedClasses(metadata);
-  const tools = new ToolRegistry(BUILTIN_TOOLS);
-  const prompts = new PromptRegistry(BUILTIN_PROMPTS);
+  // Failing subscribers of the public streams are reported where the host's warnings go.
+  const tools = new ToolRegistry(BUILTIN_TOOLS, { warn: context.warn });
+  const prompts = new PromptRegistry(BUILTIN_PROMPTS, { warn: context.warn });
   const dispatcher = new McpDispatcher(tools, prompts, {
     wrapUntrustedData: options.wrapUntrustedData,
   });
-  const events = new AgentEvents();
+  const events = new AgentEvents({ warn: context.warn });
   const redis = context.redis ?? null;
   // With a Redis connection the window is shared by every node (one limit per principal overall).
   const rateLimiter =

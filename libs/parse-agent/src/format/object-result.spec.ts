@@ -48,10 +48,24 @@ describe('formatObjectResult', () => {
   });
 
   it('adds truncated_include_fields only when given a non-empty map', () => {
-    expect(formatObjectResult('Post', post, { author: ['bio'] }).truncated_include_fields).toEqual({
-      author: ['bio'],
-    });
+    expect(
+      formatObjectResult('Post', post, { truncatedIncludeFields: { author: ['bio'] } })
+        .truncated_include_fields,
+    ).toEqual({ author: ['bio'] });
     expect(formatObjectResult('Post', post, {})).not.toHaveProperty('truncated_include_fields');
+  });
+
+  it('adds withheld_includes and its note only when a join withheld something', () => {
+    const data = formatObjectResult('Post', post, { withheldIncludes: { author: 2 } });
+    expect(data.withheld_includes).toEqual({ author: 2 });
+    expect(data.withheld_includes_note).toMatch(/plain pointers/);
+    for (const withheldIncludes of [undefined, {}, { author: 0 }] as Array<
+      Record<string, number> | undefined
+    >) {
+      const none = formatObjectResult('Post', post, { withheldIncludes });
+      expect(none).not.toHaveProperty('withheld_includes');
+      expect(none).not.toHaveProperty('withheld_includes_note');
+    }
   });
 
   it('reports missing timestamps as null rather than dropping the keys', () => {
@@ -68,7 +82,9 @@ describe('formatObjectResult', () => {
 
 describe('formatObjectsResult', () => {
   it('simplifies each object and counts found against requested', () => {
-    const data = formatObjectsResult('Post', { p1: post }, ['p9'], 2, { author: ['bio'] });
+    const data = formatObjectsResult('Post', { p1: post }, ['p9'], 2, {
+      truncatedIncludeFields: { author: ['bio'] },
+    });
     expect(data).toEqual({
       class_name: 'Post',
       objects: {

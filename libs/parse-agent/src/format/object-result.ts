@@ -1,11 +1,20 @@
 import { simplifyRow } from './simplify-object';
 import { truncatedIncludePayload } from './truncated-include-fields';
+import { withheldIncludesPayload } from './withheld-includes';
+
+/** What a read with include says about its joins. */
+export interface IncludeNotes {
+  /** Pointer name -> fields left out by auto-projection of that include. */
+  truncatedIncludeFields?: Record<string, string[]>;
+  /** Include path -> objects left as bare pointers (the agent's read of their class omits them). */
+  withheldIncludes?: Record<string, number>;
+}
 
 /** The `data` of `get_object`: identity and timestamps up front, then the simplified object. */
 export function formatObjectResult(
   className: string,
   object: Record<string, unknown>,
-  truncatedIncludeFields?: Record<string, string[]>,
+  notes: IncludeNotes = {},
 ): Record<string, unknown> {
   const data: Record<string, unknown> = {
     class_name: className,
@@ -14,9 +23,9 @@ export function formatObjectResult(
     updated_at: object.updatedAt ?? null,
     object: simplifyRow(object),
   };
-  const includeFields = truncatedIncludePayload(truncatedIncludeFields);
+  const includeFields = truncatedIncludePayload(notes.truncatedIncludeFields);
   if (includeFields) data.truncated_include_fields = includeFields;
-  return data;
+  return { ...data, ...withheldIncludesPayload(notes.withheldIncludes) };
 }
 
 /**
@@ -28,7 +37,7 @@ export function formatObjectsResult(
   objectsById: Record<string, Record<string, unknown>>,
   missing: string[],
   requested: number,
-  truncatedIncludeFields?: Record<string, string[]>,
+  notes: IncludeNotes = {},
 ): Record<string, unknown> {
   const objects: Record<string, unknown> = {};
   for (const [id, object] of Object.entries(objectsById)) objects[id] = simplifyRow(object);
@@ -39,9 +48,9 @@ export function formatObjectsResult(
     requested,
     found: Object.keys(objects).length,
   };
-  const includeFields = truncatedIncludePayload(truncatedIncludeFields);
+  const includeFields = truncatedIncludePayload(notes.truncatedIncludeFields);
   if (includeFields) data.truncated_include_fields = includeFields;
-  return data;
+  return { ...data, ...withheldIncludesPayload(notes.withheldIncludes) };
 }
 
 /** The `data` of `get_sample_objects`; the caller fetches newest first. */

@@ -2,6 +2,7 @@ import { withJsonText } from './serialized-json';
 import { simplifyRow } from './simplify-object';
 import { cellText, renderTabular, TabularFormat } from './tabular';
 import { truncatedIncludePayload } from './truncated-include-fields';
+import { withheldIncludesPayload } from './withheld-includes';
 
 /**
  * Bytes of rows one `query_class` result carries by default, in every format (about 8k tokens):
@@ -29,6 +30,8 @@ export interface QueryResultInput {
   elidedFields?: string[];
   /** Requested fields the rows came back without, and why (never their values). */
   withheldFields?: Record<string, string>;
+  /** Include path -> objects left as bare pointers (the agent's read of their class omits them). */
+  withheldIncludes?: Record<string, number>;
   /** Row bytes per result (default DEFAULT_RESULT_BUDGET_BYTES). */
   budgetBytes?: number;
 }
@@ -101,6 +104,7 @@ export function formatQueryResult(input: QueryResultInput): Record<string, unkno
   }
   const includeFields = truncatedIncludePayload(input.truncatedIncludeFields);
   if (includeFields) data.truncated_include_fields = includeFields;
+  Object.assign(data, withheldIncludesPayload(input.withheldIncludes));
   if (hasMore && input.nextCall) {
     data.next_call = truncated
       ? { ...input.nextCall, arguments: { ...input.nextCall.arguments, skip: skip + shown } }

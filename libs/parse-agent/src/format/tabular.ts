@@ -24,13 +24,15 @@ const RENDERERS: Record<TabularFormat, Renderer> = {
 };
 
 /**
- * Renders rows as CSV, a Markdown table or an ASCII grid. Columns come from the first row's keys
- * (minus the excluded ones) so the layout is stable and cheap; keys that only appear in later rows
- * are not shown, and a row missing a column gets an empty cell.
+ * Renders rows as CSV, a Markdown table or an ASCII grid. Columns are `columns` when the caller
+ * knows them (named keys or columns: the header line is there even with no rows), else the first
+ * row's keys, so the layout is stable and cheap; keys that only appear in later rows are not
+ * shown, and a row missing a column gets an empty cell. Excluded keys are never columns.
  */
 export function renderTabular(
   rows: Array<Record<string, unknown>>,
   format: TabularFormat,
+  columns?: readonly string[],
 ): TabularOutput {
   const render = RENDERERS[format];
   if (!render) {
@@ -38,8 +40,8 @@ export function renderTabular(
       `Unknown tabular format '${String(format)}'. Use one of: ${TABULAR_FORMATS.join(', ')}.`,
     );
   }
-  const headers =
-    rows.length === 0 ? [] : Object.keys(rows[0]).filter((key) => !excludedColumn(key));
+  const named = columns ?? (rows.length === 0 ? [] : Object.keys(rows[0]));
+  const headers = named.filter((key) => !excludedColumn(key));
   if (headers.length === 0) return { headers, output: '' };
   const cells = rows.map((row) => headers.map((header) => cellText(row[header])));
   return { headers, output: render(headers, cells) };

@@ -41,6 +41,7 @@ import { ParseSessionVerifier } from '../auth/session-verifier';
 import { warnUnconfirmedWrites } from '../agent/unconfirmed-writes';
 import { warnUnscopedClasses } from '../metadata/unscoped-classes';
 import { UnexposedClassesReporter } from './unexposed-classes.reporter';
+import { DeclaredNamesReporter } from './declared-names.reporter';
 
 /** The configured module behind ParseAgentModule.forRoot / forRootAsync (global by default). */
 @ParseAgentLibraryModule()
@@ -53,6 +54,7 @@ import { UnexposedClassesReporter } from './unexposed-classes.reporter';
     AgentToolExplorer,
     ParseAgentStartupCheck,
     UnexposedClassesReporter,
+    DeclaredNamesReporter,
   ],
   exports: [
     ParseAgentFactory,

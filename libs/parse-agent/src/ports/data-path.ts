@@ -6,6 +6,11 @@ export type DataRow = Record<string, unknown>;
 export interface DataFindQuery {
   where?: Record<string, unknown>;
   keys?: string[];
+  /**
+   * Parse-style include, for applications calling a path themselves. The library's own reads
+   * never send it: the policed reader joins each included class with a read of that class under
+   * the agent's policy (tenant, filters, canonical filter), which a path's own include cannot know.
+   */
   include?: string[];
   order?: string;
   limit?: number;

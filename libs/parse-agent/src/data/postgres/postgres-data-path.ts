@@ -36,6 +36,7 @@ import { explainQuery, summarizePlan, tableSizeQuery, type TableSize } from './p
 import { PgPrincipalResolver } from './pg-principals';
 import { readOnly, type RunQuery } from './pg-read-transaction';
 import { apiRow } from './pg-row-shape';
+import { isColumnField } from './pg-schema';
 import { compilePipeline } from './pipeline-to-sql';
 import type { SqlContext } from './scoped-source';
 import { selectSql } from './select-sql';
@@ -409,8 +410,10 @@ export class PostgresDataPath implements DataPath {
         const info = snapshot.classes.get(className);
         if (!info) return [];
         const hidden = new Set(protectedFieldsFor(info.protectedFields, reader));
+        // Relations live in join tables, not in a column of the class: nothing to select.
         return Object.keys(info.schema.fields).filter(
-          (name) => !hidden.has(name) && !isInternalField(name),
+          (name) =>
+            !hidden.has(name) && !isInternalField(name) && isColumnField(info.schema.fields[name]),
         );
       },
     };

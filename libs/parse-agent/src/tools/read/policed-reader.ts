@@ -1,4 +1,10 @@
-import { AccessDeniedError, AgentValidationError, ParseAgentConfigError } from '../../core/errors';
+import {
+  AccessDeniedError,
+  AgentValidationError,
+  InvalidQueryError,
+  ParseAgentConfigError,
+  PointerShapeError,
+} from '../../core/errors';
 import { DataPathUnavailableError } from '../../data/data-router';
 import { releaseHandedOverRows } from '../../data/handed-over-rows';
 import type {
@@ -13,6 +19,8 @@ import type {
   GroupBySpec,
   SearchSpec,
 } from '../../ports/data-path';
+import { validateWhere, type Where } from '../../query/constraint-translator';
+import { isPlainObject } from '../../query/field-names';
 import { classesNamed } from '../../query/pipeline-classes';
 import { andWhere } from '../../query/where-composer';
 import type { RedactOptions } from '../../security/redactor';
@@ -21,6 +29,18 @@ import type { PlannedRead, ReadPolicy, ReadRequest } from '../../security/read-p
 import { rowInTenant } from '../../security/tenant-scope';
 import type { AnalyticsSettings } from '../tool-context';
 import { maxTimeMsFor, refuseCollectionScan, validatePipelineFor } from './analytics-policy';
+import {
+  includeTree,
+  joinKey,
+  keysBelow,
+  keysForPath,
+  pointersIn,
+  slices,
+  withJoined,
+} from './include-joins';
+
+/** Most objectIds one joined read names (one `$in`); more are read in several. */
+const JOIN_IDS_PER_READ = 500;
 
 /** What a reader is built from: the agent's policy and where its identity-bound paths come from. */
 export interface ReadSources {
@@ -61,10 +81,19 @@ export interface PolicedSearch {
 /** A read by objectId: include and the canonical-filter opt-out. */
 export type GetRequest = Pick<ReadRequest, 'include' | 'applyCanonicalFilter'>;
 
+/**
+ * Per include path ("customer", "order.customer"), how many distinct pointed-to objects were not
+ * joined because a direct read of their class by this agent does not return them. Those stay bare
+ * pointers; their fields are never read into the result.
+ */
+export type WithheldIncludes = Record<string, number>;
+
 /** Redacted rows with the plan that fetched them. */
 export interface PolicedRows {
   rows: DataRow[];
   plan: PlannedRead;
+  /** Joined objects left as bare pointers, per include path; absent when none were. */
+  withheldIncludes?: WithheldIncludes;
 }
 
 /** A page of redacted rows; `count()` counts every row the same planned where matches. */
@@ -84,9 +113,11 @@ export type NativeAnalytics =
       sort?: 'asc' | 'desc';
       /** Run the pipeline instead when the path can (array flattening is the pipeline's). */
       pipelineWhenPossible?: boolean;
+      /** Only the pipeline answers this call: the refusal when the path cannot run one. */
+      pipelineOnly?: string;
     };
 
-/** How a prepared pipeline runs. */
+/** How a prepared pipeline runs (with the canonical-filter choice given to `prepare`). */
 export interface PipelineRun {
   /** The caller's own filter: what the COLLSCAN pre-flight explains and a native call plans. */
   where?: Record<string, unknown>;
@@ -102,6 +133,8 @@ export interface PreparedPipeline {
   readonly autoLimit: number;
   /** Per class the pipeline reads, the fields Parse's protectedFields hide from this agent. */
   readonly withheld: ReadonlyMap<string, readonly string[]>;
+  /** The root class's column a top-level output field holds unchanged, when the pipeline shows it. */
+  columnOrigin(outputField: string): string | undefined;
   run(options?: PipelineRun): Promise<DataRow[]>;
 }
 
@@ -153,24 +186,26 @@ export class PolicedReader {
     const { order, newestFirst, limit, skip, ...read } = request;
     const checkedOrder = newestFirst ? '-createdAt' : this.access.checkOrder(className, order);
     const plan = await this.access.planRead(className, read);
+    await this.#preflight(className, read.where, plan.where);
     const raw = await this.#path('find').find(
       className,
       {
         where: plan.where,
-        keys: plan.keys,
-        include: plan.include,
+        keys: await this.#pathKeys(className, plan.keys, plan.include),
         order: checkedOrder,
         limit,
         skip,
       },
       this.#sources.signal,
     );
-    const rows = this.access.redactRows(raw, className, display);
+    const joined = await this.#join(raw, plan, read.applyCanonicalFilter !== false);
+    const rows = this.access.redactRows(joined.rows, className, display);
     // Redaction copied what may be shown; the raw rows go now (see handed-over-rows.ts).
     releaseHandedOverRows(raw);
     return {
       rows,
       plan,
+      ...withheldOf(joined),
       count: () => this.#path('count').count(className, plan.where, this.#sources.signal),
     };
   }
@@ -186,6 +221,7 @@ export class PolicedReader {
       request.where,
       request.applyCanonicalFilter !== false,
     );
+    await this.#preflight(className, request.where, where);
     return this.#path('count').count(className, where, this.#sources.signal);
   }
 
@@ -197,35 +233,31 @@ export class PolicedReader {
     className: string,
     objectId: string,
     request: GetRequest = {},
-  ): Promise<{ row?: DataRow; plan: PlannedRead }> {
+  ): Promise<{ row?: DataRow; plan: PlannedRead; withheldIncludes?: WithheldIncludes }> {
     await this.gate(className);
     const plan = await this.access.planRead(className, { ...request, injectTenant: false });
     const path = this.#path('get');
+    const keys = await this.#pathKeys(className, plan.keys, plan.include);
     let row: DataRow | undefined;
     if (Object.keys(plan.where).length) {
       // Filters apply: fetch by id through the filtered query, so a filtered-out row looks missing.
       const rows = await path.find(
         className,
-        {
-          where: andWhere(plan.where, { objectId }),
-          keys: plan.keys,
-          include: plan.include,
-          limit: 1,
-        },
+        { where: andWhere(plan.where, { objectId }), keys, limit: 1 },
         this.#sources.signal,
       );
       row = rows[0];
     } else {
-      row = await path.get(
-        className,
-        objectId,
-        { keys: plan.keys, include: plan.include },
-        this.#sources.signal,
-      );
+      row = await path.get(className, objectId, { keys }, this.#sources.signal);
     }
     if (!row) return { plan };
     if (plan.tenant && !rowInTenant(row, plan.tenant)) throw tenantMismatch(className);
-    return { row: this.access.redactRows(row, className), plan };
+    const joined = await this.#join([row], plan, request.applyCanonicalFilter !== false);
+    return {
+      row: this.access.redactRows(joined.rows[0], className),
+      plan,
+      ...withheldOf(joined),
+    };
   }
 
   /** Objects by objectId (distinct, validated ids), redacted; any row outside the tenant is refused. */
@@ -240,17 +272,147 @@ export class PolicedReader {
       className,
       {
         where: andWhere({ objectId: { $in: objectIds } }, plan.where),
-        keys: plan.keys,
-        include: plan.include,
+        keys: await this.#pathKeys(className, plan.keys, plan.include),
         limit: objectIds.length,
       },
       this.#sources.signal,
     );
     if (plan.tenant && raw.some((row) => !rowInTenant(row, plan.tenant!)))
       throw tenantMismatch(className);
-    const rows = this.access.redactRows(raw, className);
+    const joined = await this.#join(raw, plan, request.applyCanonicalFilter !== false);
+    const rows = this.access.redactRows(joined.rows, className);
     releaseHandedOverRows(raw);
-    return { rows, plan };
+    return { rows, plan, ...withheldOf(joined) };
+  }
+
+  /** The keys a path reads rows of `className` with (see `keysForPath`). */
+  async #pathKeys(
+    className: string,
+    keys: readonly string[] | undefined,
+    include: readonly string[] | undefined,
+  ): Promise<string[] | undefined> {
+    if (!keys?.some((k) => k.includes('.'))) return keys ? [...keys] : undefined;
+    const types = await this.access.fieldTypes(className);
+    const objects = new Set(Object.keys(types).filter((f) => types[f].type === 'Object'));
+    return keysForPath(keys, objects, new Set(includeTree(include ?? []).keys()));
+  }
+
+  /**
+   * Expands the plan's includes. Each joined class is read here as a direct read of that class by
+   * this agent would read it (class gate, its tenant scope, canonical filter and the agent's
+   * filters for it, on the same identity-bound path, so row ACL, CLP and protectedFields too),
+   * restricted to the pointed-to ids; nested includes are joined the same way, level by level.
+   * A pointer whose object that read does not return stays a bare pointer and is counted per
+   * include path. Redaction then cuts joined rows to their class's allowlist, as it does for rows
+   * read directly. The holder rows are copied where a pointer is replaced, never changed.
+   */
+  async #join(
+    rows: DataRow[],
+    plan: PlannedRead,
+    applyCanonicalFilter: boolean,
+  ): Promise<{ rows: DataRow[]; withheld: WithheldIncludes }> {
+    const withheld: WithheldIncludes = {};
+    if (!plan.include?.length || !rows.length) return { rows, withheld };
+    const joined = await this.#joinLevel(rows, plan.include, plan.keys, {
+      canonical: applyCanonicalFilter,
+      prefix: '',
+      withheld,
+    });
+    return { rows: joined, withheld };
+  }
+
+  async #joinLevel(
+    rows: DataRow[],
+    include: readonly string[],
+    keys: readonly string[] | undefined,
+    join: { canonical: boolean; prefix: string; withheld: WithheldIncludes },
+  ): Promise<DataRow[]> {
+    let current = rows;
+    for (const [head, below] of includeTree(include)) {
+      const wanted = new Map<string, Set<string>>();
+      for (const row of current) {
+        for (const ptr of pointersIn(row[head])) {
+          let ids = wanted.get(ptr.className);
+          if (!ids) wanted.set(ptr.className, (ids = new Set()));
+          ids.add(ptr.objectId);
+        }
+      }
+      if (!wanted.size) continue;
+      const path = `${join.prefix}${head}`;
+      const found = new Map<string, DataRow>();
+      let missing = 0;
+      for (const [target, ids] of wanted) {
+        // A class the agent may not see: redaction shows its pointers as redacted, unread.
+        if (this.access.isDenied(target)) continue;
+        const rowsOfTarget = await this.#joinedRows(target, [...ids], keysBelow(keys, head), {
+          ...join,
+          include: below,
+          prefix: `${path}.`,
+        });
+        for (const id of ids) {
+          const row = rowsOfTarget.get(id);
+          if (row) found.set(joinKey(target, id), row);
+          else missing += 1;
+        }
+      }
+      if (missing) join.withheld[path] = (join.withheld[path] ?? 0) + missing;
+      if (!found.size) continue;
+      current = current.map((row) =>
+        pointersIn(row[head]).length ? { ...row, [head]: withJoined(row[head], found) } : row,
+      );
+    }
+    return current;
+  }
+
+  /**
+   * The rows of `target` with these ids that a direct read by this agent returns, by objectId,
+   * shaped as joined objects. A class the policy refuses to this agent (missing, or needing a
+   * tenant binding it lacks) joins nothing; a data path's own refusal fails the read, as it would
+   * for a direct read.
+   */
+  async #joinedRows(
+    target: string,
+    ids: string[],
+    requestedKeys: string[] | undefined,
+    join: { canonical: boolean; include: string[]; prefix: string; withheld: WithheldIncludes },
+  ): Promise<Map<string, DataRow>> {
+    const out = new Map<string, DataRow>();
+    let where: Record<string, unknown>;
+    try {
+      await this.gate(target);
+      ({ where } = await this.access.planWhere(target, {}, join.canonical, true));
+    } catch (error) {
+      if (error instanceof AccessDeniedError) return out;
+      throw error;
+    }
+    const keys = this.access.joinedKeys(target, requestedKeys);
+    const readKeys = await this.#pathKeys(target, keys, join.include);
+    const asked = new Set(ids);
+    let rows: DataRow[] = [];
+    for (const slice of slices(ids, JOIN_IDS_PER_READ)) {
+      const found = await this.#path('find').find(
+        target,
+        {
+          where: andWhere(where, { objectId: { $in: slice } }),
+          keys: readKeys,
+          limit: slice.length,
+        },
+        this.#sources.signal,
+      );
+      // Only the ids asked for: a path that over-answers adds nothing.
+      for (const row of found) {
+        const id = row.objectId;
+        if (typeof id === 'string' && asked.has(id)) {
+          asked.delete(id);
+          rows.push(row);
+        }
+      }
+    }
+    if (join.include.length) rows = await this.#joinLevel(rows, join.include, keys, join);
+    for (const row of rows) {
+      out.set(row.objectId as string, { ...row, __type: 'Object', className: target });
+    }
+    return out;
   }
 
   /**
@@ -334,6 +496,7 @@ export class PolicedReader {
     options: PrepareOptions = {},
   ): Promise<PreparedPipeline> {
     await this.gate(className);
+    const applyCanonical = options.applyCanonicalFilter !== false;
     const withheld = await this.#withheld(operation, className, pipeline);
     const validated = await validatePipelineFor(
       this.access,
@@ -341,40 +504,60 @@ export class PolicedReader {
       pipeline,
       options.limits ?? {},
       withheld,
-      options.applyCanonicalFilter !== false,
+      applyCanonical,
     );
     return {
       pipeline: validated.pipeline,
       autoLimited: validated.autoLimited,
       autoLimit: validated.autoLimit,
       withheld,
+      columnOrigin: (field) => validated.columnOrigin(field),
       run: async (run = {}) => {
-        const rows = await this.#runAnalytics(operation, className, validated.pipeline, run);
+        const rows = await this.#runAnalytics(
+          operation,
+          className,
+          validated.pipeline,
+          run,
+          applyCanonical,
+        );
         if (!Array.isArray(rows)) throw new AgentValidationError('The data path returned no rows.');
         return this.access.redactRows(rows, undefined, run.display);
       },
     };
   }
 
-  /** A path's own analytics method when it has one for the request, else the pipeline. */
+  /**
+   * A path's own analytics method when it has one for the request, else the pipeline. Either way
+   * the caller's filter is planned first (canonical filter as asked, agent filters, tenant) and
+   * pre-flighted when the operator refuses full scans.
+   */
   async #runAnalytics(
     operation: DataOperation,
     className: string,
     pipeline: Record<string, unknown>[],
     run: PipelineRun,
+    applyCanonical: boolean,
   ): Promise<DataRow[]> {
     const path = this.#path(operation);
     const native = run.native;
+    const planned = async () => {
+      const { where } = await this.access.planWhere(className, run.where, applyCanonical);
+      await this.#preflight(className, run.where, where);
+      return where;
+    };
     if (native && 'groupBy' in native && path.groupBy) {
-      const where = await this.#plannedWhere(className, run.where);
+      const where = await planned();
       const groups = await path.groupBy(className, { ...native.groupBy, where }, this.#options());
       return groups.map((g) => ({ _id: g.key, value: g.value }));
     }
     if (native && 'groupByDate' in native && path.groupByDate) {
-      const where = await this.#plannedWhere(className, run.where);
+      const where = await planned();
       const spec = { ...native.groupByDate, where };
       const groups = await path.groupByDate(className, spec, this.#options());
       return groups.map((g) => ({ _id: g.key, value: g.value }));
+    }
+    if (native && 'distinct' in native && native.pipelineOnly && !path.aggregate) {
+      throw new AgentValidationError(native.pipelineOnly);
     }
     if (
       native &&
@@ -382,7 +565,7 @@ export class PolicedReader {
       path.distinct &&
       !(native.pipelineWhenPossible && path.aggregate)
     ) {
-      const where = await this.#plannedWhere(className, run.where);
+      const where = await planned();
       let values = await path.distinct(className, { ...native.distinct, where }, this.#options());
       if (native.sort) {
         values = [...values].sort(compareValues);
@@ -395,33 +578,74 @@ export class PolicedReader {
         `The '${path.kind}' data path chosen for '${operation}' cannot run aggregation pipelines for this agent. Configure a direct database path (mongo or postgres in ParseAgentModule.forRoot).`,
       );
     }
-    await this.#preflight(path, className, run.where);
+    await this.#preflightMatch(className, run.where, applyCanonical);
     return path.aggregate(className, pipeline, this.#options());
   }
 
-  async #plannedWhere(
-    className: string,
-    where: Record<string, unknown> | undefined,
-  ): Promise<Record<string, unknown>> {
-    return (await this.access.planWhere(className, where)).where;
+  /**
+   * With `refuseCollscan` on, explains a call that filters (the caller passed a non-empty where)
+   * before it runs, with the where it runs with (canonical filter, agent filters and tenant
+   * included, so a scope on an indexed field helps), and refuses a full scan of the class. Not
+   * pre-flighted: a call without a filter (it reads the class as a whole by design), a class
+   * marked @AgentAllowCollscan, and a deployment where no path can explain for this agent (Parse
+   * REST alone: the guard needs a direct database path).
+   */
+  async #preflight(className: string, callerWhere: unknown, planned: Where): Promise<void> {
+    if (!this.#sources.analytics.refuseCollscan) return;
+    if (!isPlainObject(callerWhere) || !Object.keys(callerWhere).length) return;
+    if (this.access.meta(className)?.allowCollscan) return;
+    const path = this.#explainPath();
+    if (!path?.explain) return;
+    const summary = await path.explain(className, { where: planned }, this.#options());
+    this.refuseCollectionScan(className, summary);
   }
 
   /**
-   * With `refuseCollscan` on, explains the caller's filter first and refuses a full collection
-   * scan (classes marked @AgentAllowCollscan excepted). A path that cannot explain is not
-   * pre-flighted; nor is a call without a filter.
+   * The pre-flight of a pipeline: its leading `$match`, planned like a where. Constraints the query
+   * language cannot express (an `$expr`, say) are left out of the explained filter; the rest is
+   * explained as the database would start the pipeline.
    */
-  async #preflight(
-    path: DataPath,
+  async #preflightMatch(
     className: string,
-    where: Record<string, unknown> | undefined,
+    match: Record<string, unknown> | undefined,
+    applyCanonical: boolean,
   ): Promise<void> {
-    const { analytics, signal } = this.#sources;
-    if (!analytics.refuseCollscan || !path.explain) return;
-    if (!where || !Object.keys(where).length) return;
-    if (this.access.meta(className)?.allowCollscan) return;
-    const summary = await path.explain(className, { where }, { signal });
-    this.refuseCollectionScan(className, summary);
+    if (!this.#sources.analytics.refuseCollscan || !match) return;
+    const plain: Record<string, unknown> = {};
+    for (const [key, value] of Object.entries(match)) {
+      try {
+        validateWhere({ [key]: value });
+        plain[key] = value;
+      } catch {
+        // Pipeline-only syntax: the pipeline validator accepted it, the explain cannot take it.
+      }
+    }
+    if (!Object.keys(plain).length) return;
+    let where: Where;
+    try {
+      ({ where } = await this.access.planWhere(className, plain, applyCanonical));
+    } catch (error) {
+      // A value written in pipeline form ({ "$date": ... }) that the where language reads otherwise:
+      // the pipeline validator accepted the stage, so only the explain is skipped.
+      if (
+        error instanceof InvalidQueryError ||
+        error instanceof AgentValidationError ||
+        error instanceof PointerShapeError
+      )
+        return;
+      throw error;
+    }
+    await this.#preflight(className, plain, where);
+  }
+
+  /** The path that explains for this agent, or undefined when none can. */
+  #explainPath(): DataPath | undefined {
+    try {
+      return this.#path('explain');
+    } catch (error) {
+      if (error instanceof DataPathUnavailableError) return undefined;
+      throw error;
+    }
   }
 
   /**
@@ -485,6 +709,12 @@ export class PolicedReader {
     }
     return path;
   }
+}
+
+function withheldOf(joined: { withheld: WithheldIncludes }): {
+  withheldIncludes?: WithheldIncludes;
+} {
+  return Object.keys(joined.withheld).length ? { withheldIncludes: joined.withheld } : {};
 }
 
 /** A row by id outside the agent's tenant. */

@@ -20,8 +20,12 @@ import { DEFAULT_ANALYTICS_SETTINGS, type ToolContext } from '../tool-context';
 import { isReadTool, readTool } from './read-tool';
 
 @ParseClass('Order')
-@AgentFields('status', 'amount', 'region', 'placedAt')
+@AgentFields('status', 'amount', 'region', 'placedAt', 'buyer', 'payslip')
 class OrderModel {}
+
+@ParseClass('Customer')
+@AgentFields('region', 'status')
+class CustomerModel {}
 
 @ParseClass('Payroll')
 @AgentHidden()
@@ -36,8 +40,14 @@ const LEAKS = {
   _rperm: ['LEAK-rperm'],
   ACL: { 'LEAK-acl': { read: true } },
   payee: { __type: 'Pointer', className: 'Payroll', objectId: 'LEAK-pointer' },
-  payslip: 'Payroll$LEAK-string',
 };
+/**
+ * A pointer column (Order.payslip -> Payroll, allowlisted) in Parse-on-Mongo storage form: only
+ * the schema says this string is a pointer, so row reads must redact it by the schema.
+ */
+const STORED_POINTER = { payslip: 'Payroll$LEAK-string' };
+/** Text that merely looks like "Class$id": data, which must come back exactly as stored. */
+const LOOKALIKE = 'Payroll$NOT-A-POINTER';
 /** A field outside Order's allowlist: row reads must cut it even when the path returns it. */
 const UNLISTED = { salary: 'LEAK-salary' };
 
@@ -48,6 +58,8 @@ const orders: DataRow[] = Array.from({ length: 6 }, (_, i) => ({
   amount: (i + 1) * 10,
   region: SCOPE,
   placedAt: new Date(Date.UTC(2024, 0, i + 1)),
+  // The path answers every class with these rows: a joined "Customer" is one of them.
+  buyer: { __type: 'Pointer', className: 'Customer', objectId: `o${((i + 1) % 6) + 1}` },
 }));
 
 interface Read {
@@ -63,14 +75,17 @@ interface Read {
 function overAnsweringPath(reads: Read[], natives: boolean): DataPath {
   const matching = (where: unknown) =>
     new Query((where ?? {}) as Record<string, unknown>).find(orders).all() as DataRow[];
-  const leaky = (row: DataRow) => ({ ...row, ...LEAKS, ...UNLISTED });
+  const leaky = (row: DataRow) => ({ ...row, ...LEAKS, ...STORED_POINTER, ...UNLISTED });
   const path: DataPath = {
     kind: 'over-answering',
     async find(_className, query) {
+      // The reader joins included classes itself: a path is never asked to expand them.
+      if (query.include?.length) throw new Error('LEAK: a data path was asked to expand include');
       reads.push({ operation: 'find', request: query.where });
       return matching(query.where).slice(0, query.limit).map(leaky);
     },
-    async get(_className, objectId) {
+    async get(_className, objectId, query) {
+      if (query.include?.length) throw new Error('LEAK: a data path was asked to expand include');
       reads.push({ operation: 'get', request: objectId });
       const row = orders.find((r) => r.objectId === objectId);
       return row && leaky(row);
@@ -106,7 +121,7 @@ function overAnsweringPath(reads: Read[], natives: boolean): DataPath {
                   [
                     { value: 'paid', count: 3 },
                     { value: LEAKS.payee, count: 1 },
-                    { value: LEAKS.payslip, count: 1 },
+                    { value: LOOKALIKE, count: 1 },
                   ],
                 ]),
               ),
@@ -121,14 +136,14 @@ function overAnsweringPath(reads: Read[], natives: boolean): DataPath {
       return [
         { key: 'paid', value: 3 },
         { key: LEAKS.payee, value: 1 },
-        { key: LEAKS.payslip, value: 1 },
+        { key: LOOKALIKE, value: 1 },
       ];
     };
     path.groupBy = (_c, spec) => groups('groupBy', spec);
     path.groupByDate = (_c, spec) => groups('groupByDate', spec);
     path.distinct = async (_c, spec) => {
       reads.push({ operation: 'distinct', request: spec.where });
-      return ['paid', LEAKS.payee, LEAKS.payslip];
+      return ['paid', LEAKS.payee, LOOKALIKE];
     };
   }
   return path;
@@ -143,10 +158,13 @@ function agentOver(natives: boolean) {
         region: 'String',
         placedAt: 'Date',
         salary: 'String',
+        buyer: { type: 'Pointer', targetClass: 'Customer' },
+        payslip: { type: 'Pointer', targetClass: 'Payroll' },
       },
+      Customer: { region: 'String', status: 'String', salary: 'String' },
       Payroll: { amount: 'Number' },
     },
-    models: [OrderModel, PayrollModel],
+    models: [OrderModel, CustomerModel, PayrollModel],
   });
   const reads: Read[] = [];
   const path = overAnsweringPath(reads, natives);
@@ -171,10 +189,18 @@ const CALLS: Record<string, Record<string, unknown>[]> = {
   query_class: [
     { class_name: 'Order', where: { status: 'paid' } },
     { class_name: 'Order', format: 'csv', order: '-amount' },
+    { class_name: 'Order', include: ['buyer'] },
+    { class_name: 'Order', include: ['buyer.buyer'], keys: ['status', 'buyer.status'] },
   ],
   count_objects: [{ class_name: 'Order', where: { status: 'paid' } }],
-  get_object: [{ class_name: 'Order', object_id: 'o1' }],
-  get_objects: [{ class_name: 'Order', ids: ['o1', 'o2'] }],
+  get_object: [
+    { class_name: 'Order', object_id: 'o1' },
+    { class_name: 'Order', object_id: 'o1', include: ['buyer'] },
+  ],
+  get_objects: [
+    { class_name: 'Order', ids: ['o1', 'o2'] },
+    { class_name: 'Order', ids: ['o1', 'o2'], include: ['buyer'] },
+  ],
   get_sample_objects: [{ class_name: 'Order', limit: 3 }],
   explain_query: [{ class_name: 'Order', where: { status: 'paid' } }],
   aggregate: [
@@ -204,6 +230,7 @@ const CALLS: Record<string, Record<string, unknown>[]> = {
   ],
   export_data: [
     { class_name: 'Order', row_cap: 2 },
+    { class_name: 'Order', include: ['buyer'], columns: ['status', 'buyer.status'] },
     { class_name: 'Order', pipeline: [{ $match: { status: 'paid' } }], format: 'markdown' },
   ],
 };
@@ -221,6 +248,23 @@ describe('built-in read tools', () => {
     const others = BUILTIN_TOOLS.filter((tool) => !readTools.includes(tool));
     expect(others.every((t) => t.annotations?.readOnlyHint === false)).toBe(true);
     expect(others.some(isReadTool)).toBe(false);
+  });
+
+  it('join included pointers through planned reads of the joined class (the include calls are not vacuous)', async () => {
+    const { agent, reads } = agentOver(false);
+    const result = await agent.execute('query_class', { class_name: 'Order', include: ['buyer'] });
+    const rows = (result as { data: { results: Array<Record<string, unknown>> } }).data.results;
+    expect(rows.length).toBeGreaterThan(0);
+    for (const row of rows) {
+      expect(row.buyer).toEqual({
+        className: 'Customer',
+        objectId: expect.any(String),
+        createdAt: expect.any(String),
+        region: SCOPE,
+        status: expect.any(String),
+      });
+    }
+    expect(reads.filter((r) => r.operation === 'find')).toHaveLength(2);
   });
 
   it('stay policed once registered (the registry copies definitions, not handlers)', () => {
@@ -269,6 +313,17 @@ describe('built-in read tools', () => {
       expect([...seen].sort()).toEqual(expect.arrayContaining(expected.sort()));
     });
   });
+});
+
+describe('values that only look like "Class$id"', () => {
+  it.each(['group_by', 'group_by_date', 'distinct', 'atlas_faceted_search'])(
+    '%s returns them exactly as stored',
+    async (name) => {
+      const { agent } = agentOver(true);
+      const text = JSON.stringify(await agent.execute(name, CALLS[name][0]));
+      expect(text).toContain(JSON.stringify(LOOKALIKE));
+    },
+  );
 });
 
 describe('readTool', () => {

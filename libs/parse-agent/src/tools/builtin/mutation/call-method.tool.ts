@@ -14,13 +14,14 @@ import type { DataRow } from '../../../ports/data-path';
 import { isPlainObject } from '../../../query/field-names';
 import { andWhere } from '../../../query/where-composer';
 import { clpGrants, type ClpOperation } from '../../../security/clp-check';
+import { isPointerRefusal } from '../../../security/pointer-write-check';
 import type { AgentMethodContext } from '../../agent-method-context';
 import type { ToolContext } from '../../tool-context';
 import type { ToolDefinition } from '../../tool-definition';
 import { objectNotFound } from '../query/get-object.tool';
 import { DOMAIN_ACTION_TOOL } from '../tool-annotations';
 import { CLASS_NAME_ARG } from '../tool-schemas';
-import { findAgentMethod, methodDenial } from './agent-method-gate';
+import { acceptedArgumentNames, findAgentMethod, methodDenial } from './agent-method-gate';
 import { writeToReadableObject } from './write-refused';
 import { CALL_METHOD_OUTPUT } from '../output-schemas';
 import { methodDataPath, writtenKeys } from './method-data-path';
@@ -73,10 +74,7 @@ async function checkArguments(
   method: AgentMethodDeclaration,
   args: DataRow,
 ): Promise<DataRow> {
-  const schemaKeys = isPlainObject(method.parameters?.properties)
-    ? Object.keys(method.parameters.properties)
-    : undefined;
-  const accepted = method.permittedKeys ?? schemaKeys ?? [];
+  const accepted = acceptedArgumentNames(method);
   const extra = Object.keys(args).filter((k) => !accepted.includes(k));
   if (extra.length) {
     throw new AccessDeniedError(
@@ -309,8 +307,11 @@ export const callMethod: ToolDefinition<Args> = {
       // A write that happened is audited even when the method failed afterwards.
       if (methodData.writes.length) audit(true);
       // A timeout or cancellation that reached the method through its signal is the library's own
-      // and stays plain.
-      const own = caught instanceof AgentCancelledError || caught instanceof ToolTimeoutError;
+      // and stays plain, as does the write path's refusal of a pointer the agent cannot read.
+      const own =
+        caught instanceof AgentCancelledError ||
+        caught instanceof ToolTimeoutError ||
+        isPointerRefusal(caught);
       // An SDK call refused for using the application's credentials is the reason the method
       // failed, even when the SDK wrapped it in an error of its own (saveAll does).
       const error = (!own && sdkTarget?.refusal()) || caught;

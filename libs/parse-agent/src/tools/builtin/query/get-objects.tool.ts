@@ -17,6 +17,7 @@ export const getObjects = readTool<Args>({
   description: `Fetch up to ${MAX_GET_OBJECTS_IDS} objects of one class by objectId in one call; results are keyed by id, with the ids not found listed in missing.`,
   category: 'query',
   timeout: 20,
+  oversize: 'trim-rows',
   outputSchema: GET_OBJECTS_OUTPUT,
   inputSchema: classArguments(
     {
@@ -41,19 +42,16 @@ export const getObjects = readTool<Args>({
     const bad = ids.find((id) => !OBJECT_ID_PATTERN.test(id));
     if (bad !== undefined) throw new AgentValidationError(`ids: '${bad}' is not a valid objectId.`);
     if (!ids.length) return formatObjectsResult(args.class_name, {}, [], 0);
-    const { rows, plan } = await read.getMany(args.class_name, ids, {
+    const { rows, plan, withheldIncludes } = await read.getMany(args.class_name, ids, {
       include: args.include,
       applyCanonicalFilter: args.apply_canonical_filter,
     });
     const byId: Record<string, Record<string, unknown>> = {};
     for (const row of rows) byId[String(row.objectId)] = row;
     const missing = ids.filter((id) => !(id in byId));
-    return formatObjectsResult(
-      args.class_name,
-      byId,
-      missing,
-      ids.length,
-      plan.truncatedIncludeFields,
-    );
+    return formatObjectsResult(args.class_name, byId, missing, ids.length, {
+      truncatedIncludeFields: plan.truncatedIncludeFields,
+      withheldIncludes,
+    });
   },
 });

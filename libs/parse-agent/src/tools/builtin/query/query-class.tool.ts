@@ -91,7 +91,7 @@ export const queryClass = readTool<QueryClassArgs>({
 
 async function formatPage(
   args: QueryClassArgs,
-  { rows: results, plan }: PolicedPage,
+  { rows: results, plan, withheldIncludes }: PolicedPage,
   access: ReadPolicy,
   page: { limit: number; skip: number; format: Format; applied?: Record<string, AppliedLimit> },
 ): Promise<Record<string, unknown>> {
@@ -104,6 +104,7 @@ async function formatPage(
     skip,
     format,
     truncatedIncludeFields: plan.truncatedIncludeFields,
+    withheldIncludes,
     elidedFields: plan.elidedFields,
     withheldFields: await access.withheldFields(args.class_name, plan, results),
     nextCall: buildNextCall({
