@@ -21,6 +21,7 @@ import {
   type ProbeOutcome,
   type ResolvedStartupCheck,
 } from './startup-check';
+import { printClassAs } from '../core/secret-display';
 
 type Problem = Extract<ProbeOutcome, { ok: false }>;
 
@@ -234,3 +235,6 @@ export class ParseAgentStartupCheck implements OnApplicationBootstrap, OnApplica
     if (this.state === 'ok') this.settleReady();
   }
 }
+
+// Holds the module options.
+printClassAs(ParseAgentStartupCheck);

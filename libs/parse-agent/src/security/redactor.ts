@@ -103,7 +103,7 @@ function scrub(value: unknown, walk: Walk, rowClass: string | undefined): unknow
   const out: Record<string, unknown> = {};
   for (const key in value) {
     if (!Object.prototype.hasOwnProperty.call(value, key)) continue;
-    if (key === 'ACL' || isInternalField(key)) continue;
+    if (isInternalField(key)) continue;
     if (key === '__type' && joined && walk.simplifyTyped) continue;
     if (allowed && !allowed.has(key) && key !== '__type' && key !== 'className') continue;
     const v = value[key];

@@ -5,6 +5,9 @@ import type { ToolContext } from './tool-context';
 
 export type JsonSchema = Record<string, unknown>;
 
+/** How an application's tool reaches data: see ToolDefinition.access. */
+export type ToolAccess = 'policed' | 'master';
+
 /** Seconds a tool may run when its definition names no timeout. */
 export const DEFAULT_TOOL_TIMEOUT = 30;
 
@@ -65,22 +68,12 @@ export interface ToolDefinition<TArgs = Record<string, unknown>, TResult = unkno
   icons?: McpIcon[];
   /** Registered tools marked safe for client (session-token, no master key) deployments. */
   clientSafe?: boolean;
-  handler: (args: TArgs, context: ToolContext) => Promise<TResult> | TResult;
-}
-
-/** What the application passes to ToolRegistry.register(). */
-export interface ToolRegistration<TArgs = Record<string, unknown>, TResult = unknown> {
-  name: string;
-  description: string;
-  inputSchema?: JsonSchema;
-  outputSchema?: JsonSchema;
-  permission?: PermissionLevel;
-  category?: string;
-  timeout?: number;
-  annotations?: ToolAnnotations;
-  title?: string;
-  icons?: McpIcon[];
-  clientSafe?: boolean;
+  /**
+   * How a registered tool reaches data (built-in tools leave it unset). `policed` (the default
+   * for registrations): its handler gets the agent's policed reader and writer, no data path.
+   * `master`: raw data paths; only master-key agents are offered the tool or may call it.
+   */
+  access?: ToolAccess;
   handler: (args: TArgs, context: ToolContext) => Promise<TResult> | TResult;
 }
 

@@ -1,5 +1,12 @@
 import type { AgentIdentity } from '../../core/agent-identity';
-import { AccessDeniedError, AgentValidationError, ParseRequestError } from '../../core/errors';
+import {
+  AccessDeniedError,
+  AgentUnauthorizedError,
+  AgentValidationError,
+  ParseRequestError,
+} from '../../core/errors';
+import { BLANK_IDENTITY_REASON, identityValue } from '../../core/identity-value';
+import { INSPECT, inspectAs, shownSecret } from '../../core/secret-display';
 import {
   DATA_PATH_RANK,
   PARSE_SERVER_FIRST,
@@ -24,6 +31,25 @@ export class ParseRestDataPath implements DataPath {
   readonly kind = 'parse-rest';
   aggregate?: DataPath['aggregate'];
   distinct?: DataPath['distinct'];
+
+  /** Printed with its credential as a kind and a fingerprint, never the token. */
+  [INSPECT](
+    _depth: number,
+    options: object,
+    inspect: (value: unknown, options?: object) => string,
+  ): string {
+    return inspectAs('ParseRestDataPath', this.toJSON(), options, inspect);
+  }
+
+  toJSON(): Record<string, unknown> {
+    return 'masterKey' in this.auth
+      ? { kind: this.kind, auth: 'master key' }
+      : {
+          kind: this.kind,
+          auth: 'session token',
+          session_token: shownSecret(this.auth.sessionToken),
+        };
+  }
 
   constructor(
     protected readonly client: ParseRestClient,
@@ -182,10 +208,22 @@ export class ParseRestDataPathProvider implements DataPathProvider {
     return PARSE_SERVER_FIRST.has(operation) ? DATA_PATH_RANK.preferred : DATA_PATH_RANK.fallback;
   }
 
+  /**
+   * The master key only for an identity that says it is a master-key agent and carries no token;
+   * a blank token, or a scoped identity without one, is refused rather than read as "no identity".
+   */
   bind(identity: AgentIdentity): ParseRestDataPath {
-    const auth: ParseAuth = identity.sessionToken
-      ? { sessionToken: identity.sessionToken }
-      : { masterKey: true };
+    let auth: ParseAuth;
+    if (identity.sessionToken !== undefined) {
+      auth = { sessionToken: identityValue('sessionToken', identity.sessionToken)! };
+    } else if (identity.authType === 'master_key') {
+      auth = { masterKey: true };
+    } else {
+      throw new AgentUnauthorizedError(
+        `A ${identity.authType} identity without a session token cannot use Parse REST; it is refused rather than sent with the master key.`,
+        { reason: BLANK_IDENTITY_REASON },
+      );
+    }
     return new ParseRestDataPath(this.client, auth, this.database);
   }
 }

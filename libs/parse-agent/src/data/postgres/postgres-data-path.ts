@@ -41,6 +41,7 @@ import { compilePipeline } from './pipeline-to-sql';
 import type { SqlContext } from './scoped-source';
 import { selectSql } from './select-sql';
 import type { Where } from './where-to-sql';
+import { printClassAs } from '../../core/secret-display';
 
 export interface PostgresDataPathOptions {
   /** A connection string for a pool this library creates (and ends on shutdown). */
@@ -136,6 +137,9 @@ export class PostgresDataAccess {
     if (this.ownsPool) await this.pool.end();
   }
 }
+
+// Holds the connection string (with its password) and caches keyed by session token.
+printClassAs(PostgresDataAccess);
 
 interface ReadScope {
   ctx: SqlContext;

@@ -7,7 +7,8 @@
 import { AccessDeniedError, AgentValidationError } from '../../core/errors';
 import { needsAutoLimit } from './auto-limit';
 import { ALWAYS_READABLE, FieldTracker, rootOf } from './field-tracker';
-import { apiNameForStorage, assertNotInternal, isInternalName } from './pipeline-field-rules';
+import { isInternalField } from '../../query/internal-fields';
+import { apiNameForStorage, assertNotInternal } from './pipeline-field-rules';
 import {
   assertNotBlocked,
   isObject,
@@ -207,7 +208,7 @@ class PipelineWalk {
     if (!allowed) return [];
     const projection: Record<string, 1> = {};
     for (const name of [...ALWAYS_READABLE, ...[...allowed].sort()]) {
-      if (!isInternalName(name)) projection[name] = 1;
+      if (!isInternalField(name)) projection[name] = 1;
     }
     return [{ $project: projection }];
   }

@@ -2,6 +2,7 @@ import {
   AccessDeniedError,
   AgentValidationError,
   InvalidQueryError,
+  ParseAgentConfigError,
   PointerShapeError,
 } from '../../core/errors';
 import { DataPathUnavailableError } from '../../data/data-router';
@@ -10,6 +11,7 @@ import type {
   AggregateOptions,
   DataOperation,
   DataPath,
+  DataPrincipals,
   DataRow,
   DistinctSpec,
   ExplainSummary,
@@ -675,6 +677,25 @@ export class PolicedReader {
   }
 
   /** The tool's signal and the pushed-down limit, for every analytics call. */
+  /**
+   * Who the agent is for row ACLs, from its identity-bound row read path (see agentPrincipals):
+   * for a custom tool that queries a database of its own. Throws when the path cannot tell.
+   */
+  async principals(signal: AbortSignal = this.#sources.signal): Promise<DataPrincipals> {
+    const path = this.#path('find');
+    if (typeof path.principals !== 'function') {
+      throw new ParseAgentConfigError(
+        `The '${path.kind}' data path cannot say who the agent is (it has no principals()); ACL helpers need one of the library's paths or a path that implements principals().`,
+      );
+    }
+    return path.principals(signal);
+  }
+
+  /** Forgets the principals cached for the agent's identity (see refreshAgentPrincipals). */
+  async refreshPrincipals(signal: AbortSignal = this.#sources.signal): Promise<void> {
+    await this.#path('find').refreshPrincipals?.(signal);
+  }
+
   #options(): AggregateOptions {
     return { signal: this.#sources.signal, maxTimeMS: maxTimeMsFor(this.#sources) };
   }

@@ -1,5 +1,5 @@
 import type { ServerResponse } from 'node:http';
-import { AgentUnauthorizedError, ParseAgentError } from '../../core/errors';
+import { AgentUnauthorizedError, ParseAgentConfigError, ParseAgentError } from '../../core/errors';
 import { ParseAgent, type AgentOptions } from '../../agent/parse-agent';
 import { errorClassName } from '../mcp-transport';
 import { sendJsonRpcError, sendUnauthorized } from './mcp-http-response';
@@ -32,13 +32,7 @@ export async function agentForRequest(
   res: ServerResponse,
 ): Promise<ParseAgent | undefined> {
   try {
-    const produced = await deps.agentFactory(hostRequest);
-    if (produced instanceof ParseAgent) return produced;
-    const options = produced ?? {};
-    // Without createValidated, create() refuses validateSession (fail closed: 500).
-    return options.validateSession === true && deps.agents.createValidated
-      ? await deps.agents.createValidated(options)
-      : deps.agents.create(options);
+    return await agentFromFactoryResult(await deps.agentFactory(hostRequest), deps.agents);
   } catch (error) {
     const name = errorClassName(error);
     if (error instanceof AgentUnauthorizedError) {
@@ -60,6 +54,30 @@ export async function agentForRequest(
     }
     return undefined;
   }
+}
+
+/**
+ * The agent for what an agentFactory produced: the agent it built, or one built from its options
+ * (checked with Parse Server first when they ask for `validateSession`). Anything that is not an
+ * options object (undefined from a branch that forgot to return, a bare token string) is a
+ * ParseAgentConfigError, never read as "no options", which would be a master-key agent.
+ */
+export async function agentFromFactoryResult(
+  produced: unknown,
+  agents: AgentBuilder,
+): Promise<ParseAgent> {
+  if (produced instanceof ParseAgent) return produced;
+  if (typeof produced !== 'object' || produced === null || Array.isArray(produced)) {
+    const got = produced === null ? 'null' : Array.isArray(produced) ? 'an array' : typeof produced;
+    throw new ParseAgentConfigError(
+      `agentFactory returned ${got}, not agent options: return an options object ({} for a master-key agent) or a ParseAgent, or throw AgentUnauthorizedError to refuse the request.`,
+    );
+  }
+  const options = produced as AgentOptions;
+  // Without createValidated, create() refuses validateSession (fail closed: 500).
+  return options.validateSession === true && agents.createValidated
+    ? await agents.createValidated(options)
+    : agents.create(options);
 }
 
 /** ParseSessionVerifier's SessionCheckUnavailableError (auth/ sits above this layer). */

@@ -1,9 +1,10 @@
 import { ALWAYS_KEEP_FIELDS } from '../../../core/constants';
-import { AgentValidationError } from '../../../core/errors';
+import { AccessDeniedError, AgentValidationError } from '../../../core/errors';
 import { WITHHELD_NOTE } from '../../../format/query-result';
 import { simplifyTypedValue } from '../../../format/simplify-object';
 import { withheldIncludesPayload } from '../../../format/withheld-includes';
 import { renderTabular, TABULAR_FORMATS, type TabularFormat } from '../../../format/tabular';
+import { isInternalField } from '../../../query/internal-fields';
 import type { PolicedReader } from '../../read/policed-reader';
 import { readTool } from '../../read/read-tool';
 import {
@@ -169,6 +170,14 @@ export const exportData = readTool<Args>({
       throw new AgentValidationError(`row_cap must be an integer from 1 to ${MAX_EXPORT_ROW_CAP}.`);
     }
     const columns = parseColumns(args.columns);
+    // A credential column would come out empty (redaction drops it): refuse it, as keys does.
+    const internal = columns?.find((c) => isInternalField(c.field));
+    if (internal) {
+      throw new AccessDeniedError(`columns field '${internal.field}' is an internal Parse field.`, {
+        kind: 'internal_field',
+        deniedField: internal.field,
+      });
+    }
     let rows: Record<string, unknown>[];
     let available: number | undefined;
     let elidedFields: string[] | undefined;
