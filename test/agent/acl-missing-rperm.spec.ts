@@ -176,7 +176,7 @@ describe('row ACLs without _rperm: every matcher agrees with Parse REST (real Pa
   }
 
   const mingoIds = (docs: Array<Record<string, unknown>>, stage: object | undefined) =>
-    new Aggregator(stage ? [stage] : [])
+    new Aggregator(stage ? [stage as Record<string, unknown>] : [])
       .run(docs)
       .map((d) => String((d as { _id: unknown })._id))
       .sort();

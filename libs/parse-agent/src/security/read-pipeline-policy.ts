@@ -1,4 +1,6 @@
 import type { ParseSchema } from '../core/parse-schema';
+import { isInternalField } from '../query/internal-fields';
+import { isInternalName } from './pipeline/pipeline-field-rules';
 import type { PipelinePolicy, Where } from './pipeline/pipeline-policy';
 import type { ReadPolicy } from './read-policy';
 
@@ -11,6 +13,28 @@ export interface PipelinePolicyOptions {
    * only what the agent may see and refusals never list them. Unknown classes keep the allowlist.
    */
   withheld?: ReadonlyMap<string, readonly string[]>;
+  /**
+   * true: a class without an allowlist is projected to its schema's visible fields wherever it
+   * enters the pipeline, as an allowlisted class is. For paths that aggregate documents as stored
+   * (`DataPath.aggregatesStoredDocuments`), where a whole document would carry internal columns.
+   */
+  projectEverySource?: boolean;
+}
+
+/**
+ * The fields of a class an agent could read at all: its schema's fields without ACL, relations
+ * (never stored in the row) and internal columns. Empty for a class without a schema.
+ */
+function visibleSchemaFields(schema: ParseSchema | undefined): string[] {
+  return Object.entries(schema?.fields ?? {})
+    .filter(
+      ([name, field]) =>
+        field.type !== 'ACL' &&
+        field.type !== 'Relation' &&
+        !isInternalField(name) &&
+        !isInternalName(name),
+    )
+    .map(([name]) => name);
 }
 
 /**
@@ -34,7 +58,9 @@ export async function pipelinePolicyFor(
       access.tenant(className);
     },
     allowedFields(className) {
-      const fields = access.meta(className)?.fields;
+      const fields =
+        access.meta(className)?.fields ??
+        (options.projectEverySource ? visibleSchemaFields(schemas.get(className)) : undefined);
       if (!fields) return undefined;
       const withheld = options.withheld?.get(className) ?? [];
       return new Set(fields.filter((f) => !withheld.includes(f)));

@@ -24,6 +24,8 @@ export class ParseRestDataPath implements DataPath {
   readonly kind = 'parse-rest';
   aggregate?: DataPath['aggregate'];
   distinct?: DataPath['distinct'];
+  /** Parse's MongoDB `/aggregate` runs on the stored documents, credential columns included. */
+  aggregatesStoredDocuments?: boolean;
 
   constructor(
     protected readonly client: ParseRestClient,
@@ -35,6 +37,7 @@ export class ParseRestDataPath implements DataPath {
     this.distinct = (className, spec, options) => this.restDistinct(className, spec, options);
     // Parse's PostgreSQL adapter mistranslates pipelines: only a MongoDB-backed server gets them.
     if (database === 'mongo') {
+      this.aggregatesStoredDocuments = true;
       this.aggregate = (className, pipeline, options) =>
         this.client.aggregate(className, pipeline, options?.signal);
     }
