@@ -29,6 +29,8 @@ describe.each(['express', 'fastify'] as const)('MCP session boundaries on %s', (
   let alice: SeededUser;
   let bob: SeededUser;
   let className: string;
+  /** Alice's row, created before the app starts so its class is in the schema the app reads. */
+  let rowId: string;
   const clients: Client[] = [];
   const saved: Record<string, string | undefined> = {};
 
@@ -41,6 +43,11 @@ describe.each(['express', 'fastify'] as const)('MCP session boundaries on %s', (
     className = `SessionEdge${suffix}`;
     alice = await createUser(`se_alice_${suffix}`);
     bob = await createUser(`se_bob_${suffix}`);
+    rowId = await createObject(
+      className,
+      { label: 'keep me' },
+      { [alice.objectId]: { read: true, write: true } },
+    );
     t = await startMcpTestApp({
       platform,
       mcp: { guards: [ParseAgentAuthGuard], initializeRateLimit: false },
@@ -161,11 +168,6 @@ describe.each(['express', 'fastify'] as const)('MCP session boundaries on %s', (
   });
 
   it('an answer to the owner’s confirmation question, POSTed by anyone else, is refused and settles nothing', async () => {
-    const rowId = await createObject(
-      className,
-      { label: 'keep me' },
-      { [alice.objectId]: { read: true, write: true } },
-    );
     let asked: string | number | undefined;
     let reply!: (result: ElicitResult) => void;
     const answered = new Promise<ElicitResult>((resolve) => (reply = resolve));
