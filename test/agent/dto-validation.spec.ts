@@ -194,6 +194,8 @@ describe('class-validator DTOs and model rules (real Parse Server)', () => {
             required: ['days'],
             additionalProperties: false,
           },
+          // Every method takes the preview flag.
+          dry_run: { type: 'boolean', description: expect.any(String) },
         },
         required: ['amount'],
         additionalProperties: false,

@@ -88,7 +88,7 @@ describe('execute(): rate limit, validation, timeout, cancellation, progress', (
     bed.tools.register({
       name: 'slow_probe',
       description: 'Waits until aborted.',
-      timeout: 0.2,
+      timeout: 1,
       handler: async (_args, { signal }) => {
         signal.addEventListener('abort', () => (aborted = true));
         await waitForAbort(signal);
@@ -97,7 +97,7 @@ describe('execute(): rate limit, validation, timeout, cancellation, progress', (
     const started = Date.now();
     const res = await master.execute('slow_probe');
     expect(res).toMatchObject({ success: false, error_code: 'timeout' });
-    expect(Date.now() - started).toBeLessThan(2000);
+    expect(Date.now() - started).toBeLessThan(3000);
     expect(aborted).toBe(true);
   });
 

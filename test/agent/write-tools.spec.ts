@@ -373,7 +373,7 @@ describe('writes on a real Parse Server (demo dataset)', () => {
         expect((await row('Order', objectId)).status).toBe(acmeOrder.status);
         expect(mutations).toEqual([]);
 
-        // A row that really is missing keeps the plain answer.
+        // A row that really is missing is refused before the write, as get_object answers it.
         const missing = refused(
           await alice().execute('update_object', {
             class_name: 'Order',
@@ -381,7 +381,8 @@ describe('writes on a real Parse Server (demo dataset)', () => {
             values: { status: 'shipped' },
           }),
         );
-        expect(missing.error).toBe('Parse error: Object not found: Order#zzzzzzzzzz');
+        expect(missing.error_code).toBe('not_found');
+        expect(missing.error).toBe('Object not found: Order#zzzzzzzzzz');
       } finally {
         await parseRest('DELETE', `/classes/Order/${objectId}`, undefined, { masterKey: true });
       }
@@ -464,16 +465,15 @@ describe('writes on a real Parse Server (demo dataset)', () => {
       ).toEqual({ allowed: true });
     });
 
-    it('lists the methods an agent may call in get_schema, permitted_keys only with agentDebug', async () => {
+    it('lists the methods an agent may call in get_schema, with the arguments call_method accepts', async () => {
       const schema = ok(await alice().execute('get_schema', { class_name: 'Order' }));
       expect(schema.agent_methods).toEqual([
         expect.objectContaining({ name: 'refund', permission: 'write', supports_dry_run: true }),
       ]);
-      expect(schema.agent_methods[0].permitted_keys).toBeUndefined();
-      const debug = ok(
-        await alice({ agentDebug: true }).execute('get_schema', { class_name: 'Order' }),
-      );
-      expect(debug.agent_methods[0].permitted_keys).toEqual(['reason']);
+      const [refund] = schema.agent_methods;
+      expect(refund.permitted_keys).toEqual(['reason']);
+      expect(Object.keys(refund.parameters.properties)).toEqual(['reason', 'dry_run']);
+      expect(refund.parameters.additionalProperties).toBe(false);
       const reader = ok(
         await alice({ permissions: 'readonly' }).execute('get_schema', { class_name: 'Order' }),
       );

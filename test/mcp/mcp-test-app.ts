@@ -27,6 +27,8 @@ export interface McpTestAppOptions {
   agentFactory?: ParseAgentModuleOptions['agentFactory'];
   mcp?: McpEndpointOptions;
   providers?: ModuleMetadata['providers'];
+  /** The host's own controllers, beside the endpoint. */
+  controllers?: ModuleMetadata['controllers'];
   host?: string;
   /** An Express adapter over the host's own express app (e.g. with parsers mounted first). */
   httpAdapter?: ExpressAdapter;
@@ -54,6 +56,7 @@ export async function startMcpTestApp(options: McpTestAppOptions = {}): Promise<
       }),
     ],
     providers: options.providers ?? [],
+    controllers: options.controllers ?? [],
   }).compile();
   // Clients here (fetch) keep idle sockets open for seconds; close them with the app.
   const appOptions = { logger: false as const, forceCloseConnections: true };

@@ -1,7 +1,13 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
-import { Injectable, type CanActivate, type ExecutionContext } from '@nestjs/common';
+import {
+  Controller,
+  Get,
+  Injectable,
+  type CanActivate,
+  type ExecutionContext,
+} from '@nestjs/common';
 import {
   AgentUnauthorizedError,
   bindAgentToPrincipal,
@@ -50,6 +56,15 @@ class BearerGuard implements CanActivate {
     if (!match) return false;
     request[GUARD_TOKEN] = match[1];
     return true;
+  }
+}
+
+/** A route of the host's own under the endpoint's path: the endpoint must leave it alone. */
+@Controller('mcp/host-health')
+class HostHealthController {
+  @Get()
+  health() {
+    return { ok: true };
   }
 }
 
@@ -198,6 +213,18 @@ export function describePlatformScenarios(platform: Platform): void {
       expect(((await after.json()) as { id: unknown }).id).toBe(9);
     });
 
+    it('ends the calls of a session it ends: DELETE aborts a streaming call in flight', async () => {
+      const { client, transport } = await connect(seed.alice.sessionToken);
+      const pending = client.callTool({ name: 'http_wait', arguments: {} }).then(
+        () => 'answered',
+        () => 'failed',
+      );
+      await eventually(() => expect(probe.started).toBe(1));
+      await transport.terminateSession();
+      await eventually(() => expect(probe.aborted).toEqual(['session_ended']));
+      await pending;
+    });
+
     it('bounds the body: over maxBodyBytes a 413 JSON-RPC error; over the pre-auth limit only with credentials', async () => {
       const padded = (bytes: number) =>
         JSON.stringify({ ...rpc(3, 'tools/list'), params: { _meta: { pad: 'x'.repeat(bytes) } } });
@@ -321,6 +348,66 @@ export function describePlatformScenarios(platform: Platform): void {
         .results as Array<Record<string, unknown>>;
       expect(rows.map((r) => r.title)).toEqual(['alice secret', 'public note']);
       await operator.close();
+    });
+  });
+
+  describe(`MCP endpoint on ${platform}: paths under the endpoint`, () => {
+    let t: McpTestApp;
+    beforeAll(async () => {
+      t = await startMcpTestApp({ platform, controllers: [HostHealthController] });
+    });
+    afterAll(() => t?.close());
+
+    it('answers a path the endpoint has no route for with a JSON-RPC 404, not the platform page', async () => {
+      for (const [method, path] of [
+        ['GET', '/mcp/foo'],
+        ['POST', '/mcp/foo'],
+        ['DELETE', '/mcp/foo/bar'],
+        ['GET', '/mcp/tools/extra'],
+      ] as const) {
+        const res = await fetch(`${t.base}${path}`, {
+          method,
+          headers: { 'Content-Type': 'application/json', Accept: 'application/json' },
+          ...(method === 'POST' ? { body: JSON.stringify(rpc(1, 'ping')) } : {}),
+        });
+        expect({ method, path, status: res.status }).toEqual({ method, path, status: 404 });
+        expect(res.headers.get('content-type')).toMatch(/^application\/json/);
+        const body = (await res.json()) as {
+          jsonrpc: string;
+          error: { code: number; message: string };
+        };
+        expect(body).toEqual({
+          jsonrpc: '2.0',
+          id: null,
+          error: { code: -32601, message: expect.stringMatching(/^Not Found: .*\/mcp/) },
+        });
+      }
+      // A method the tools listing does not answer: 405 with Allow, in JSON-RPC too.
+      const wrongMethod = await fetch(`${t.url}/tools`, { method: 'POST' });
+      expect(wrongMethod.status).toBe(405);
+      expect(wrongMethod.headers.get('allow')).toBe('GET');
+      expect(((await wrongMethod.json()) as { jsonrpc: string }).jsonrpc).toBe('2.0');
+    });
+
+    it('leaves the host its own routes under the endpoint path, and paths elsewhere alone', async () => {
+      const own = await fetch(`${t.base}/mcp/host-health`);
+      expect(own.status).toBe(200);
+      expect(await own.json()).toEqual({ ok: true });
+      const elsewhere = await fetch(`${t.base}/not-mcp/foo`);
+      expect(elsewhere.status).toBe(404);
+      expect(((await elsewhere.json()) as { jsonrpc?: string }).jsonrpc).toBeUndefined();
+    });
+
+    it('opens the notification stream for a GET without a session id', async () => {
+      const controller = new AbortController();
+      const res = await fetch(t.url, {
+        headers: { Accept: 'text/event-stream' },
+        signal: controller.signal,
+      });
+      expect(res.status).toBe(200);
+      expect(res.headers.get('content-type')).toMatch(/^text\/event-stream/);
+      controller.abort();
+      await res.body?.cancel().catch(() => undefined);
     });
   });
 

@@ -71,7 +71,7 @@ describe('startStandaloneMcpServer', () => {
     expect(sub.body).toEqual({
       jsonrpc: '2.0',
       id: null,
-      error: { code: -32601, message: 'Not Found' },
+      error: { code: -32601, message: expect.stringMatching(/^Not Found: .*\/mcp/) },
     });
   });
 

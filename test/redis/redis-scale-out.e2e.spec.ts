@@ -32,8 +32,25 @@ if (!available) {
 }
 const describeWithRedis = available ? describe : describe.skip;
 
+/** Why each call of `redis_wait` ended, by the node it ran on ('a' or 'b'). */
+const waitEnds: Array<{ node: string; reason: unknown }> = [];
+
 /** Registers the same application tools on a node (each node serves its own registry). */
-function addTools(node: RedisNode): void {
+function addTools(node: RedisNode, label: string): void {
+  node.tools.register({
+    name: 'redis_wait',
+    description: 'Runs until its signal aborts (or 10 s pass).',
+    clientSafe: true,
+    handler: (_args, ctx: ToolContext) =>
+      new Promise((resolve) => {
+        const timer = setTimeout(() => resolve({ finished: true }), 10_000);
+        ctx.signal.addEventListener('abort', () => {
+          clearTimeout(timer);
+          waitEnds.push({ node: label, reason: ctx.signal.reason });
+          resolve({ finished: false });
+        });
+      }),
+  });
   node.tools.register({
     name: 'redis_echo',
     description: 'Answers at once (no Parse request).',
@@ -78,8 +95,8 @@ describeWithRedis('two nodes sharing Redis behave as one', () => {
       parse: { ...testParseConnection(), serverURL: parseProxy.serverURL },
     });
     b = await startRedisNode({ redisUrl, keyPrefix });
-    addTools(a);
-    addTools(b);
+    addTools(a, 'a');
+    addTools(b, 'b');
   });
   afterAll(async () => {
     await a?.close();
@@ -218,6 +235,43 @@ describeWithRedis('two nodes sharing Redis behave as one', () => {
     // The call ended early: never a count.
     expect(JSON.stringify(answered.json ?? {})).not.toMatch(/"count"/);
     if (result) expect(result.isError).toBe(true);
+  });
+
+  it('DELETE on B aborts the session’s calls running on A (their Parse requests too), and only those', async () => {
+    const frank = token('frank');
+    const ending = { ...bearer(frank), 'Mcp-Session-Id': await openSession(b, frank) };
+    const staying = { ...bearer(frank), 'Mcp-Session-Id': await openSession(b, frank) };
+    const heldBefore = parseProxy.held;
+    const abortedBefore = parseProxy.aborted;
+    const endsBefore = waitEnds.length;
+    const held = rpc(a.url, callBody(11, 'redis_held_count'), ending);
+    const waiting = rpc(a.url, callBody(12, 'redis_wait'), ending);
+    const other = rpc(a.url, callBody(13, 'redis_wait'), staying);
+    await eventually(() => expect(parseProxy.held).toBe(heldBefore + 1));
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(waitEnds.length).toBe(endsBefore);
+
+    const deleted = await fetch(b.url, { method: 'DELETE', headers: ending });
+    expect(deleted.status).toBe(204);
+    await eventually(() => expect(parseProxy.aborted).toBe(abortedBefore + 1));
+    await eventually(() => expect(waitEnds.length).toBe(endsBefore + 1));
+    expect(waitEnds[endsBefore]).toEqual({ node: 'a', reason: 'session_ended' });
+    // The ended session's calls answer early: never a count.
+    expect(JSON.stringify((await held).json ?? {})).not.toMatch(/"count"/);
+    await waiting;
+    // The caller's other session keeps its call running.
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(waitEnds.length).toBe(endsBefore + 1);
+    await rpc(
+      b.url,
+      { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 13 } },
+      staying,
+    );
+    await other;
+    expect(waitEnds.slice(endsBefore).map((end) => end.reason)).toEqual([
+      'session_ended',
+      'notifications_cancelled',
+    ]);
   });
 
   it('a tool registered on A reaches a listChanged stream open on B', async () => {

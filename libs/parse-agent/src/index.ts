@@ -68,6 +68,7 @@ export type {
   AgentAskOptions,
   AgentOptions,
   AgentServices,
+  DescribeOptions,
   ExecuteOptions,
   PermitDecision,
   ToolDefinitionsOptions,
@@ -231,7 +232,7 @@ export { BUILTIN_HIDDEN_CLASSES } from './metadata/builtin-hidden-classes';
 export type { UnregisteredClassPolicy } from './metadata/builtin-hidden-classes';
 export { MetadataRegistry } from './metadata/metadata-registry';
 export { auditMetadata, formatMetadataAudit } from './metadata/metadata-audit';
-export type { MetadataAuditReport } from './metadata/metadata-audit';
+export type { DeclaredNamesReport, MetadataAuditReport } from './metadata/metadata-audit';
 export type { MetadataRegistryOptions } from './metadata/metadata-registry';
 export type {
   AgentFieldOptions,

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Subject, type Observable } from 'rxjs';
+import { isolateSubscribers } from '../core/isolated-observable';
 import type { AgentIdentity, AuthType } from '../core/agent-identity';
 import {
   CORRELATION_ID_PATTERN,
@@ -62,8 +63,15 @@ export class AgentCore implements AgentIdentity {
   protected currentProgress?: (update: ProgressUpdate) => void;
   protected correlation?: string;
 
-  /** Tool progress reported during calls (the MCP layer forwards it as notifications). */
-  readonly progress$: Observable<ProgressUpdate> = this.progressSubject.asObservable();
+  /**
+   * Tool progress reported during calls (the MCP layer forwards it as notifications). A subscriber
+   * that throws is reported as a warning, never a failed call.
+   */
+  readonly progress$: Observable<ProgressUpdate> = isolateSubscribers(
+    this.progressSubject,
+    'agent.progress$',
+    (message) => this.warn(message),
+  );
 
   constructor(
     options: AgentOwnOptions & { parent?: AgentCore },
@@ -215,7 +223,14 @@ export class AgentCore implements AgentIdentity {
   /** Called by tools (built-in or custom) to report progress of the current call. */
   reportProgress(update: ProgressUpdate): void {
     if (!Number.isFinite(update.progress)) return;
-    this.currentProgress?.(update);
+    try {
+      this.currentProgress?.(update);
+    } catch (error) {
+      // The caller's onProgress is an observer of the call: its failure is not the call's.
+      this.warn(
+        `an onProgress callback threw (ignored): ${(error as Error)?.stack ?? String(error)}`,
+      );
+    }
     this.progressSubject.next(update);
     // A sub-agent works for its parent's call: its progress is that call's progress too.
     this.parentAgent?.reportProgress(update);

@@ -91,6 +91,9 @@ export function describeAgent(
     auth: {
       mode: agent.authType,
       ...(agent.sessionToken ? { fingerprint: tokenFingerprint(agent.sessionToken) } : {}),
+      // Whom an aclUser / aclRole agent reads as: an objectId or role name, not a secret.
+      ...(agent.aclUser ? { acl_user: agent.aclUser } : {}),
+      ...(agent.aclRole ? { acl_role: agent.aclRole } : {}),
     },
     // Kept from the earlier shape: dashboards read them.
     auth_type: agent.authType,
@@ -118,6 +121,74 @@ export function describeAgent(
     },
     correlation_id: agent.correlationId ?? null,
   };
+}
+
+const AUTH_MODES: Record<string, string> = {
+  master_key: 'the master key',
+  session_token: 'a Parse session token',
+  acl_user: 'an ACL user',
+  acl_role: 'an ACL role',
+};
+
+/**
+ * describe()'s answer as lines an operator reads in a log or a terminal: who the agent acts for,
+ * what it may do, its filters, and one line per registered class. Rendered from the JSON form, so
+ * both always say the same.
+ */
+export function describeAgentText(described: Record<string, unknown>): string {
+  const auth = (described.auth ?? {}) as Record<string, unknown>;
+  const list = (value: unknown): string =>
+    Array.isArray(value) && value.length ? value.join(', ') : '-';
+  const filter = (value: unknown): string => {
+    const { only, except } = (value ?? {}) as { only?: unknown; except?: unknown };
+    if (!only && !except) return 'none';
+    return [only ? `only ${list(only)}` : '', except ? `except ${list(except)}` : '']
+      .filter(Boolean)
+      .join('; ');
+  };
+  const actsFor = [
+    AUTH_MODES[String(auth.mode)] ?? String(auth.mode),
+    auth.acl_user ? `'${String(auth.acl_user)}'` : '',
+    auth.acl_role ? `'${String(auth.acl_role)}'` : '',
+    auth.fingerprint ? `(fingerprint ${String(auth.fingerprint)})` : '',
+  ]
+    .filter(Boolean)
+    .join(' ');
+  const filters = Object.entries((described.filters ?? {}) as Record<string, string[]>);
+  const strict = (described.strict_modes ?? {}) as Record<string, boolean>;
+  const tools = (described.tools ?? {}) as Record<string, unknown>;
+  const allowed = Array.isArray(described.allowed_tools) ? described.allowed_tools : [];
+  const lines = [
+    `Agent ${String(described.agent_id)}`,
+    `  acts for:        ${actsFor}`,
+    `  permissions:     ${String(described.permissions)}${described.client_mode ? ' (client mode)' : ''}`,
+    `  tenant:          ${described.tenant_id === null || described.tenant_id === undefined ? 'none' : String(described.tenant_id)}`,
+    `  mutations:       ${described.allow_mutations ? 'allowed' : 'not allowed'}; confirmation ${described.confirmation_required ? 'required' : 'not required'}`,
+    `  sub-agent depth: ${String(described.agent_depth)}`,
+    `  tools:           ${allowed.length} allowed: ${list(allowed)}`,
+    `  tool filter:     ${filter(tools)}`,
+    `  class filter:    ${filter(described.classes)}`,
+    `  method filter:   ${filter(described.methods)}`,
+    `  row filters:     ${filters.length ? filters.map(([cls, fields]) => `${cls} on ${list(fields)}`).join('; ') : 'none'}`,
+    `  strict modes:    tool filter ${strict.tool_filter ? 'on' : 'off'}, class filter ${strict.class_filter ? 'on' : 'off'}`,
+    `  hidden classes:  ${list(described.hidden_classes)}`,
+    `  correlation id:  ${described.correlation_id === null || described.correlation_id === undefined ? 'none' : String(described.correlation_id)}`,
+  ];
+  const perClass = Object.entries((described.per_class ?? {}) as Record<string, unknown>);
+  if (perClass.length) {
+    lines.push('  classes:');
+    const width = Math.max(...perClass.map(([name]) => name.length));
+    for (const [name, value] of perClass) {
+      const entry = value as { accessible?: string; reason?: string; agent_methods?: unknown };
+      const methods = Array.isArray(entry.agent_methods) && entry.agent_methods.length;
+      lines.push(
+        `    ${name.padEnd(width)}  ${String(entry.accessible)}` +
+          (methods ? `; methods: ${list(entry.agent_methods)}` : '') +
+          (entry.reason ? ` (${entry.reason})` : ''),
+      );
+    }
+  }
+  return lines.join('\n');
 }
 
 /** Tool definitions in MCP shape (as registered) or an LLM provider's. */

@@ -69,7 +69,10 @@ export interface AgentOwnOptions {
    * without asking when the client cannot ask.
    */
   confirmationRequired?: boolean;
-  /** get_schema discloses agent methods' permittedKeys (trusted environments only). */
+  /**
+   * @deprecated Changes nothing: get_schema always lists each agent method's accepted arguments
+   * (`parameters`, `permitted_keys`), since call_method's refusal names them anyway.
+   */
   agentDebug?: boolean;
   /**
    * Hooks run around this agent's tool calls and on its conversations' model responses (see
@@ -111,6 +114,11 @@ export interface AgentServices {
 
 /** `ask()` options: the question's own (reset, signal) plus settings for a new conversation. */
 export type AgentAskOptions = AskOptions & ConversationOptions;
+
+/** How `describe()` answers: 'json' (default) an object, 'text' readable lines for operators. */
+export interface DescribeOptions {
+  format?: 'json' | 'text';
+}
 
 export interface ToolDefinitionsOptions {
   /** mcp (default): { name, description, inputSchema }; openai: function tools; anthropic: tool use. */

@@ -71,7 +71,7 @@ describe('ParseAgent.execute around a tool', () => {
     const services = servicesWith((_, context) => {
       seen = context.signal;
       return late.promise;
-    }, 0.05);
+    }, 1);
     const agent = new ParseAgent({}, services);
     const envelope = await agent.execute('probe', {});
     expect(envelope).toMatchObject({ success: false, error_code: 'timeout' });

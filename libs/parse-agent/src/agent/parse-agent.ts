@@ -17,12 +17,18 @@ import type {
   AgentAskOptions,
   AgentOwnOptions,
   AgentServices,
+  DescribeOptions,
   ExecuteOptions,
   PermitDecision,
   ToolDefinitionsOptions,
 } from './agent-options';
 import { clientCeilingRefusal, permitDecision, permitsTool, toolRefusal } from './agent-gates';
-import { describeAgent, describeAgentFor, formatToolDefinitions } from './agent-introspection';
+import {
+  describeAgent,
+  describeAgentFor,
+  describeAgentText,
+  formatToolDefinitions,
+} from './agent-introspection';
 import { confirmDestructiveCall } from './agent-confirmation';
 import { AskSession, openConversation } from './agent-conversation';
 import { runToolCall, type ToolRunHost, type ToolRunResult } from './run-tool-call';
@@ -34,6 +40,7 @@ import { AgentCore } from './agent-core';
 export type {
   AgentAskOptions,
   AgentServices,
+  DescribeOptions,
   ExecuteOptions,
   PermitDecision,
   ToolDefinitionsOptions,
@@ -169,10 +176,13 @@ export class ParseAgent extends AgentCore implements ToolAgent {
    * Every layer that gates this agent, for operators (never sent to the model): identity (a
    * session token shows only as a fingerprint), tier, tenant, class/tool/method filters with the
    * effective lists, per-agent filters by field name (values stay out), hidden classes, a summary
-   * per registered class, strict modes and the correlation id.
+   * per registered class, strict modes and the correlation id. `{ format: 'text' }` gives the
+   * same as readable lines for a log or a terminal.
    */
-  describe(): Record<string, unknown> {
-    return describeAgent(
+  describe(options?: DescribeOptions & { format?: 'json' }): Record<string, unknown>;
+  describe(options: DescribeOptions & { format: 'text' }): string;
+  describe(options: DescribeOptions = {}): Record<string, unknown> | string {
+    const described = describeAgent(
       this,
       {
         metadata: this.services.metadata,
@@ -184,6 +194,7 @@ export class ParseAgent extends AgentCore implements ToolAgent {
       },
       (className) => this.describeFor(className),
     );
+    return options.format === 'text' ? describeAgentText(described) : described;
   }
 
   /** What this agent sees of one class: access, tenant binding, allowlist, filters. */

@@ -5,6 +5,7 @@ import type { ConversationEvent } from '../client/conversation-result';
 import type { ParseAgentConversation } from '../client/parse-agent-conversation';
 import { AgentCancelledError } from '../core/errors';
 import type { LlmMessage } from '../ports/llm-provider';
+import { terminalSafe } from './terminal-text';
 
 export interface ChatLoopOptions {
   agent: ParseAgent;
@@ -43,7 +44,9 @@ export async function runChatLoop(options: ChatLoopOptions): Promise<void> {
   const describeError = options.describeError ?? messageOf;
   let trace = options.trace ?? false;
   const tty = Boolean(output.isTTY);
-  const say = (text = '') => output.write(text + '\n');
+  // The model's words, tool names and arguments, rows quoted in errors: none of it reaches the
+  // terminal raw. The only control sequence written is the progress line's own clear (below).
+  const say = (text = '') => output.write(terminalSafe(text, 'multiline') + '\n');
   const rl = createInterface({ input: options.input, output, terminal: tty, prompt: '> ' });
   let running: AbortController | undefined;
   rl.on('SIGINT', () => {
@@ -65,7 +68,7 @@ export async function runChatLoop(options: ChatLoopOptions): Promise<void> {
     };
     const write = (text: string) => {
       clearProgress();
-      output.write(text);
+      output.write(terminalSafe(text, 'multiline'));
       atLineStart = text.endsWith('\n');
     };
     const onEvent = (event: ConversationEvent) => {
@@ -78,7 +81,7 @@ export async function runChatLoop(options: ChatLoopOptions): Promise<void> {
           const args = trace ? ' ' + JSON.stringify(event.arguments) : '';
           if (tty && !trace) {
             clearProgress();
-            output.write(`… running ${event.name}${args}`);
+            output.write(terminalSafe(`… running ${event.name}${args}`));
             progressShown = true;
           } else write(`… running ${event.name}${args}\n`);
           break;

@@ -12,7 +12,7 @@ describe('connectUrl', () => {
 
   it('refuses plain http to another host unless allowed, other schemes and credentials in the URL', () => {
     expect(() => connectUrl('http://app.example.com/mcp', false)).toThrow(
-      /Refusing plain http to app\.example\.com: .* --allow-http/,
+      /Refusing plain http to app\.example\.com: .* --allow-insecure-http/,
     );
     expect(connectUrl('http://app.example.com/mcp', true).hostname).toBe('app.example.com');
     expect(() => connectUrl('ftp://app.example.com/mcp', false)).toThrow(/https:\/\/ or http:\/\//);

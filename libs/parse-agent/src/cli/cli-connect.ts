@@ -9,6 +9,9 @@ type Env = Record<string, string | undefined>;
 /** `parse-agent connect` options. */
 export interface ConnectOptions {
   header?: string[];
+  /** --allow-insecure-http: plain http:// to a host that is not this machine. */
+  allowInsecureHttp?: boolean;
+  /** --allow-http, the earlier name of the same flag. */
   allowHttp?: boolean;
 }
 
@@ -103,7 +106,7 @@ export function connectHeaders(
 }
 
 /** Refuses anything but an http(s) URL, and plain http beyond this machine unless allowed. */
-export function connectUrl(raw: string, allowHttp: boolean): URL {
+export function connectUrl(raw: string, allowInsecureHttp: boolean): URL {
   let url: URL;
   try {
     url = new URL(raw);
@@ -123,9 +126,14 @@ export function connectUrl(raw: string, allowHttp: boolean): URL {
     );
   }
   const host = url.hostname.replace(/^\[|\]$/g, '');
-  if (url.protocol === 'http:' && !allowHttp && host !== 'localhost' && !isLoopbackAddress(host)) {
+  if (
+    url.protocol === 'http:' &&
+    !allowInsecureHttp &&
+    host !== 'localhost' &&
+    !isLoopbackAddress(host)
+  ) {
     throw new CliUsageError(
-      `Refusing plain http to ${url.host}: the token would travel unencrypted. Use https://, or pass --allow-http if this network is trusted.`,
+      `Refusing plain http to ${url.host}: the credential would travel unencrypted. Use https://, or pass --allow-insecure-http if this network is trusted.`,
     );
   }
   return url;
@@ -133,7 +141,8 @@ export function connectUrl(raw: string, allowHttp: boolean): URL {
 
 /** Runs the bridge until stdin ends or a signal arrives; resolves to the exit code. */
 export async function connectOverStdio(request: ConnectRequest): Promise<number> {
-  const url = connectUrl(request.url, Boolean(request.options.allowHttp));
+  const { allowInsecureHttp, allowHttp } = request.options;
+  const url = connectUrl(request.url, Boolean(allowInsecureHttp || allowHttp));
   const { headers, actingAs } = connectHeaders(request, request.log);
   for (const [key, flag] of LOCAL_ONLY_FLAGS) {
     if (request.globals[key] !== undefined) {

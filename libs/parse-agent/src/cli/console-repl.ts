@@ -1,12 +1,14 @@
 import { createInterface } from 'node:readline';
 import { start as startRepl, type REPLEval, type REPLServer } from 'node:repl';
-import { PassThrough, type Readable, type Writable } from 'node:stream';
+import { Console } from 'node:console';
+import { PassThrough, Writable, type Readable } from 'node:stream';
 import { inspect } from 'node:util';
 import { lastValueFrom } from 'rxjs';
 import type { ParseAgent } from '../agent/parse-agent';
 import type { ParseAgentConversation } from '../client/parse-agent-conversation';
 import type { McpDispatcher } from '../mcp/mcp-dispatcher';
 import { formatTable, rowsOf } from './format-table';
+import { terminalSafe } from './terminal-text';
 
 export interface AgentConsoleOptions {
   agent: ParseAgent;
@@ -56,7 +58,8 @@ interface Envelope {
  */
 export function startAgentConsole(options: AgentConsoleOptions): Promise<void> {
   const { agent, dispatcher, output } = options;
-  const say = (text = '') => output.write(text + '\n');
+  // What the console prints comes from rows, schemas and the model: it passes terminalSafe first.
+  const say = (text = '') => output.write(terminalSafe(text, 'multiline') + '\n');
   let nextId = 1;
 
   const t = (name: string, args: Record<string, unknown> = {}) =>
@@ -108,7 +111,9 @@ export function startAgentConsole(options: AgentConsoleOptions): Promise<void> {
     },
     dispatch: async (method: string, params: Record<string, unknown> = {}) => {
       const terminal = await lastValueFrom(
-        dispatcher.dispatch({ jsonrpc: '2.0', id: nextId++, method, params }, agent),
+        dispatcher.dispatch({ jsonrpc: '2.0', id: nextId++, method, params }, agent, {
+          logger: { error: (message) => say(message), warn: (message) => say(message) },
+        }),
       );
       return terminal.kind === 'response' ? terminal.message : { accepted: true };
     },
@@ -160,10 +165,13 @@ export function startAgentConsole(options: AgentConsoleOptions): Promise<void> {
     terminal: tty,
     useGlobal: false,
     ignoreUndefined: true,
-    writer: (value: unknown) => inspect(value, { depth: 6, colors: tty, breakLength: 100 }),
+    // Without colours: an error's message, a class name or a string in a row would otherwise pass
+    // inspect() raw, and escapes of our own could not be told from the data's.
+    writer: (value: unknown) =>
+      terminalSafe(inspect(value, { depth: 6, colors: false, breakLength: 100 }), 'multiline'),
   });
   if (!tty) feedLineByLine(options.input, input as PassThrough, repl);
-  Object.assign(repl.context, helpers);
+  Object.assign(repl.context, helpers, { console: safeConsole(output) });
 
   // Await a promise a line evaluates to, so its value (or its error) is what gets printed. Lines
   // typed meanwhile wait: the REPL does not read on while a line is running.
@@ -189,6 +197,17 @@ export function startAgentConsole(options: AgentConsoleOptions): Promise<void> {
       void running.finally(() => resolve());
     });
   });
+}
+
+/** `console.log(row.name)` typed at the prompt prints through terminalSafe too. */
+function safeConsole(output: Writable): Console {
+  const sink = new Writable({
+    write(chunk: Buffer | string, _encoding, done) {
+      output.write(terminalSafe(String(chunk), 'multiline'));
+      done();
+    },
+  });
+  return new Console({ stdout: sink, stderr: sink, colorMode: false });
 }
 
 /** Passes `source` on to `gate` a line at a time, each once the REPL shows its prompt again. */

@@ -26,6 +26,7 @@ import {
 } from './cli-settings';
 import { formatTable, rowsOf } from './format-table';
 import { loadModels } from './load-models';
+import { terminalJson, terminalSafe } from './terminal-text';
 
 /** What `parse-agent serve` asks the HTTP server host for (see the bin entry in nest/). */
 export interface CliServeRequest {
@@ -77,8 +78,11 @@ export async function runCli(argv: string[], deps: CliDependencies = {}): Promis
   const stdout = deps.stdout ?? process.stdout;
   const stderr = deps.stderr ?? process.stderr;
   const env = deps.env ?? process.env;
-  const log = (line: string) => stderr.write(`${line}\n`);
-  const print = (text: string) => stdout.write(`${text}\n`);
+  // Everything the CLI prints on a terminal passes terminalSafe: messages quote data (a user name,
+  // a class name, Parse's or a provider's error text) that may hold escape sequences.
+  const log = (line: string) => stderr.write(`${terminalSafe(line, 'multiline')}\n`);
+  const print = (text: string) => stdout.write(`${terminalSafe(text, 'multiline')}\n`);
+  const printJson = (value: unknown) => stdout.write(`${terminalJson(value)}\n`);
   let exitCode: number = EXIT.ok;
 
   const stdin = deps.stdin ?? process.stdin;
@@ -149,8 +153,8 @@ export async function runCli(argv: string[], deps: CliDependencies = {}): Promis
     )
     .showHelpAfterError('(run with --help for usage)')
     .configureOutput({
-      writeOut: (text) => stdout.write(text),
-      writeErr: (text) => stderr.write(text),
+      writeOut: (text) => stdout.write(terminalSafe(text, 'multiline')),
+      writeErr: (text) => stderr.write(terminalSafe(text, 'multiline')),
     })
     .exitOverride()
     .addHelpText(
@@ -248,7 +252,7 @@ Examples:
           if (rows) print(formatTable(rows));
           else {
             if (options.table && envelope.success) log('(no rows in this result; printing JSON)');
-            print(JSON.stringify(envelope, null, 2));
+            printJson(envelope);
           }
           if (!envelope.success) exitCode = EXIT.failed;
         });
@@ -275,7 +279,7 @@ Examples:
           permission: t.permission,
           description: t.description,
         }));
-        if (options.json) print(JSON.stringify(tools, null, 2));
+        if (options.json) printJson(tools);
         else {
           const short = tools.map((t) => ({ ...t, description: firstSentence(t.description) }));
           print(formatTable(short));
@@ -287,21 +291,31 @@ Examples:
     .command('describe')
     .description('what this identity is and may do, or what it sees of one class (JSON)')
     .argument('[class]', 'a Parse class name, e.g. Order')
+    .option('--text', 'readable lines instead of JSON (without a class)')
     .addHelpText(
       'after',
       `
 Examples:
   $ parse-agent describe
+  $ parse-agent describe --text
   $ parse-agent describe Order --session-token-file ~/.parse-session`,
     )
-    .action(async (className: string | undefined, _options: unknown, command: Command) => {
-      await withSession(command, async (session) => {
-        const described = className
-          ? session.agent.describeFor(className)
-          : { acting_as: session.principal.label, ...session.agent.describe() };
-        print(JSON.stringify(described, null, 2));
-      });
-    });
+    .action(
+      async (className: string | undefined, options: { text?: boolean }, command: Command) => {
+        await withSession(command, async (session) => {
+          if (options.text && !className) {
+            print(
+              `Acting as ${session.principal.label}\n${session.agent.describe({ format: 'text' })}`,
+            );
+            return;
+          }
+          const described = className
+            ? session.agent.describeFor(className)
+            : { acting_as: session.principal.label, ...session.agent.describe() };
+          printJson(described);
+        });
+      },
+    );
 
   program
     .command('console')
@@ -455,9 +469,11 @@ Example (a client's MCP server entry):
       (value: string, previous: string[] = []) => [...previous, value],
     )
     .option(
-      '--allow-http',
-      'allow plain http to a host other than this machine (the token travels in clear)',
+      '--allow-insecure-http',
+      'allow plain http:// to a host other than this machine (the credential travels in clear)',
     )
+    // The flag's earlier name, kept working.
+    .addOption(new Option('--allow-http').hideHelp())
     .addHelpText(
       'after',
       `

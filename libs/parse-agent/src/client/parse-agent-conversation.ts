@@ -1,4 +1,5 @@
-import { Observable } from 'rxjs';
+import type { Observable, Subscriber } from 'rxjs';
+import { IsolatedObservable, reportToStderr } from '../core/isolated-observable';
 import { AgentCancelledError, ParseAgentConfigError, ParseAgentError } from '../core/errors';
 import { cancelledBy, raceAbort } from '../core/race-abort';
 import type { ToolEnvelope } from '../core/envelope';
@@ -186,27 +187,39 @@ export class ParseAgentConversation {
    * unsubscribing cancels the question.
    */
   stream(question: string, options: AskOptions = {}): Observable<ConversationEvent> {
-    return new Observable<ConversationEvent>((subscriber) => {
-      const controller = new AbortController();
-      const signal = options.signal
-        ? AbortSignal.any([options.signal, controller.signal])
-        : controller.signal;
-      let finished = false;
-      this.run(question, options.reset ?? true, signal, (event) => subscriber.next(event)).then(
-        (result) => {
-          finished = true;
-          subscriber.next({ type: 'done', result });
-          subscriber.complete();
-        },
-        (error: unknown) => {
-          finished = true;
-          subscriber.error(error);
-        },
-      );
-      return () => {
-        if (!finished) controller.abort(new AgentCancelledError('unsubscribed'));
-      };
-    });
+    // A subscriber that throws, or one without an error handler when the question fails, is
+    // reported on stderr: rxjs would otherwise end the process.
+    return new IsolatedObservable<ConversationEvent>(
+      (subscriber) => this.streamInto(question, options, subscriber),
+      'conversation.stream()',
+      reportToStderr,
+    );
+  }
+
+  private streamInto(
+    question: string,
+    options: AskOptions,
+    subscriber: Subscriber<ConversationEvent>,
+  ): () => void {
+    const controller = new AbortController();
+    const signal = options.signal
+      ? AbortSignal.any([options.signal, controller.signal])
+      : controller.signal;
+    let finished = false;
+    this.run(question, options.reset ?? true, signal, (event) => subscriber.next(event)).then(
+      (result) => {
+        finished = true;
+        subscriber.next({ type: 'done', result });
+        subscriber.complete();
+      },
+      (error: unknown) => {
+        finished = true;
+        subscriber.error(error);
+      },
+    );
+    return () => {
+      if (!finished) controller.abort(new AgentCancelledError('unsubscribed'));
+    };
   }
 
   /** The same events as `stream`, for `for await`. Breaking out of the loop cancels the question. */

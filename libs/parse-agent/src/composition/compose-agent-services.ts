@@ -128,12 +128,13 @@ export function composeAgentServices(
     if (typeof entry === 'string') metadata.hide(entry);
     else metadata.hide(entry.className, { except: entry.except });
   }
-  const tools = new ToolRegistry(BUILTIN_TOOLS);
-  const prompts = new PromptRegistry(BUILTIN_PROMPTS);
+  // Failing subscribers of the public streams are reported where the host's warnings go.
+  const tools = new ToolRegistry(BUILTIN_TOOLS, { warn: context.warn });
+  const prompts = new PromptRegistry(BUILTIN_PROMPTS, { warn: context.warn });
   const dispatcher = new McpDispatcher(tools, prompts, {
     wrapUntrustedData: options.wrapUntrustedData,
   });
-  const events = new AgentEvents();
+  const events = new AgentEvents({ warn: context.warn });
   const redis = context.redis ?? null;
   // With a Redis connection the window is shared by every node (one limit per principal overall).
   const rateLimiter =

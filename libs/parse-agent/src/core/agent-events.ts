@@ -1,4 +1,5 @@
 import { Subject, type Observable } from 'rxjs';
+import { isolateSubscribers, reportToStderr } from './isolated-observable';
 
 /** One finished tool call. Argument values and filter values never appear here. */
 export interface ToolCallEvent {
@@ -97,16 +98,30 @@ export interface SecurityEvent {
   at: string;
 }
 
-/** The stream of tool-call events, for audit logs and metrics. */
+/**
+ * The stream of tool-call events, for audit logs and metrics. A subscriber that throws is reported
+ * (`options.warn`, else stderr) and keeps receiving events: it never fails a call or the process.
+ */
 export class AgentEvents {
   protected readonly subject = new Subject<ToolCallEvent>();
-  readonly toolCalls$: Observable<ToolCallEvent> = this.subject.asObservable();
+  readonly toolCalls$: Observable<ToolCallEvent>;
   protected readonly mutationSubject = new Subject<MutationEvent>();
   /** Every change agents make, emitted after it succeeded (always, observed or not). */
-  readonly mutations$: Observable<MutationEvent> = this.mutationSubject.asObservable();
+  readonly mutations$: Observable<MutationEvent>;
   protected readonly securitySubject = new Subject<SecurityEvent>();
   /** Every denied or blocked call, as it happens (each is also written as a log line). */
-  readonly securityEvents$: Observable<SecurityEvent> = this.securitySubject.asObservable();
+  readonly securityEvents$: Observable<SecurityEvent>;
+
+  constructor(options: { warn?: (message: string) => void } = {}) {
+    const report = options.warn ?? reportToStderr;
+    this.toolCalls$ = isolateSubscribers(this.subject, 'AgentEvents.toolCalls$', report);
+    this.mutations$ = isolateSubscribers(this.mutationSubject, 'AgentEvents.mutations$', report);
+    this.securityEvents$ = isolateSubscribers(
+      this.securitySubject,
+      'AgentEvents.securityEvents$',
+      report,
+    );
+  }
 
   emitSecurity(event: SecurityEvent): void {
     this.securitySubject.next(event);

@@ -232,7 +232,22 @@ export class ToolTimeoutError extends ParseAgentError {
   }
 }
 
-/** Parse Server answered with an error (including "object not found"). */
+/**
+ * No object with that objectId for this agent (wire: `not_found`): it does not exist, or the
+ * agent's filters, canonical filter or Parse's ACL hide it. The two read the same on purpose, so
+ * a missing answer tells nothing about rows the agent cannot see.
+ */
+export class ObjectNotFoundError extends ParseAgentError {
+  readonly errorCode = 'not_found';
+  constructor(
+    readonly className: string,
+    readonly objectId: string,
+  ) {
+    super(`Object not found: ${className}#${objectId}`);
+  }
+}
+
+/** Parse Server answered with an error. */
 export class ParseRequestError extends ParseAgentError {
   readonly errorCode = 'parse_error';
   constructor(

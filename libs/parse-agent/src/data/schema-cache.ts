@@ -1,6 +1,7 @@
 import type { ParseSchema, SchemaSource } from '../core/parse-schema';
 import { AgentCancelledError } from '../core/errors';
 import { raceAbort } from '../core/race-abort';
+import { shownParseSchema } from '../metadata/schema-text';
 import type { ParseRestClient } from './parse-rest/parse-rest-client';
 
 /**
@@ -26,7 +27,9 @@ export class SchemaCache implements SchemaSource {
     if (this.cached && this.now() - this.cached.at < this.ttlMs) return this.cached.byName;
     if (!this.inflight) {
       const fetching = this.client.schemas().then((list) => {
-        const byName = new Map(list.map((s) => [s.className, s]));
+        // Names that are not identifiers never reach agents (see schema-text.ts).
+        const shown = list.map(shownParseSchema).filter((s): s is ParseSchema => s !== undefined);
+        const byName = new Map(shown.map((s) => [s.className, s]));
         this.cached = { at: this.now(), byName };
         return byName;
       });

@@ -28,13 +28,15 @@ const RENDERERS: Record<TabularFormat, Renderer> = {
 };
 
 /**
- * Renders rows as CSV, a Markdown table or an ASCII grid. Columns come from the first row's keys
- * (minus the excluded ones) so the layout is stable and cheap; keys that only appear in later rows
- * are not shown, and a row missing a column gets an empty cell.
+ * Renders rows as CSV, a Markdown table or an ASCII grid. Columns are `columns` when the caller
+ * knows them (named keys or columns: the header line is there even with no rows), else the first
+ * row's keys, so the layout is stable and cheap; keys that only appear in later rows are not
+ * shown, and a row missing a column gets an empty cell. Excluded keys are never columns.
  */
 export function renderTabular(
   rows: Array<Record<string, unknown>>,
   format: TabularFormat,
+  columns?: readonly string[],
 ): TabularOutput {
   const render = RENDERERS[format];
   if (!render) {
@@ -42,8 +44,8 @@ export function renderTabular(
       `Unknown tabular format '${String(format)}'. Use one of: ${TABULAR_FORMATS.join(', ')}.`,
     );
   }
-  const headers =
-    rows.length === 0 ? [] : Object.keys(rows[0]).filter((key) => !EXCLUDED_COLUMNS.has(key));
+  const named = columns ?? (rows.length === 0 ? [] : Object.keys(rows[0]));
+  const headers = named.filter((key) => !EXCLUDED_COLUMNS.has(key));
   if (headers.length === 0) return { headers, output: '' };
   const cells = rows.map((row) => headers.map((header) => cellText(row[header])));
   return { headers, output: render(headers, cells) };

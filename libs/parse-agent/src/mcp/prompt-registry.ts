@@ -1,4 +1,5 @@
 import { Subject, type Observable } from 'rxjs';
+import { isolateSubscribers, reportToStderr } from '../core/isolated-observable';
 import { AgentValidationError, ParseAgentConfigError } from '../core/errors';
 import type { ParseAgent } from '../agent/parse-agent';
 import { isPlainObject } from '../query/field-names';
@@ -64,9 +65,18 @@ export class PromptRegistry {
   protected readonly builtins = new Map<string, StoredPrompt>();
   protected readonly custom = new Map<string, StoredPrompt>();
   protected readonly changeSubject = new Subject<PromptRegistryChange>();
-  readonly changes$: Observable<PromptRegistryChange> = this.changeSubject.asObservable();
+  /** A subscriber that throws is reported (options.warn, else stderr), never fatal. */
+  readonly changes$: Observable<PromptRegistryChange>;
 
-  constructor(builtins: readonly PromptRegistration[] = []) {
+  constructor(
+    builtins: readonly PromptRegistration[] = [],
+    options: { warn?: (message: string) => void } = {},
+  ) {
+    this.changes$ = isolateSubscribers(
+      this.changeSubject,
+      'PromptRegistry.changes$',
+      options.warn ?? reportToStderr,
+    );
     for (const prompt of builtins) {
       const stored = this.compile(prompt);
       this.builtins.set(stored.name, stored);

@@ -1,5 +1,7 @@
 import { ALWAYS_KEEP_FIELDS } from '../core/constants';
 import type { ParseSchema } from '../core/parse-schema';
+import { isInternalField } from '../query/internal-fields';
+import { resolveDeclaredNames } from './declared-names';
 import type { MetadataRegistry } from './metadata-registry';
 
 /**
@@ -12,12 +14,23 @@ export interface MetadataAuditReport {
   visible_classes_declared: boolean;
   missing_class_descriptions: string[];
   missing_field_descriptions: Record<string, string[]>;
-  /** @AgentFields entries the server's class does not have (typos, renamed columns). */
+  /**
+   * @AgentFields entries the server's class does not have (typos, renamed columns), after a
+   * property is mapped to its column and a name to its other spelling (snake_case / camelCase).
+   */
   unresolvable_allowlist_entries: Record<string, string[]>;
   /** @AgentJoinFields entries outside the class's own @AgentFields allowlist. */
   join_fields_outside_allowlist: Record<string, string[]>;
   /** Classes scoped by @AgentTenantScope whose tenant field the server's class lacks. */
   missing_tenant_fields: Record<string, string>;
+  /**
+   * Per class (every registered model that is not hidden, system classes too), each name a
+   * declaration gives that matches no field of the server's class, with the fields it has. Reads
+   * resting on such a name are refused; `ParseAgentModule` logs these as warnings at start-up.
+   */
+  declared_names_without_field: Record<string, DeclaredNamesReport>;
+  /** Per class, declared names read as another column (`{ sold_at: 'soldAt' }`). */
+  declared_names_mapped: Record<string, Record<string, string>>;
   /** Server classes no model declares (reachable or hidden per `unregisteredClasses`). */
   classes_without_model: string[];
   /** Agent methods an LLM would see without a description. */
@@ -25,7 +38,66 @@ export interface MetadataAuditReport {
   canonical_filter_summary: Record<string, unknown>;
 }
 
+/** A model's declared names that match no field of its class, and the fields the class has. */
+export interface DeclaredNamesReport {
+  /** The model's (TypeScript class's) name. */
+  model: string;
+  /** Each name, the decorator that declared it, and the columns it could mean when several. */
+  names: Array<{ name: string; declared_in: string; candidates?: string[] }>;
+  /** The fields the class has on the server (ACL and internal fields left out). */
+  fields: string[];
+}
+
 const SYSTEM_FIELDS = new Set<string>([...ALWAYS_KEEP_FIELDS, 'ACL']);
+
+/**
+ * Every registered model that is not hidden, matched with its class on the server: the names it
+ * declares that match no field, and those read as another spelling. Classes not on the server are
+ * left out (`classes_without_model` and the class gate speak for those).
+ */
+export function auditDeclaredNames(
+  registry: MetadataRegistry,
+  schemas: Iterable<ParseSchema>,
+): Pick<MetadataAuditReport, 'declared_names_without_field' | 'declared_names_mapped'> {
+  const byName = new Map([...schemas].map((s) => [s.className, s]));
+  const without: Record<string, DeclaredNamesReport> = {};
+  const mapped: Record<string, Record<string, string>> = {};
+  for (const meta of registry.all()) {
+    const schema = byName.get(meta.className);
+    if (!schema || registry.isHidden(meta.className)) continue;
+    const resolved = resolveDeclaredNames(meta, Object.keys(schema.fields));
+    if (resolved.unresolved.length) {
+      without[meta.className] = {
+        model: meta.modelName,
+        names: resolved.unresolved.map((u) => ({
+          name: u.name,
+          declared_in: u.declaredIn,
+          ...(u.candidates ? { candidates: u.candidates } : {}),
+        })),
+        fields: Object.keys(schema.fields)
+          .filter((f) => f !== 'ACL' && !isInternalField(f))
+          .sort(),
+      };
+    }
+    if (Object.keys(resolved.mapped).length) mapped[meta.className] = resolved.mapped;
+  }
+  return { declared_names_without_field: without, declared_names_mapped: mapped };
+}
+
+/** One warning line per class whose model declares names its class does not have. */
+export function declaredNameWarnings(
+  report: Pick<MetadataAuditReport, 'declared_names_without_field'>,
+): string[] {
+  return Object.entries(report.declared_names_without_field).map(([className, entry]) => {
+    const names = entry.names
+      .map(
+        (n) =>
+          `${n.declared_in} '${n.name}'${n.candidates ? ` (could be ${n.candidates.map((c) => `'${c}'`).join(' or ')})` : ''}`,
+      )
+      .join(', ');
+    return `Model ${entry.model} declares names class '${className}' does not have: ${names}. Its fields: ${entry.fields.join(', ') || '(none)'}. Reads that rest on these names are refused until the model names real fields (a column, or the property mapped to it with @AgentField({ field })).`;
+  });
+}
 
 export function auditMetadata(
   registry: MetadataRegistry,
@@ -45,6 +117,7 @@ export function auditMetadata(
     unresolvable_allowlist_entries: {},
     join_fields_outside_allowlist: {},
     missing_tenant_fields: {},
+    ...auditDeclaredNames(registry, byName.values()),
     classes_without_model: [],
     methods_without_description: {},
     canonical_filter_summary: {},
@@ -58,17 +131,17 @@ export function auditMetadata(
     );
     const undocumented = fields.filter((f) => !meta.fieldDocs[f]?.description);
     if (undocumented.length) report.missing_field_descriptions[name] = undocumented;
-    if (schema && meta.fields) {
-      const unknown = meta.fields.filter((f) => !SYSTEM_FIELDS.has(f) && !(f in schema.fields));
-      if (unknown.length) report.unresolvable_allowlist_entries[name] = unknown;
-    }
+    const unresolved = schema
+      ? resolveDeclaredNames(meta, Object.keys(schema.fields)).unresolved
+      : [];
+    const unknown = unresolved.filter((u) => u.declaredIn === '@AgentFields').map((u) => u.name);
+    if (unknown.length) report.unresolvable_allowlist_entries[name] = unknown;
     if (meta.fields && meta.joinFields) {
       const outside = meta.joinFields.filter((f) => !meta.fields!.includes(f));
       if (outside.length) report.join_fields_outside_allowlist[name] = outside;
     }
-    if (schema && meta.tenantScope && !(meta.tenantScope.field in schema.fields)) {
-      report.missing_tenant_fields[name] = meta.tenantScope.field;
-    }
+    const tenant = unresolved.find((u) => u.declaredIn === '@AgentTenantScope');
+    if (tenant) report.missing_tenant_fields[name] = tenant.name;
     const bare = meta.methods.filter((m) => !m.description?.trim()).map((m) => m.name);
     if (bare.length) report.methods_without_description[name] = bare;
     if (meta.canonicalFilter) report.canonical_filter_summary[name] = meta.canonicalFilter;
@@ -101,6 +174,22 @@ export function formatMetadataAudit(report: MetadataAuditReport): string {
   row('allowlist names unknown to the server', map(report.unresolvable_allowlist_entries));
   row('join fields outside the allowlist', map(report.join_fields_outside_allowlist));
   row('tenant field missing on the class', Object.entries(report.missing_tenant_fields));
+  row(
+    'declared names the class lacks',
+    Object.entries(report.declared_names_without_field).map(([c, e]): [string, string] => [
+      c,
+      e.names.map((n) => `${n.declared_in} ${n.name}`).join(', '),
+    ]),
+  );
+  row(
+    'declared names read as another column',
+    Object.entries(report.declared_names_mapped).map(([c, m]): [string, string] => [
+      c,
+      Object.entries(m)
+        .map(([from, to]) => `${from} -> ${to}`)
+        .join(', '),
+    ]),
+  );
   row(
     'server classes without a model',
     report.classes_without_model.map((c): [string, string] => [c, '']),

@@ -1,9 +1,19 @@
 import { ALWAYS_KEEP_FIELDS, CLASS_NAME_PATTERN } from '../core/constants';
 import { BUILTIN_HIDDEN_CLASSES, type UnregisteredClassPolicy } from './builtin-hidden-classes';
 import { ParseAgentConfigError } from '../core/errors';
+import { hiddenCharacters } from '../core/hidden-characters';
 import { securityBanner } from '../core/security-banner';
+import type { Where } from '../query/constraint-translator';
+import { renameWhereFields } from './declared-names';
 import { METADATA } from './metadata.constants';
 import { checkSdkInternals, isParseObjectModel, sdkModelClassName } from './parse-object-model';
+import {
+  isIdentifier,
+  MAX_CLASS_TEXT,
+  MAX_FIELD_TEXT,
+  schemaText,
+  schemaWithCleanText,
+} from './schema-text';
 import type {
   AgentMethodDeclaration,
   ClassMetadata,
@@ -229,7 +239,7 @@ export class MetadataRegistry {
     const fieldDocs: Record<string, FieldDoc> = {};
     for (const doc of Object.values(docs)) {
       propertyToWire[doc.property] = doc.field;
-      fieldDocs[doc.field] = doc;
+      fieldDocs[doc.field] = cleanFieldDoc(doc);
     }
     const relations = get<RelationDeclaration[]>(METADATA.relations) ?? [];
     const references: Record<string, string> = {};
@@ -245,27 +255,73 @@ export class MetadataRegistry {
         get: () => this.resolveRef(rel.target),
       });
     }
-    const fields = get<string[]>(METADATA.fields);
+    // Declared names may be properties: each becomes its column here, once for every decorator.
+    const column = (name: string) =>
+      Object.prototype.hasOwnProperty.call(propertyToWire, name) ? propertyToWire[name] : name;
+    const columns = (names: string[] | undefined) =>
+      names ? [...new Set(names.map(column))] : undefined;
+    const fields = columns(get<string[]>(METADATA.fields));
+    const tenantScope = get<TenantScope>(METADATA.tenantScope);
+    const canonicalFilter = get<Where>(METADATA.canonicalFilter);
     return {
       className,
       modelName: model.name,
       model,
-      description: get<string>(METADATA.description),
-      usage: get<string>(METADATA.usage),
+      // Decorator text reaches models as written: cleaned and capped here (see schema-text.ts).
+      description: schemaText(get<string>(METADATA.description), MAX_CLASS_TEXT),
+      usage: schemaText(get<string>(METADATA.usage), MAX_CLASS_TEXT),
       visible: get<boolean>(METADATA.visible) ?? false,
       fields: fields ? [...new Set([...ALWAYS_KEEP_FIELDS, ...fields])] : undefined,
-      joinFields: get<string[]>(METADATA.joinFields),
-      largeFields: get<string[]>(METADATA.largeFields) ?? [],
-      canonicalFilter: get(METADATA.canonicalFilter),
-      tenantScope: get<TenantScope>(METADATA.tenantScope),
+      joinFields: columns(get<string[]>(METADATA.joinFields)),
+      largeFields: columns(get<string[]>(METADATA.largeFields)) ?? [],
+      canonicalFilter: canonicalFilter
+        ? Object.freeze(renameWhereFields(canonicalFilter, column))
+        : undefined,
+      tenantScope: tenantScope ? { ...tenantScope, field: column(tenantScope.field) } : undefined,
       allowCollscan: get<boolean>(METADATA.allowCollscan) ?? false,
       fieldDocs,
       propertyToWire,
       references,
       relations,
-      methods: get<AgentMethodDeclaration[]>(METADATA.methods) ?? [],
+      methods: shownMethods(model, get<AgentMethodDeclaration[]>(METADATA.methods) ?? []),
     };
   }
+}
+
+/** A field's documentation with its description and allowed values' meanings cleaned. */
+function cleanFieldDoc(doc: FieldDoc): FieldDoc {
+  const allowedValues = doc.allowedValues
+    // A value is what the model will filter by: one it cannot read as written is left out.
+    ?.filter((v) => !hiddenCharacters().test(v.value))
+    .map((v) => ({ value: v.value, description: schemaText(v.description, MAX_FIELD_TEXT) ?? '' }));
+  return {
+    ...doc,
+    description: schemaText(doc.description, MAX_FIELD_TEXT),
+    ...(allowedValues ? { allowedValues } : {}),
+  };
+}
+
+/** Agent methods with identifier names (others are left out, with a warning) and clean docs. */
+function shownMethods(
+  model: ModelClass,
+  methods: AgentMethodDeclaration[],
+): AgentMethodDeclaration[] {
+  return methods.flatMap((method) => {
+    if (!isIdentifier(method.name)) {
+      securityBanner(
+        `agent-method-name:${model.name}:${method.name}`,
+        `@AgentMethod on ${model.name}: the method name ${JSON.stringify(method.name)} is not an identifier, so agents are not offered it.`,
+      );
+      return [];
+    }
+    return [
+      {
+        ...method,
+        description: schemaText(method.description, MAX_CLASS_TEXT),
+        ...(method.parameters ? { parameters: schemaWithCleanText(method.parameters) } : {}),
+      },
+    ];
+  });
 }
 
 /**

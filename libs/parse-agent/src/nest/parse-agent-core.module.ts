@@ -39,6 +39,7 @@ import { ParseAgentStartupCheck } from './parse-agent-startup-check';
 import { parseAgentAuthProviders } from './auth/parse-agent-auth.providers';
 import { ParseSessionVerifier } from '../auth/session-verifier';
 import { UnexposedClassesReporter } from './unexposed-classes.reporter';
+import { DeclaredNamesReporter } from './declared-names.reporter';
 
 /** The configured module behind ParseAgentModule.forRoot / forRootAsync (global by default). */
 @ParseAgentLibraryModule()
@@ -51,6 +52,7 @@ import { UnexposedClassesReporter } from './unexposed-classes.reporter';
     AgentToolExplorer,
     ParseAgentStartupCheck,
     UnexposedClassesReporter,
+    DeclaredNamesReporter,
   ],
   exports: [
     ParseAgentFactory,

@@ -35,6 +35,7 @@ export const ALLOWED_OPERATORS: ReadonlySet<string> = new Set([
   '$nearSphere',
   '$geoWithin',
   '$geoIntersects',
+  '$within',
   '$centerSphere',
   '$box',
   '$polygon',
@@ -71,6 +72,7 @@ const CROSS_CLASS_SELECT = new Set(['$select', '$dontSelect']);
 const OPAQUE_VALUE_OPERATORS = new Set([
   '$text',
   '$geoWithin',
+  '$within',
   '$geoIntersects',
   '$nearSphere',
   '$near',
@@ -227,6 +229,7 @@ function walkFieldValue(field: string, value: unknown, walk: Walk, depth: number
       }
       checkRegex(field, operand);
     } else if (op === '$options') checkRegexOptions(operand);
+    else if (op === '$within') withinBox(field, operand);
     else if (CROSS_CLASS_QUERY.has(op)) {
       countSubquery(walk);
       checkSubquery(op, operand, walk, depth);
@@ -298,6 +301,44 @@ export function checkRegex(field: string, pattern: unknown): void {
       'regex_redos',
     );
   }
+}
+
+/** A GeoPoint as Parse's query language writes it. */
+export interface GeoPointValue {
+  __type: 'GeoPoint';
+  latitude: number;
+  longitude: number;
+}
+
+function isGeoPoint(value: unknown): value is GeoPointValue {
+  return (
+    isPlainObject(value) &&
+    value.__type === 'GeoPoint' &&
+    typeof value.latitude === 'number' &&
+    typeof value.longitude === 'number' &&
+    Math.abs(value.latitude) <= 90 &&
+    Math.abs(value.longitude) <= 180
+  );
+}
+
+/**
+ * The corners of Parse's `$within: { $box: [southwest, northeast] }` (the SDK's `withinGeoBox`),
+ * checked; the only `$within` form Parse Server runs.
+ */
+export function withinBox(field: string, operand: unknown): [GeoPointValue, GeoPointValue] {
+  const box = isPlainObject(operand) ? operand.$box : undefined;
+  if (
+    !isPlainObject(operand) ||
+    Object.keys(operand).length !== 1 ||
+    !Array.isArray(box) ||
+    box.length !== 2 ||
+    !box.every(isGeoPoint)
+  ) {
+    throw new InvalidQueryError(
+      `'${field}': $within takes { "$box": [southwest, northeast] }, two GeoPoints such as {"__type":"GeoPoint","latitude":40.7,"longitude":-74.0} (latitude -90..90, longitude -180..180).`,
+    );
+  }
+  return [box[0], box[1]];
 }
 
 function checkRegexOptions(options: unknown) {
@@ -487,7 +528,13 @@ export function checkWhereValueTypes(where: Where, fields: Record<string, FieldT
       for (const clause of value) if (isPlainObject(clause)) checkWhereValueTypes(clause, fields);
       continue;
     }
-    const scalar = SCALAR_TYPES[fields[key]?.type ?? ''];
+    const type = fields[key]?.type;
+    if (type && type !== 'GeoPoint' && isPlainObject(value) && '$within' in value) {
+      throw new InvalidQueryError(
+        `where.${key}.$within: '${key}' is a ${type} field; $within filters GeoPoint fields.`,
+      );
+    }
+    const scalar = SCALAR_TYPES[type ?? ''];
     if (!scalar) continue;
     const check = (v: unknown, path: string) => {
       if (v === null || typeof v === scalar.jsType) return;

@@ -2,6 +2,7 @@ import type { AgentIdentity } from '../core/agent-identity';
 import {
   AccessDeniedError,
   AgentValidationError,
+  ObjectNotFoundError,
   ParseAgentConfigError,
   ParseAgentError,
   ParseRequestError,
@@ -220,11 +221,7 @@ export class AclScopedWritePath implements DataPath {
       throw unreadable(`${className}#${objectId} and its ACL`, operation, error);
     }
     if (!row) {
-      throw new ParseRequestError(
-        `Parse error: Object not found: ${className}#${objectId}`,
-        101,
-        404,
-      );
+      throw new ObjectNotFoundError(className, objectId);
     }
     if (pointerFields) {
       const userId = principalUserId(principals);

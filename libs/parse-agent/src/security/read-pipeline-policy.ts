@@ -58,12 +58,17 @@ export async function pipelinePolicyFor(
       access.tenant(className);
     },
     allowedFields(className) {
-      const fields =
-        access.meta(className)?.fields ??
-        (options.projectEverySource ? visibleSchemaFields(schemas.get(className)) : undefined);
-      if (!fields) return undefined;
       const withheld = options.withheld?.get(className) ?? [];
-      return new Set(fields.filter((f) => !withheld.includes(f)));
+      const unreadable = hiddenPointerFields(access, schemas.get(className), className);
+      const fields = access.meta(className)?.fields;
+      if (fields) {
+        return new Set(fields.filter((f) => !withheld.includes(f) && !unreadable.has(f)));
+      }
+      if (!unreadable.size && !options.projectEverySource) return undefined;
+      // No allowlist, but a pointer into a hidden class (or documents as stored): every other
+      // visible column stays readable, and only those.
+      const columns = visibleSchemaFields(schemas.get(className));
+      return new Set(columns.filter((f) => !withheld.includes(f) && !unreadable.has(f)));
     },
     scopeMatches(className) {
       const out: Where[] = [];
@@ -72,7 +77,8 @@ export async function pipelinePolicyFor(
       const { perClass, defaultFilter } = access.filterLayers(className);
       if (perClass && Object.keys(perClass).length) out.push(perClass);
       if (defaultFilter && Object.keys(defaultFilter).length) out.push(defaultFilter);
-      const canonical = access.meta(className)?.canonicalFilter;
+      const canonical =
+        options.applyCanonicalFilter !== false ? access.canonicalFilter(className) : undefined;
       if (options.applyCanonicalFilter !== false && canonical && Object.keys(canonical).length) {
         out.push(canonical);
       }
@@ -89,4 +95,27 @@ export async function pipelinePolicyFor(
       return out;
     },
   };
+}
+
+/**
+ * Pointer columns whose target class the agent may not see. A pipeline cannot read them at all:
+ * its output has no lineage to tell a pointer's id or "Class$id" from a computed string, so the
+ * column is kept out of the documents (and a reference to it is refused as an unreadable field)
+ * instead of guessing at strings afterwards. group_by and distinct refuse such a field too.
+ */
+function hiddenPointerFields(
+  access: ReadPolicy,
+  schema: ParseSchema | undefined,
+  className: string,
+): ReadonlySet<string> {
+  const out = new Set<string>();
+  for (const [name, field] of Object.entries(schema?.fields ?? {})) {
+    if (field.type === 'Pointer' && field.targetClass && access.isDenied(field.targetClass)) {
+      out.add(name);
+    }
+  }
+  for (const [field, target] of Object.entries(access.meta(className)?.references ?? {})) {
+    if (access.isDenied(target)) out.add(field);
+  }
+  return out;
 }

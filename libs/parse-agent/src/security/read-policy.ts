@@ -1,5 +1,12 @@
 import type { ParseSchema, SchemaSource } from '../core/parse-schema';
 import type { MetadataRegistry } from '../metadata/metadata-registry';
+import {
+  columnFor,
+  renameWhereFields,
+  resolveDeclaredNames,
+  type ResolvedClassNames,
+  type UnresolvedName,
+} from '../metadata/declared-names';
 import type { ClassMetadata } from '../metadata/metadata.types';
 import {
   checkWhereValueTypes,
@@ -27,6 +34,7 @@ import {
   AccessDeniedError,
   AgentValidationError,
   InvalidQueryError,
+  ParseAgentConfigError,
   UnknownFieldError,
 } from '../core/errors';
 import type { QueryCostLimits } from '../core/constants';
@@ -35,6 +43,14 @@ import { closestNames } from './closest-names';
 
 /** Fields every Parse object has, whether or not a schema lists them. */
 const BUILTIN_FIELDS: ReadonlySet<string> = new Set(['objectId', 'createdAt', 'updatedAt']);
+
+/** Declarations that name fields an agent may ask for by name. */
+const FIELD_DECLARATIONS: ReadonlySet<string> = new Set([
+  '@AgentFields',
+  '@AgentJoinFields',
+  '@AgentLargeFields',
+  '@AgentField',
+]);
 
 /** A class missing from cached schemas refetches them at most this often (ms). */
 const SCHEMA_MISS_REFRESH_MS = 1000;
@@ -73,7 +89,14 @@ export interface ReadRequest {
 export class ReadPolicy {
   protected readonly deniedCache = new Map<string, 'hidden_class' | 'class_filter' | null>();
   protected memoVersion = -1;
-  protected readonly allowSets = new Map<string, ReadonlySet<string> | null>();
+  protected readonly allowSets = new Map<
+    string,
+    { list: readonly string[] | undefined; set: ReadonlySet<string> | undefined }
+  >();
+  protected readonly declaredMemo = new Map<
+    string,
+    { meta: ClassMetadata; schema: ParseSchema; resolved: ResolvedClassNames }
+  >();
   /** The schemas the last class check saw: lets the synchronous field checks spot unknown names. */
   protected schemaSnapshot?: ReadonlyMap<string, ParseSchema>;
 
@@ -86,8 +109,61 @@ export class ReadPolicy {
     protected readonly queryLimits: Partial<QueryCostLimits> = {},
   ) {}
 
+  /**
+   * The class's metadata in column names: declared properties and other spellings matched with
+   * the columns of the class as the last class check saw them (see `declaredNames`).
+   */
   meta(className: string): ClassMetadata | undefined {
-    return this.metadata.get(className);
+    return this.declaredNames(className)?.meta;
+  }
+
+  /**
+   * The class's declared names matched with its columns, and those that match none. Until a class
+   * check has loaded the class's schema, the registry's metadata as compiled.
+   */
+  protected declaredNames(className: string): ResolvedClassNames | undefined {
+    this.syncWithRegistry();
+    const meta = this.metadata.get(className);
+    if (!meta) return undefined;
+    const schema = this.schemaSnapshot?.get(className);
+    if (!schema || !Object.keys(schema.fields).length) return { meta, mapped: {}, unresolved: [] };
+    const memo = this.declaredMemo.get(className);
+    if (memo?.meta === meta && memo.schema === schema) return memo.resolved;
+    const resolved = resolveDeclaredNames(meta, Object.keys(schema.fields));
+    this.declaredMemo.set(className, { meta, schema, resolved });
+    return resolved;
+  }
+
+  /**
+   * Refuses a read that would rest on a declared name matching no column of the class (a tenant
+   * field, a canonical filter, an agent filter): it could only match no row, and an empty answer
+   * would read as a true one. The text names the declaration, the name and the class's fields.
+   */
+  protected misdeclared(className: string, what: string, name: string, fix: string): never {
+    const fields = this.fieldsForMessage(className);
+    throw new ParseAgentConfigError(
+      `Class '${className}' cannot be read as configured: ${what} names '${name}', which is no field of '${className}', so no row could match. Fields of '${className}': ${fields.join(', ') || '(none)'}. ${fix}`,
+    );
+  }
+
+  /** Fields a message may name for the class: the usable allowlist, else its visible columns. */
+  protected fieldsForMessage(className: string): string[] {
+    if (this.allowlist(className)) return this.usableFields(className);
+    const schema = this.schemaSnapshot?.get(className);
+    const hidden = this.identity.usingMasterKey
+      ? new Set<string>()
+      : protectedAnywhere(className, schema);
+    return Object.keys(schema?.fields ?? {}).filter(
+      (f) => f !== 'ACL' && !isInternalField(f) && !hidden.has(f),
+    );
+  }
+
+  /** The first declared name of `declaredIn` that matches no column, if any. */
+  protected unresolvedName(
+    className: string,
+    declaredIn: UnresolvedName['declaredIn'],
+  ): UnresolvedName | undefined {
+    return this.declaredNames(className)?.unresolved.find((u) => u.declaredIn === declaredIn);
   }
 
   /**
@@ -114,6 +190,7 @@ export class ReadPolicy {
     if (this.memoVersion === this.metadata.version) return;
     this.deniedCache.clear();
     this.allowSets.clear();
+    this.declaredMemo.clear();
     this.memoVersion = this.metadata.version;
   }
 
@@ -207,21 +284,87 @@ export class ReadPolicy {
   }
 
   tenant(className: string): ResolvedTenant | undefined {
-    return resolveTenantScope(this.meta(className), this.identity);
+    const tenant = resolveTenantScope(this.meta(className), this.identity);
+    const missing = tenant && this.unresolvedName(className, '@AgentTenantScope');
+    if (missing) {
+      this.misdeclared(
+        className,
+        `its model's @AgentTenantScope`,
+        missing.name,
+        'The model must name the tenant column (or the property mapped to it with @AgentField({ field })).',
+      );
+    }
+    return tenant;
   }
 
-  /** The per-agent filter layers for a class: its own entry (any name variant) and `default`. */
-  filterLayers(className: string): { perClass?: Where; defaultFilter?: Where } {
-    const perClass = this.metadata
+  /** The class's canonical filter in column names; refused when it names no column of the class. */
+  canonicalFilter(className: string): Where | undefined {
+    const canonical = this.meta(className)?.canonicalFilter;
+    const missing = canonical && this.unresolvedName(className, '@AgentCanonicalFilter');
+    if (missing) {
+      this.misdeclared(
+        className,
+        `its model's @AgentCanonicalFilter`,
+        missing.name,
+        'The model must name a column in the filter; apply_canonical_filter: false reads without it.',
+      );
+    }
+    return canonical;
+  }
+
+  /**
+   * The per-agent filter layers for a class: its own entry (any name variant) and `default`, with
+   * each field named as its column (a model property or the other spelling of a column is
+   * accepted). A filter field that is no column of the class is refused, not run as an empty read;
+   * with `strict: false` (introspection) it is left as written.
+   */
+  filterLayers(
+    className: string,
+    { strict = true }: { strict?: boolean } = {},
+  ): { perClass?: Where; defaultFilter?: Where } {
+    const variant = this.metadata
       .nameVariants(className)
-      .map((n) => this.filters[n])
-      .find((w) => w !== undefined);
-    return { perClass, defaultFilter: this.filters.default };
+      .find((n) => this.filters[n] !== undefined);
+    const perClass = variant === undefined ? undefined : this.filters[variant];
+    const inColumns = (filter: Where, option: string) =>
+      this.filterInColumns(className, filter, option, strict);
+    return {
+      perClass: perClass && inColumns(perClass, `filters.${variant}`),
+      defaultFilter: this.filters.default && inColumns(this.filters.default, 'filters.default'),
+    };
   }
 
-  /** Combined per-agent filter for a class (the public `filterFor`). */
+  /** An agent filter with its fields as the class's columns (see filterLayers). */
+  protected filterInColumns(
+    className: string,
+    filter: Where,
+    option: string,
+    strict: boolean,
+  ): Where {
+    const schema = this.schemaSnapshot?.get(className);
+    if (!schema || !Object.keys(schema.fields).length) return filter;
+    const columns = new Set(Object.keys(schema.fields));
+    const properties = this.meta(className)?.propertyToWire ?? {};
+    return renameWhereFields(filter, (name) => {
+      const declared = Object.prototype.hasOwnProperty.call(properties, name)
+        ? properties[name]
+        : name;
+      const { column } = columnFor(declared, columns);
+      if (column === undefined && strict) {
+        this.misdeclared(
+          className,
+          `the agent's ${option} option`,
+          name,
+          `Fix the agent's ${option} (its options are set by the application).`,
+        );
+      }
+      return column;
+    });
+  }
+
+  /** Combined per-agent filter for a class (the public `filterFor`); never refuses. */
   filterFor(className: string): Where | undefined {
-    const { perClass, defaultFilter } = this.filterLayers(className);
+    const { perClass, defaultFilter } = this.filterLayers(className, { strict: false });
     const w = composeWhere({ perClass, defaultFilter });
     return Object.keys(w).length ? w : undefined;
   }
@@ -258,13 +401,14 @@ export class ReadPolicy {
   /** The allowlist as a Set (looked up for every key of every row). */
   protected allowSet(className: string): ReadonlySet<string> | undefined {
     this.syncWithRegistry();
-    let set = this.allowSets.get(className);
-    if (set === undefined) {
-      const list = this.allowlist(className);
-      set = list ? new Set(list) : null;
-      this.allowSets.set(className, set);
+    const list = this.allowlist(className);
+    // Keyed by the list itself: a list matched again with a newer schema is a new list.
+    let entry = this.allowSets.get(className);
+    if (entry === undefined || entry.list !== list) {
+      entry = { list, set: list ? new Set(list) : undefined };
+      this.allowSets.set(className, entry);
     }
-    return set ?? undefined;
+    return entry.set;
   }
 
   /**
@@ -299,6 +443,18 @@ export class ReadPolicy {
         },
       );
     }
+    const column = this.propertyColumn(className, field.split('.')[0]);
+    if (column && allowed.includes(column)) {
+      throw new AccessDeniedError(
+        `${where} field '${field}' is the model's property name; the field is '${column}' (tools take field names as get_schema lists them).`,
+        {
+          kind: 'field_denied',
+          deniedField: field,
+          allowedFields: preview,
+          suggestedRewrite: column,
+        },
+      );
+    }
     throw new AccessDeniedError(
       `${where} field '${field}' is not one this agent can use on '${className}' (its agent_fields allowlist; whether such a field exists is not said).${suggestionHint(field.split('.')[0], allowed)} Allowed: ${preview.join(', ')}${more}`,
       { kind: 'field_denied', deniedField: field, allowedFields: preview },
@@ -327,14 +483,18 @@ export class ReadPolicy {
     }
     const allowed = this.allowlist(className);
     const root = field.split('.')[0];
-    if (allowed && !allowed.includes(root)) this.denyField(className, field, where);
+    if (allowed?.includes(root)) return;
+    this.refuseUnresolvedField(className, field, where);
+    if (allowed) this.denyField(className, field, where);
     // Only without an allowlist: there every field is visible, so "no such field" hides nothing.
     // A schema with no fields at all says nothing about which names exist.
     const schema = allowed ? undefined : this.schemaSnapshot?.get(className);
     const known = schema && Object.keys(schema.fields).length > 0 ? schema.fields : undefined;
     if (known && !(root in known) && !BUILTIN_FIELDS.has(root)) {
       const visible = Object.keys(known).filter((f) => f !== 'ACL' && !isInternalField(f));
-      const suggestions = closestNames(root, visible);
+      const column = this.propertyColumn(className, root);
+      const suggestions =
+        column && visible.includes(column) ? [column] : closestNames(root, visible);
       const hint = suggestions.length
         ? ` Did you mean ${suggestions.map((n) => `'${n}'`).join(' or ')}?`
         : '';
@@ -344,6 +504,33 @@ export class ReadPolicy {
         suggestions,
       );
     }
+  }
+
+  /** The column a model property of the class maps to, when `name` is such a property. */
+  protected propertyColumn(className: string, name: string): string | undefined {
+    const properties = this.meta(className)?.propertyToWire ?? {};
+    if (!Object.prototype.hasOwnProperty.call(properties, name)) return undefined;
+    return properties[name] !== name ? properties[name] : undefined;
+  }
+
+  /**
+   * A field the model declares (allowlist, join or large fields, field docs) that is no column of
+   * the class: the refusal says so and names the fields that exist, where otherwise the read would
+   * run on a column that is not there and come back empty.
+   */
+  protected refuseUnresolvedField(className: string, field: string, where: string): void {
+    const root = field.split('.')[0];
+    const declared = this.declaredNames(className)?.unresolved.find(
+      (u) => u.name === root && FIELD_DECLARATIONS.has(u.declaredIn),
+    );
+    if (!declared) return;
+    const usable = this.fieldsForMessage(className);
+    const suggestions = declared.candidates ?? closestNames(root, usable);
+    throw new UnknownFieldError(
+      `${where} field '${field}': the model of '${className}' declares '${root}' (${declared.declaredIn}), but the class has no such field. Fields you can use: ${usable.join(', ') || '(none)'}.`,
+      field,
+      suggestions,
+    );
   }
 
   /**
@@ -386,11 +573,10 @@ export class ReadPolicy {
       this.checkField(className, field, options.context);
     checkWhereValueTypes(caller, await this.fieldTypes(className));
     const scoped = await this.scopeSubqueries(className, caller);
-    const meta = this.meta(className);
     const { perClass, defaultFilter } = this.filterLayers(className);
     const composed = composeWhere({
       caller: scoped,
-      canonical: options.canonical ? meta?.canonicalFilter : undefined,
+      canonical: options.canonical ? this.canonicalFilter(className) : undefined,
       perClass,
       defaultFilter,
       tenant: tenant && options.tenant ? { [tenant.field]: tenant.value } : undefined,
@@ -705,11 +891,34 @@ export class ReadPolicy {
     className?: string,
     options: Pick<RedactOptions, 'simplifyTyped'> = {},
   ): T {
+    const references = new Map<string, Readonly<Record<string, string>>>();
     return redact(rows, (c) => this.isDenied(c), {
       allowlistFor: (c) => this.allowSet(c),
       rootClass: className,
       simplifyTyped: options.simplifyTyped,
+      referenceFieldsOf: (c) => {
+        let fields = references.get(c);
+        if (!fields) references.set(c, (fields = this.referenceFields(c)));
+        return fields;
+      },
     }) as T;
+  }
+
+  /**
+   * The Pointer and Relation columns of a class, field -> target class: the schemas the class gate
+   * loaded, completed by `@BelongsTo`. Redaction reads only these columns as references.
+   */
+  protected referenceFields(className: string): Readonly<Record<string, string>> {
+    const out: Record<string, string> = {};
+    for (const [name, field] of Object.entries(this.schemaSnapshot?.get(className)?.fields ?? {})) {
+      if ((field.type === 'Pointer' || field.type === 'Relation') && field.targetClass) {
+        out[name] = field.targetClass;
+      }
+    }
+    for (const [field, target] of Object.entries(this.meta(className)?.references ?? {})) {
+      out[field] ??= target;
+    }
+    return out;
   }
 }
 

@@ -1,5 +1,5 @@
 import { OBJECT_ID_PATTERN } from '../core/constants';
-import { AccessDeniedError, AgentValidationError, ParseRequestError } from '../core/errors';
+import { AccessDeniedError, AgentValidationError, ObjectNotFoundError } from '../core/errors';
 import type { DataPath, DataRow } from '../ports/data-path';
 import { fieldSpellings, isPlainObject } from '../query/field-names';
 import { isInternalField } from '../query/internal-fields';
@@ -90,11 +90,7 @@ export class WritePolicy {
     );
     const row = rows[0];
     if (!row || (tenant && tenant.field in row && !rowInTenant(row, tenant))) {
-      throw new ParseRequestError(
-        `Parse error: Object not found: ${className}#${objectId}`,
-        101,
-        404,
-      );
+      throw new ObjectNotFoundError(className, objectId);
     }
     return row;
   }

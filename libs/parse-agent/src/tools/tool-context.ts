@@ -29,7 +29,7 @@ export interface ToolAgent extends AgentIdentity {
   reportProgress(update: ProgressUpdate): void;
   /** Raw create/update/delete allowed for this agent (with the env gates; see allowMutations). */
   readonly allowMutations?: boolean;
-  /** Disclose agent methods' permitted_keys in get_schema (trusted environments only). */
+  /** @deprecated See AgentOptions.agentDebug: it changes nothing now. */
   readonly agentDebug?: boolean;
   /** Whether the per-agent `methods:` filter lets `Class.method` through. */
   methodPermitted?(className: string, methodName: string): boolean;

@@ -50,7 +50,13 @@ export interface ToolDefinition<TArgs = Record<string, unknown>, TResult = unkno
    * configure.
    */
   dataOperation?: DataOperation;
-  /** Results over the response cap: 'trim-rows' keeps the leading `results` rows that fit. */
+  /**
+   * Results over the response cap. 'trim-rows': the result is cut down to what fits (rows in
+   * `results`/`samples`/`groups`/`values`, objects in `objects`, one `object`): the heaviest field
+   * left out, the leading rows kept, and `_truncated` saying what happened and how to ask for the
+   * rest with the tool's own arguments. 'refuse' (the default but for query_class): a refusal that
+   * names the heaviest fields and the tool's arguments that ask for less.
+   */
   oversize?: 'refuse' | 'trim-rows';
   annotations?: ToolAnnotations;
   /** Human-readable name for clients' menus (MCP 2025-06-18+); `annotations.title` is the fallback. */

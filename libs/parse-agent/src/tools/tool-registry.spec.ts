@@ -48,3 +48,60 @@ describe('ToolRegistry output schemas', () => {
     expect(own.get('own_count')?.outputSchema).toEqual(schema);
   });
 });
+
+describe('ToolRegistry.register refuses what clients would refuse, saying how to fix it', () => {
+  const base = { description: 'Counts.', handler: () => ({ n: 1 }) };
+  const registry = () => new ToolRegistry(BUILTIN_TOOLS);
+
+  it.each([
+    ['a string', 'total'],
+    ['an array', [{ type: 'object' }]],
+    ['a number', 5],
+    ['null', null],
+    ['a non-object root', { type: 'array', items: { type: 'string' } }],
+    ['a schema without type', { properties: { n: { type: 'integer' } } }],
+  ])('an outputSchema that is %s', (_what, outputSchema) => {
+    expect(() =>
+      registry().register({ ...base, name: 'bad_output', outputSchema } as never),
+    ).toThrow(/outputSchema must be a JSON Schema object whose root is type 'object'.*e\.g\./);
+  });
+
+  it('an outputSchema ajv cannot compile', () => {
+    expect(() =>
+      registry().register({
+        ...base,
+        name: 'bad_output',
+        outputSchema: { type: 'object', properties: { n: { type: 'integr' } } },
+      }),
+    ).toThrow(/outputSchema is not a valid JSON Schema/);
+  });
+
+  it('an inputSchema whose root is not an object', () => {
+    expect(() =>
+      registry().register({ ...base, name: 'bad_input', inputSchema: 'n' as never }),
+    ).toThrow(/inputSchema must be a JSON Schema object/);
+  });
+
+  it.each([
+    ['a fractional', 1.5],
+    ['a string', '30'],
+    ['a zero', 0],
+    ['a negative', -5],
+    ['a NaN', Number.NaN],
+    ['an infinite', Number.POSITIVE_INFINITY],
+  ])('%s timeout', (_what, timeout) => {
+    expect(() =>
+      registry().register({ ...base, name: 'bad_timeout', timeout: timeout as number }),
+    ).toThrow(/timeout must be a whole number of seconds above 0.*e\.g\. timeout: 30/);
+  });
+
+  it('accepts a whole timeout and an object output schema', () => {
+    const tool = registry().register({
+      ...base,
+      name: 'good_tool',
+      timeout: 45,
+      outputSchema: { type: 'object', properties: { n: { type: 'integer' } } },
+    });
+    expect(tool.timeout).toBe(45);
+  });
+});

@@ -1,5 +1,6 @@
 import Ajv, { type ValidateFunction } from 'ajv';
 import { Subject, type Observable } from 'rxjs';
+import { isolateSubscribers, reportToStderr } from '../core/isolated-observable';
 import { isPermissionLevel } from '../core/constants';
 import { ParseAgentConfigError } from '../core/errors';
 import type { ToolDefinition, ToolRegistration } from './tool-definition';
@@ -24,10 +25,16 @@ export class ToolRegistry {
     type: 'registered' | 'unregistered' | 'reset';
     name?: string;
   }>();
-  readonly changes$: Observable<{ type: 'registered' | 'unregistered' | 'reset'; name?: string }> =
-    this.changeSubject.asObservable();
+  /** A subscriber that throws is reported (options.warn, else stderr), never fatal. */
+  readonly changes$: Observable<{ type: 'registered' | 'unregistered' | 'reset'; name?: string }>;
 
-  constructor(builtins: ToolDefinition[] = []) {
+  /** `options.warn`: where a failing `changes$` subscriber is reported (default stderr). */
+  constructor(builtins: ToolDefinition[] = [], options: { warn?: (message: string) => void } = {}) {
+    this.changes$ = isolateSubscribers(
+      this.changeSubject,
+      'ToolRegistry.changes$',
+      options.warn ?? reportToStderr,
+    );
     // Built-in tools take only the arguments they declare: a made-up one (group_by on a count) is
     // refused rather than silently ignored, which would give a plausible wrong answer.
     // Their failures all carry structuredContent, so their output schemas admit the failure shape.
@@ -74,11 +81,14 @@ export class ToolRegistry {
     ) {
       throw new ParseAgentConfigError(`Tool '${name}': category must be a non-empty string.`);
     }
-    if (registration.timeout !== undefined && !(registration.timeout > 0)) {
+    const timeout: unknown = registration.timeout;
+    if (timeout !== undefined && !(Number.isInteger(timeout) && (timeout as number) > 0)) {
       throw new ParseAgentConfigError(
-        `Tool '${name}': timeout must be a positive number of seconds.`,
+        `Tool '${name}': timeout must be a whole number of seconds above 0, as a number (got ${JSON.stringify(timeout)}), e.g. timeout: 30.`,
       );
     }
+    this.checkSchemaShape(name, 'inputSchema', registration.inputSchema);
+    this.checkSchemaShape(name, 'outputSchema', registration.outputSchema);
     if (registration.title !== undefined && typeof registration.title !== 'string') {
       throw new ParseAgentConfigError(`Tool '${name}': title must be a string.`);
     }
@@ -116,11 +126,34 @@ export class ToolRegistry {
         `Tool '${name}': inputSchema is not a valid JSON Schema (${(error as Error).message}).`,
       );
     }
+    if (definition.outputSchema) {
+      try {
+        this.ajv.compile(definition.outputSchema);
+      } catch (error) {
+        throw new ParseAgentConfigError(
+          `Tool '${name}': outputSchema is not a valid JSON Schema (${(error as Error).message}).`,
+        );
+      }
+    }
     const replaced = this.custom.has(name);
     this.custom.set(name, definition);
     if (replaced) this.validators.set(name, this.ajv.compile(definition.inputSchema));
     this.changeSubject.next({ type: 'registered', name });
     return definition;
+  }
+
+  /**
+   * MCP requires both schemas to describe a JSON object (`type: 'object'` at the root): clients
+   * refuse a tool whose schema is a string, an array or another type.
+   */
+  protected checkSchemaShape(name: string, key: string, schema: unknown): void {
+    if (schema === undefined) return;
+    const isObject = typeof schema === 'object' && schema !== null && !Array.isArray(schema);
+    if (!isObject || (schema as { type?: unknown }).type !== 'object') {
+      throw new ParseAgentConfigError(
+        `Tool '${name}': ${key} must be a JSON Schema object whose root is type 'object' (got ${describeValue(schema)}), e.g. { type: 'object', properties: { total: { type: 'number' } } }.`,
+      );
+    }
   }
 
   unregister(name: string): boolean {
@@ -191,6 +224,17 @@ export class ToolRegistry {
       })
       .join('; ');
   }
+}
+
+/** A short description of a value for an error message. */
+function describeValue(value: unknown): string {
+  if (Array.isArray(value)) return 'an array';
+  if (value === null) return 'null';
+  if (typeof value === 'object') {
+    const type = (value as { type?: unknown }).type;
+    return type === undefined ? 'a schema without type' : `type ${JSON.stringify(type)}`;
+  }
+  return `${typeof value} ${JSON.stringify(value)}`;
 }
 
 /** The schema with `additionalProperties: false` unless it says otherwise. */

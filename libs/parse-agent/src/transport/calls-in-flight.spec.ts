@@ -1,3 +1,4 @@
+import { Subject } from 'rxjs';
 import { InMemoryCancellationBus } from '../ports/in-memory-cancellation-bus';
 import { CallsInFlight, cancellationScope, openCall } from './calls-in-flight';
 
@@ -26,6 +27,48 @@ describe('CallsInFlight and openCall (the call scope every transport shares)', (
     expect(cancellations.size).toBe(0);
     expect(cancellations.cancel('s', 1, 'late')).toBe(false);
     expect(call.controller.signal.aborted).toBe(false);
+  });
+
+  it('the end of its session aborts a call (session_ended); a released call no longer listens', () => {
+    const calls = new CallsInFlight();
+    const cancellations = new InMemoryCancellationBus();
+    const ended = new Subject<void>();
+    const other = new Subject<void>();
+    const running = openCall({
+      calls,
+      cancellations,
+      scope: 's',
+      requestId: 1,
+      sessionEnded: ended,
+    });
+    const released = openCall({
+      calls,
+      cancellations,
+      scope: 's',
+      requestId: 2,
+      sessionEnded: ended,
+    });
+    const elsewhere = openCall({
+      calls,
+      cancellations,
+      scope: 's',
+      requestId: 3,
+      sessionEnded: other,
+    });
+    released.release();
+    expect(ended.observed).toBe(true);
+    ended.next();
+    ended.complete();
+    expect(running.controller.signal.reason).toBe('session_ended');
+    expect(released.controller.signal.aborted).toBe(false);
+    expect(elsewhere.controller.signal.aborted).toBe(false);
+    running.release();
+    elsewhere.release();
+    expect(ended.observed).toBe(false);
+    expect(other.observed).toBe(false);
+    // A session that ended before the call opened aborts it at once.
+    const late = openCall({ calls, cancellations, scope: 's', requestId: 4, sessionEnded: ended });
+    expect(late.controller.signal.reason).toBe('session_ended');
   });
 
   it('a call without a scope is tracked for shutdown but cannot be cancelled by id', () => {

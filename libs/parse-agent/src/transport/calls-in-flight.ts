@@ -1,4 +1,4 @@
-import { Subject } from 'rxjs';
+import { Subject, type Observable } from 'rxjs';
 import type { CancellationBus, RequestId } from '../ports/cancellation-bus';
 
 /**
@@ -56,11 +56,20 @@ export interface OpenCallOptions {
   /** Where `notifications/cancelled` for this call is looked up; none: it cannot be cancelled by id. */
   scope: string | undefined;
   requestId: RequestId;
+  /**
+   * The end of the session the call runs in (`McpSession.ended$`): ending the session (DELETE,
+   * expiry, on this node or, with a shared store, on any other) aborts the call.
+   */
+  sessionEnded?: Observable<void>;
 }
+
+/** The abort reason of a call whose session ended under it. */
+export const SESSION_ENDED_REASON = 'session_ended';
 
 /**
  * Starts a call: an AbortController that `notifications/cancelled` (by scope and request id, on
- * any node the bus reaches), the client leaving and shutdown all abort, tracked until released.
+ * any node the bus reaches), the end of its session, the client leaving and shutdown all abort,
+ * tracked until released.
  */
 export function openCall(options: OpenCallOptions): OpenCall {
   const controller = new AbortController();
@@ -69,12 +78,17 @@ export function openCall(options: OpenCallOptions): OpenCall {
       ? undefined
       : options.cancellations.register(options.scope, options.requestId, controller);
   const untrack = options.calls.track(controller);
+  const abortOnEnd = () => {
+    if (!controller.signal.aborted) controller.abort(SESSION_ENDED_REASON);
+  };
+  const sessionWatch = options.sessionEnded?.subscribe({ next: abortOnEnd, complete: abortOnEnd });
   let released = false;
   return {
     controller,
     release: () => {
       if (released) return;
       released = true;
+      sessionWatch?.unsubscribe();
       deregister?.();
       untrack();
     },

@@ -343,6 +343,11 @@ function assertMongoWhere(where: unknown): void {
   if (Array.isArray(where)) return where.forEach(assertMongoWhere);
   if (typeof where !== 'object' || where === null) return;
   for (const [key, inner] of Object.entries(where)) {
+    if (key === '$within') {
+      throw new AgentValidationError(
+        `'$within' is Parse Server's geo constraint: Parse REST runs it (query_class, count_objects and export_data for session and master-key agents), and the direct PostgreSQL path does too; the direct MongoDB path does not. On this path write the box in MongoDB's form, { "$geoWithin": { "$box": [[swLongitude, swLatitude], [neLongitude, neLatitude]] } }.`,
+      );
+    }
     if (PARSE_ONLY_OPERATORS.has(key)) {
       throw new AgentValidationError(
         `'${key}' is a Parse Server query operator that the direct MongoDB path does not run. Query the related class first and filter by its objectIds with $in.`,

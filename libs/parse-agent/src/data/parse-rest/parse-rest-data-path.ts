@@ -1,5 +1,5 @@
 import type { AgentIdentity } from '../../core/agent-identity';
-import { AccessDeniedError, ParseRequestError } from '../../core/errors';
+import { AccessDeniedError, AgentValidationError, ParseRequestError } from '../../core/errors';
 import {
   DATA_PATH_RANK,
   PARSE_SERVER_FIRST,
@@ -49,7 +49,13 @@ export class ParseRestDataPath implements DataPath {
     options: AggregateOptions = {},
   ): Promise<unknown[]> {
     // REST distinct has no limit: every value comes back, so the tool can sort before it cuts.
-    return this.client.distinct(className, spec.field, spec.where, options.signal);
+    const values = await this.client.distinct(className, spec.field, spec.where, options.signal);
+    if (values.some(isAlteredByAggregateRouter)) {
+      throw new AgentValidationError(
+        `distinct cannot list the values of '${spec.field}' through Parse REST: they are objects, and Parse Server's /aggregate removes every key that is not a plain identifier from each one, so the values would differ from what is stored. Read the field with query_class instead.`,
+      );
+    }
+    return values;
   }
 
   find(className: string, query: DataFindQuery, signal?: AbortSignal): Promise<DataRow[]> {
@@ -185,4 +191,26 @@ export class ParseRestDataPathProvider implements DataPathProvider {
       : { masterKey: true };
     return new ParseRestDataPath(this.client, auth, this.database);
   }
+}
+
+/** Typed values whose keys are all identifiers: /aggregate leaves them as they are. */
+const INTACT_TYPES: ReadonlySet<string> = new Set([
+  'Pointer',
+  'Date',
+  'File',
+  'GeoPoint',
+  'Polygon',
+  'Bytes',
+  'Relation',
+]);
+
+/**
+ * An object value of an Object (or Array) column: Parse Server's /aggregate deletes the keys of
+ * each such value that are not identifiers (`naïve`, `with space`, `a-b`), so it cannot be trusted
+ * to be what is stored. Typed values (Pointer, Date...) have identifier keys only.
+ */
+function isAlteredByAggregateRouter(value: unknown): boolean {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
+  const type = (value as Record<string, unknown>).__type;
+  return !(typeof type === 'string' && INTACT_TYPES.has(type));
 }

@@ -33,6 +33,27 @@ describe('compileWhere', () => {
     expect(compile(structuredClone({ active: { $ne: true } })).text).toContain('IS DISTINCT FROM');
   });
 
+  it("runs Parse's $within $box on a GeoPoint column as a point-in-box test, values bound", () => {
+    const sw = { __type: 'GeoPoint', latitude: 40, longitude: -75 };
+    const ne = { __type: 'GeoPoint', latitude: 42, longitude: -72 };
+    expect(compile({ place: { $within: { $box: [sw, ne] } } })).toEqual({
+      text: '(t."place" <@ box(point($1::float8, $2::float8), point($3::float8, $4::float8)))',
+      values: [-75, 40, -72, 42],
+    });
+    expect(() => compile({ name: { $within: { $box: [sw, ne] } } })).toThrow(
+      /\$within filters GeoPoint fields, not String/,
+    );
+    expect(() => compile({ place: { $within: { $box: [sw] } } })).toThrow(InvalidQueryError);
+    expect(() => compile({ place: { $within: { $box: [sw, ne] }, $exists: true } })).toThrow(
+      /cannot be combined with \$exists/,
+    );
+    expect(() => compile({ nowhere: { $within: { $box: [sw, ne] } } })).toThrow(
+      AgentValidationError,
+    );
+    // Other geo constraints stay refused here (Parse REST runs them).
+    expect(() => compile({ place: { $nearSphere: sw } })).toThrow(InvalidQueryError);
+  });
+
   it('is TRUE for an empty where', () => {
     expect(compile({})).toEqual({ text: 'TRUE', values: [] });
   });

@@ -1,4 +1,5 @@
 import { AgentValidationError, InvalidQueryError } from '../../core/errors';
+import { withinBox } from '../../query/constraint-translator';
 import { columnRef } from './pg-identifiers';
 import { isColumnField, ownField, type PgField } from './pg-schema';
 import type { SqlParams } from './sql-params';
@@ -166,6 +167,7 @@ class WhereCompiler {
   }
 
   private field(path: string, value: unknown): string {
+    if (isPlainObject(value) && '$within' in value) return this.within(path, value);
     const target = this.resolve(path);
     const isOperatorObject =
       isPlainObject(value) && Object.keys(value).some((key) => key.startsWith('$'));
@@ -187,6 +189,33 @@ class WhereCompiler {
       parts.push(this.operator(target, op, ops[op], ops.$options));
     }
     return parts.length === 1 ? parts[0] : `(${parts.join(' AND ')})`;
+  }
+
+  /**
+   * Parse's `$within: { $box: [southwest, northeast] }` on a GeoPoint column (a PostgreSQL point,
+   * x = longitude, y = latitude), as Parse Server runs it: the point lies in or on the box.
+   */
+  private within(path: string, constraint: Record<string, unknown>): string {
+    const field = ownField(this.target.fields, path);
+    if (!isColumnField(field) || path.includes('.')) {
+      throw new AgentValidationError(
+        `Unknown field '${path}' in where: not a field this reader can filter on. ` +
+          fieldsHint(this.target, 'Fields you can filter on'),
+      );
+    }
+    if (field.type !== 'GeoPoint') {
+      throw new InvalidQueryError(`'${path}': $within filters GeoPoint fields, not ${field.type}.`);
+    }
+    const others = Object.keys(constraint).filter((k) => k !== '$within');
+    if (others.length) {
+      throw new InvalidQueryError(
+        `'${path}': $within cannot be combined with ${others.join(', ')} on the PostgreSQL path; put the other constraint in an $and clause.`,
+      );
+    }
+    const [southwest, northeast] = withinBox(path, constraint.$within);
+    const corner = (p: { latitude: number; longitude: number }) =>
+      `point(${this.params.add(p.longitude)}::float8, ${this.params.add(p.latitude)}::float8)`;
+    return `(${columnRef(path, this.alias)} <@ box(${corner(southwest)}, ${corner(northeast)}))`;
   }
 
   private operator(target: Target, op: string, value: unknown, options: unknown): string {

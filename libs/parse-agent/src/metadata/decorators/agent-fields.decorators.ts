@@ -27,15 +27,21 @@ function checkNames(decorator: string, target: Target, names: string[]): string[
       );
     }
   }
-  return [...new Set(names.map((n) => wireNameOf(target, n)))];
+  // Names as declared (properties or columns): the registry maps properties to their columns
+  // once every decorator of the model has run (@BelongsTo's `field` included).
+  return [...new Set(names)];
 }
 
 function checkJoinSubset(target: Target) {
   const fields = Reflect.getMetadata(METADATA.fields, target) as string[] | undefined;
   const join = Reflect.getMetadata(METADATA.joinFields, target) as string[] | undefined;
   if (!fields || !join) return;
-  const allowed = new Set<string>([...fields, ...ALWAYS_KEEP_FIELDS]);
-  const outside = join.filter((f) => !allowed.has(f));
+  // Compared as columns, so a property and its column name count as the same field.
+  const allowed = new Set<string>([
+    ...fields.map((f) => wireNameOf(target, f)),
+    ...ALWAYS_KEEP_FIELDS,
+  ]);
+  const outside = join.filter((f) => !allowed.has(wireNameOf(target, f)));
   if (outside.length) {
     throw decoratorError(
       'AgentJoinFields',

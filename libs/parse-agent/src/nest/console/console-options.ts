@@ -46,6 +46,12 @@ export interface ParseAgentConsoleOptions {
   signIn?: boolean;
   /** Bounds sign-in attempts per client address (recommended when signIn is on). */
   signInRateLimiter?: RateLimiter;
+  /**
+   * Checked before the host's guards on the API, sign-in and sign-out (key `mcp:<client ip>`, one
+   * budget with the MCP endpoint); a refusal answers 429 and Parse is not asked. Default: the MCP
+   * endpoint's `mcp.preAuthRateLimiter`, the same instance. `false` turns it off for the console.
+   */
+  preAuthRateLimiter?: RateLimiter | false;
   /** Activity events kept for a feed that opens later (default 200). */
   activityHistory?: number;
 }
@@ -57,4 +63,5 @@ export interface ResolvedConsoleOptions extends Required<
   callerOf?: ParseAgentConsoleOptions['callerOf'];
   actorOf?: ParseAgentConsoleOptions['actorOf'];
   signInRateLimiter?: RateLimiter;
+  preAuthRateLimiter?: RateLimiter | false;
 }

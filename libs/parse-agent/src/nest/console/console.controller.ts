@@ -32,6 +32,7 @@ import type {
 import { checkRateLimit } from '../../ports/rate-limiter';
 import { ConsoleActivity } from './console-activity';
 import { ConsoleAgents } from './console-agents';
+import { ConsolePreAuthGuard } from './console-pre-auth.guard';
 import { consoleAsset } from './console-assets';
 import { CONSOLE_OPTIONS } from './console.constants';
 import type { ResolvedConsoleOptions } from './console-options';
@@ -90,6 +91,7 @@ export function createConsoleControllers(options: ResolvedConsoleOptions): Type<
 
     @Post('api/sign-in')
     @HttpCode(200)
+    @UseGuards(ConsolePreAuthGuard)
     async signIn(@Req() req: AnyRequest, @Body() body: unknown) {
       if (!this.options.signIn) throw new ForbiddenException('Sign-in is turned off.');
       const { username, password } = (body ?? {}) as { username?: unknown; password?: unknown };
@@ -141,6 +143,7 @@ export function createConsoleControllers(options: ResolvedConsoleOptions): Type<
     /** Ends the presented Parse session (the page's "Sign out"): Parse's /logout with that token. */
     @Post('api/sign-out')
     @HttpCode(204)
+    @UseGuards(ConsolePreAuthGuard)
     async signOut(@Req() req: AnyRequest): Promise<void> {
       const token = bearerTokenOf(req.headers);
       if (!token)
@@ -287,7 +290,8 @@ export function createConsoleControllers(options: ResolvedConsoleOptions): Type<
       });
     }
   }
-  UseGuards(...options.guards)(ConsoleApiController);
+  // The pre-auth limit first: an anonymous flood is refused before a host guard asks Parse.
+  UseGuards(ConsolePreAuthGuard, ...options.guards)(ConsoleApiController);
   return [ConsolePageController, ConsoleApiController];
 }
 

@@ -6,6 +6,7 @@ import { AgentEvents, type ToolCallEvent } from '../../core/agent-events';
 import { ParseAgentConfigError } from '../../core/errors';
 import { ParseAgentModule } from '../parse-agent.module';
 import { ConsoleActivity, type ConsoleActivityEntry } from './console-activity';
+import { ConsolePreAuthGuard } from './console-pre-auth.guard';
 import type { ResolvedConsoleOptions } from './console-options';
 import { ParseAgentConsoleModule, resolveConsoleOptions } from './parse-agent-console.module';
 
@@ -145,10 +146,11 @@ describe('ParseAgentConsoleModule', () => {
     const paths = (definition.controllers ?? []).map((c) => Reflect.getMetadata('path', c));
     expect(paths).toEqual(['/ops/console', '/ops/console/api']);
     const guarded = (definition.controllers ?? []).map(
-      (c) => (Reflect.getMetadata('__guards__', c) as unknown[] | undefined)?.length ?? 0,
+      (c) => (Reflect.getMetadata('__guards__', c) as unknown[] | undefined) ?? [],
     );
-    // The page and sign-in carry no data; every data endpoint sits behind the host's guards.
-    expect(guarded).toEqual([0, 1]);
+    // The page and sign-in carry no data; every data endpoint sits behind the host's guards,
+    // after the pre-auth limit.
+    expect(guarded).toEqual([[], [ConsolePreAuthGuard, allow]]);
     expect(module.get(ConsoleActivity)).toBeInstanceOf(ConsoleActivity);
     await module.close();
   });

@@ -2,6 +2,7 @@ import { Module, type DynamicModule } from '@nestjs/common';
 import { ParseAgentConfigError } from '../../core/errors';
 import { ConsoleActivity } from './console-activity';
 import { ConsoleAgents } from './console-agents';
+import { ConsolePreAuthGuard } from './console-pre-auth.guard';
 import { consoleAsset } from './console-assets';
 import { CONSOLE_OPTIONS } from './console.constants';
 import { createConsoleControllers } from './console.controller';
@@ -24,7 +25,12 @@ export class ParseAgentConsoleModule {
     return {
       module: ParseAgentConsoleModule,
       controllers: createConsoleControllers(resolved),
-      providers: [{ provide: CONSOLE_OPTIONS, useValue: resolved }, ConsoleAgents, ConsoleActivity],
+      providers: [
+        { provide: CONSOLE_OPTIONS, useValue: resolved },
+        ConsoleAgents,
+        ConsoleActivity,
+        ConsolePreAuthGuard,
+      ],
     };
   }
 }
@@ -47,6 +53,16 @@ export function resolveConsoleOptions(options: ParseAgentConsoleOptions): Resolv
       `ParseAgentConsoleModule.forRoot: activityHistory must be a whole number of entries, 0 or more (got ${JSON.stringify(options.activityHistory)}).`,
     );
   }
+  const preAuth = options.preAuthRateLimiter;
+  if (
+    preAuth !== undefined &&
+    preAuth !== false &&
+    typeof (preAuth as { check?: unknown })?.check !== 'function'
+  ) {
+    throw new ParseAgentConfigError(
+      'ParseAgentConsoleModule.forRoot: preAuthRateLimiter must have a check(key) method (a RateLimiter), or be false to turn it off.',
+    );
+  }
   return {
     path,
     guards: [...options.guards],
@@ -56,5 +72,6 @@ export function resolveConsoleOptions(options: ParseAgentConsoleOptions): Resolv
     callerOf: options.callerOf,
     actorOf: options.actorOf,
     signInRateLimiter: options.signInRateLimiter,
+    preAuthRateLimiter: preAuth,
   };
 }

@@ -18,6 +18,8 @@ interface FastifyRequestLike {
   raw: IncomingMessage;
   /** The client address, with Fastify's `trustProxy` applied. */
   ip?: string;
+  /** No route of the app matched the request (Fastify routes before onRequest hooks run). */
+  is404?: boolean;
 }
 
 interface FastifyInstanceLike {
@@ -95,7 +97,10 @@ export function installMcpGate(
 ): void {
   const type = adapter?.getType?.();
   if (type === 'express' && adapter?.use) {
-    adapter.use(gate.middleware);
+    const app = adapter.getInstance?.() as ExpressAppLike | undefined;
+    adapter.use((req: IncomingMessage, res: ServerResponse, next: (error?: unknown) => void) =>
+      gate.screen(req, res, next, undefined, () => expressRouteMatches(app, req)),
+    );
     return;
   }
   if (type === 'fastify' && adapter?.getInstance) {
@@ -117,6 +122,39 @@ const GATED_CONTENT_TYPE = 'application/x.parse-agent-mcp-gated';
 const HELD_CONTENT_TYPE = Symbol('parse-agent:held-content-type');
 
 type GatedRequest = McpRequest & { [HELD_CONTENT_TYPE]?: string | undefined };
+
+/** The parts of an Express app's router read to tell whether the host has a route. */
+interface ExpressLayerLike {
+  route?: { _handlesMethod?(method: string): boolean };
+  match?(path: string): boolean;
+}
+interface ExpressAppLike {
+  router?: { stack?: ExpressLayerLike[] };
+  _router?: { stack?: ExpressLayerLike[] };
+}
+
+/**
+ * Whether a route the host registered on the Express app serves this request (asked only for a
+ * path under the endpoint that the endpoint does not serve). Unreadable router: assume it does,
+ * so the platform answers as before rather than the gate hiding a host route.
+ */
+function expressRouteMatches(app: ExpressAppLike | undefined, req: IncomingMessage): boolean {
+  try {
+    const stack = app?.router?.stack ?? app?._router?.stack;
+    if (!Array.isArray(stack)) return true;
+    const path = (req.url ?? '/').split('?')[0];
+    const method = req.method ?? 'GET';
+    return stack.some(
+      (layer) =>
+        layer.route !== undefined &&
+        typeof layer.match === 'function' &&
+        layer.match(path) &&
+        (layer.route._handlesMethod?.(method) ?? true),
+    );
+  } catch {
+    return true;
+  }
+}
 
 function installOnFastify(instance: FastifyInstanceLike, gate: McpRequestGate): void {
   instance.addContentTypeParser(GATED_CONTENT_TYPE, (request, _payload, done) => {
@@ -149,6 +187,7 @@ function installOnFastify(instance: FastifyInstanceLike, gate: McpRequestGate): 
         reply.hijack();
         done();
       },
+      () => request.is404 !== true,
     );
   });
 }

@@ -16,7 +16,7 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { lastValueFrom } from 'rxjs';
-import type { PermissionLevel } from '../../core/constants';
+import { isPermissionLevel, type PermissionLevel } from '../../core/constants';
 import { AgentUnauthorizedError, ParseAgentConfigError } from '../../core/errors';
 import type { AgentOptions } from '../../agent/parse-agent';
 import type { RateLimiter } from '../../ports/rate-limiter';
@@ -34,7 +34,7 @@ import type {
 import type { McpEndpointOptions } from './mcp-endpoint-options';
 import { HEADER } from '../../transport/http/mcp-http.constants';
 import { sendJson, sendJsonRpcError } from '../../transport/http/mcp-http-response';
-import { isLoopbackAddress } from '../../transport/http/transport-checks';
+import { isLoopbackAddress, isLoopbackOrigin } from '../../transport/http/transport-checks';
 
 export interface StandaloneMcpServerOptions {
   parse: ParseConnectionConfig;
@@ -61,6 +61,11 @@ export interface StandaloneMcpServerOptions {
   /** Shared by every request (default: 60 calls per 60 s in this process). */
   rateLimiter?: RateLimiter;
   preAuthRateLimiter?: RateLimiter;
+  /**
+   * Browser origins allowed to call (see the endpoint's `allowedOrigins`). Without an API key and
+   * without this list, only loopback origins (`http://localhost:<any port>`, `127.0.0.1`, `[::1]`)
+   * are: the server acts with its own credentials, so a page elsewhere gets 403.
+   */
   allowedOrigins?: string[];
   requireCustomHeader?: string | Record<string, string>;
   /** Further endpoint settings (streaming, heartbeats, limits); the path is always /mcp. */
@@ -177,12 +182,44 @@ class StandaloneMcpModule {
 }
 
 /**
+ * The options the standalone server itself reads, checked before anything starts; the module
+ * checks the rest (parse, mcp...) and its errors reject the start as well.
+ */
+function checkStandaloneOptions(options: StandaloneMcpServerOptions): void {
+  const fail = (problem: string): never => {
+    throw new ParseAgentConfigError(`startStandaloneMcpServer: ${problem}`);
+  };
+  if (typeof options !== 'object' || options === null) {
+    fail('pass an options object, e.g. { parse: { serverURL, appId, masterKey } }.');
+  }
+  const { host, port, apiKey, permissions, sessionToken } = options;
+  if (host !== undefined && (typeof host !== 'string' || !host.trim())) {
+    fail(`host must be an interface address such as '127.0.0.1' (got ${JSON.stringify(host)}).`);
+  }
+  if (port !== undefined && !(Number.isInteger(port) && port >= 0 && port <= 65535)) {
+    fail(
+      `port must be a whole number from 0 to 65535, 0 picking a free one (got ${JSON.stringify(port)}).`,
+    );
+  }
+  if (apiKey !== undefined && typeof apiKey !== 'string') {
+    fail('apiKey must be a string (clients send it in X-MCP-API-Key).');
+  }
+  if (permissions !== undefined && !isPermissionLevel(permissions)) {
+    fail(`permissions must be readonly, write or admin (got ${JSON.stringify(permissions)}).`);
+  }
+  if (sessionToken !== undefined && (typeof sessionToken !== 'string' || !sessionToken)) {
+    fail('sessionToken must be a non-empty Parse session token, or left out for the master key.');
+  }
+}
+
+/**
  * Runs the MCP endpoint as its own small server: `/mcp`, `/health` (no auth) and `/tools`.
  * Refuses to listen beyond loopback without an API key.
  */
 export async function startStandaloneMcpServer(
   options: StandaloneMcpServerOptions,
 ): Promise<StandaloneMcpServer> {
+  checkStandaloneOptions(options);
   const host = options.host ?? '127.0.0.1';
   const port = options.port ?? 3001;
   const apiKey = options.apiKey || process.env.MCP_API_KEY || undefined;
@@ -197,18 +234,39 @@ export async function startStandaloneMcpServer(
     agentOptions: { permissions, sessionToken: options.sessionToken },
   };
   const logger = new Logger('ParseAgentMcpServer');
+  // abortOnError false: a module that fails to start rejects this promise (Nest's default would
+  // exit the process, leaving the caller nothing to catch).
   const app = await NestFactory.create(StandaloneMcpModule.register(options, settings), {
     logger: options.logger ?? ['log', 'warn', 'error'],
+    abortOnError: false,
   });
-  // Sub-paths of /mcp other than /mcp/tools answer in JSON-RPC, like the endpoint itself.
-  app.use((req: IncomingMessage, res: ServerResponse, next: () => void) => {
-    const path = (req.url ?? '').split('?')[0].toLowerCase().replace(/\/+$/, '');
-    if (path.startsWith('/mcp/') && path !== '/mcp/tools') {
-      return sendJsonRpcError(res, 404, -32601, 'Not Found');
-    }
-    next();
-  });
-  await app.listen(port, host);
+  // Keyless, the server lends its own identity (the master key by default) to whoever reaches
+  // the port: a web page in the operator's browser must not be one of them. The Host check
+  // (DNS rebinding) stays as it is; this adds the Origin of the page that sent the request.
+  const allowedOrigins = options.allowedOrigins ?? options.mcp?.allowedOrigins;
+  if (!apiKey && !allowedOrigins?.length) {
+    app.use((req: IncomingMessage, res: ServerResponse, next: () => void) => {
+      const origin = String(req.headers.origin ?? '').trim();
+      if (origin && !isLoopbackOrigin(origin)) {
+        return sendJsonRpcError(
+          res,
+          403,
+          -32700,
+          'Origin not allowed: this server has no API key, so only pages on this machine may call it',
+        );
+      }
+      next();
+    });
+  }
+  let tools: string[];
+  try {
+    await app.listen(port, host);
+    tools = app.get(ParseAgentFactory).create(settings.agentOptions).allowedTools();
+  } catch (error) {
+    // Nothing may keep running behind a rejected start.
+    await app.close().catch(() => undefined);
+    throw error;
+  }
   const address = app.getHttpServer().address() as AddressInfo;
   const shownHost = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   const url = `http://${shownHost}:${address.port}`;
@@ -228,7 +286,6 @@ export async function startStandaloneMcpServer(
     process.once('SIGTERM', onSignal);
   }
 
-  const tools = app.get(ParseAgentFactory).create(settings.agentOptions).allowedTools();
   logger.log(`MCP server listening on ${url}/mcp (permissions: ${permissions})`);
   logger.log(`Tools: ${tools.join(', ')}`);
   return { app, url, host: address.address, port: address.port, close };

@@ -125,7 +125,8 @@ export function withMcpEndpoint(
     ...definition,
     controllers: [...(definition.controllers ?? []), createMcpController(options)],
     providers: [...(definition.providers ?? []), ...providers],
-    exports: [...(definition.exports ?? []), SessionStore, CancellationBus],
+    // The endpoint's options: the console takes its pre-auth limiter from them.
+    exports: [...(definition.exports ?? []), SessionStore, CancellationBus, MCP_ENDPOINT_OPTIONS],
   };
 }
 

@@ -9,7 +9,6 @@ const STRING = { type: 'string' };
 const INTEGER = { type: 'integer' };
 const BOOLEAN = { type: 'boolean' };
 const OBJECT = { type: 'object' };
-const ARRAY = { type: 'array' };
 
 /**
  * "This type, or null", spelled with one `type` per branch: several MCP clients read `type` as a
@@ -19,13 +18,42 @@ export function nullable(schema: JsonSchema): JsonSchema {
   return { anyOf: [schema, { type: 'null' }] };
 }
 
+const JSON_VALUE_DEF = 'json_value';
+const JSON_VALUE_REF = `#/$defs/${JSON_VALUE_DEF}`;
+
 /**
- * Any JSON value, with every branch typed: an empty schema (`{}`) says the same to a validator but
- * is flagged as untyped by strict clients.
+ * Any JSON value, with every branch typed and arrays naming their items: an empty schema (`{}`)
+ * says the same to a validator but strict clients refuse it as untyped, and an array without
+ * `items` is refused by OpenAI's strict mode. Arrays nest to any depth, so the value refers to
+ * itself: a `$ref` to the `$defs` that `withSchemaDefs` puts at the root of the tool's schema.
  */
-export const ANY_JSON_VALUE: JsonSchema = {
-  anyOf: ['string', 'number', 'boolean', 'object', 'array', 'null'].map((type) => ({ type })),
+export const ANY_JSON_VALUE: JsonSchema = { $ref: JSON_VALUE_REF };
+
+const JSON_VALUE_SCHEMA: JsonSchema = {
+  anyOf: [
+    ...['string', 'number', 'boolean', 'object', 'null'].map((type) => ({ type })),
+    { type: 'array', items: { $ref: JSON_VALUE_REF } },
+  ],
 };
+
+/** Whether `#/$defs/<name>` is referred to anywhere in the schema (its $defs aside). */
+function refersTo(schema: unknown, ref: string): boolean {
+  if (Array.isArray(schema)) return schema.some((item) => refersTo(item, ref));
+  if (typeof schema !== 'object' || schema === null) return false;
+  return Object.entries(schema).some(([key, value]) =>
+    key === '$defs' ? false : key === '$ref' ? value === ref : refersTo(value, ref),
+  );
+}
+
+/**
+ * A tool's output schema at its root: the `$defs` that `ANY_JSON_VALUE` refers to, when it is
+ * used. References resolve against the root, so definitions live there and nowhere below.
+ */
+export function withSchemaDefs(schema: JsonSchema): JsonSchema {
+  if (!refersTo(schema, JSON_VALUE_REF)) return schema;
+  const defs = (schema.$defs as Record<string, unknown> | undefined) ?? {};
+  return { ...schema, $defs: { ...defs, [JSON_VALUE_DEF]: JSON_VALUE_SCHEMA } };
+}
 
 const NULLABLE_STRING = nullable(STRING);
 
@@ -45,7 +73,10 @@ export const TOOL_FAILURE_SCHEMA: JsonSchema = {
 };
 
 function orFailure(success: JsonSchema): JsonSchema {
-  return { type: 'object', anyOf: [success, TOOL_FAILURE_SCHEMA] };
+  // Definitions move to the new root, where the success branch's references resolve.
+  const { $defs, ...branch } = success;
+  const root: JsonSchema = { type: 'object', anyOf: [branch, TOOL_FAILURE_SCHEMA] };
+  return withSchemaDefs($defs ? { ...root, $defs } : root);
 }
 
 /**
@@ -75,6 +106,20 @@ const PAGINATION = {
   required: ['has_more'],
 };
 
+/** `_truncated`: the result was cut to fit the response size limit (see response-size-cap.ts). */
+export const TRUNCATED_OUTPUT: JsonSchema = {
+  type: 'object',
+  properties: {
+    reason: STRING,
+    dropped_fields: { type: 'array', items: STRING },
+    kept_count: INTEGER,
+    original_count: INTEGER,
+    next_skip: INTEGER,
+    not_returned: { type: 'array', items: STRING },
+    hint: STRING,
+  },
+};
+
 const NOTES = {
   truncated_note: STRING,
   elided_fields: { type: 'array', items: STRING },
@@ -85,7 +130,7 @@ const NOTES = {
   withheld_includes: WITHHELD_INCLUDES,
   withheld_includes_note: STRING,
   applied_limits: OBJECT,
-  _truncated: OBJECT,
+  _truncated: TRUNCATED_OUTPUT,
 };
 
 export const QUERY_CLASS_OUTPUT: JsonSchema = orFailure({
@@ -129,6 +174,7 @@ export const GET_OBJECT_OUTPUT: JsonSchema = orFailure({
     truncated_include_fields: OBJECT,
     withheld_includes: WITHHELD_INCLUDES,
     withheld_includes_note: STRING,
+    _truncated: TRUNCATED_OUTPUT,
   },
   required: ['class_name', 'object'],
 });
@@ -144,6 +190,7 @@ export const GET_OBJECTS_OUTPUT: JsonSchema = orFailure({
     truncated_include_fields: OBJECT,
     withheld_includes: WITHHELD_INCLUDES,
     withheld_includes_note: STRING,
+    _truncated: TRUNCATED_OUTPUT,
   },
   required: ['class_name', 'objects', 'missing'],
 });
@@ -156,6 +203,7 @@ export const GET_SAMPLE_OBJECTS_OUTPUT: JsonSchema = orFailure({
     samples: { type: 'array', items: OBJECT },
     note: STRING,
     applied_limits: OBJECT,
+    _truncated: TRUNCATED_OUTPUT,
   },
   required: ['class_name', 'samples'],
 });
@@ -179,7 +227,14 @@ export const GET_SCHEMA_OUTPUT: JsonSchema = orFailure({
     description: STRING,
     usage: STRING,
     fields: { type: 'array', items: OBJECT },
-    indexes: ARRAY,
+    indexes: {
+      type: 'array',
+      items: {
+        type: 'object',
+        properties: { name: STRING, fields: { type: 'array', items: STRING }, unique: BOOLEAN },
+        required: ['name', 'fields'],
+      },
+    },
     permissions: OBJECT,
   },
   required: ['class_name', 'fields'],

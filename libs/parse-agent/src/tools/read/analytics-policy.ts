@@ -45,6 +45,10 @@ export async function validatePipelineFor(
   return validatePipeline(className, pipeline, policy, limits);
 }
 
+/** How to get a refused scan through: an index (the operator's) or a filter that uses one. */
+const COLLSCAN_FIX =
+  'Add a filter on an indexed field (explain_query shows whether a filter uses an index), or ask the operator to add an index on the fields you filter on.';
+
 /** A COLLSCAN the operator asked to refuse (`refuseCollscan`). */
 export class CollscanRefusedError extends SecurityBlockedError {
   constructor(
@@ -52,7 +56,7 @@ export class CollscanRefusedError extends SecurityBlockedError {
     readonly winningPlan?: unknown,
   ) {
     super(
-      `COLLSCAN on ${className}: the query would scan the full collection.`,
+      `COLLSCAN on ${className}: the query would scan the full collection, which this server refuses (refuseCollscan). ${COLLSCAN_FIX}`,
       `COLLSCAN on ${className}`,
     );
   }
@@ -60,8 +64,7 @@ export class CollscanRefusedError extends SecurityBlockedError {
     return {
       refused: true,
       reason: this.reason,
-      suggestion:
-        'Add a filter on an indexed field, or call explain_query directly to inspect the plan.',
+      suggestion: COLLSCAN_FIX,
       ...(this.winningPlan !== undefined ? { winning_plan: this.winningPlan } : {}),
     };
   }

@@ -199,11 +199,16 @@ describe('PolicedReader', () => {
 
     path.groupBy = async (...args) => {
       calls.push({ method: 'groupBy', args });
-      return [{ key: 'Vault$v1', value: 2 }];
+      return [
+        { key: 'Vault$v1', value: 2 },
+        { key: { __type: 'Pointer', className: 'Vault', objectId: 'v1' }, value: 1 },
+      ];
     };
     const again = await reader(path).read.prepare('group_by', 'Team', []);
+    // A string key is data, whatever it looks like; a Pointer into a hidden class is redacted.
     expect(await again.run({ where: { size: 1 }, native })).toEqual([
-      { _id: { className: 'Vault', __redacted: true }, value: 2 },
+      { _id: 'Vault$v1', value: 2 },
+      { _id: { className: 'Vault', __redacted: true }, value: 1 },
     ]);
     const spec = calls[1].args[1] as { where: unknown };
     expect(spec.where).toEqual({ $and: [{ size: 1 }, TENANT] });
@@ -251,6 +256,57 @@ describe('PolicedReader', () => {
     // Without a filter there is nothing to explain: it runs.
     await prepared.run({});
     expect(calls.map((c) => c.method)).toEqual(['explain', 'aggregate']);
+  });
+
+  it('with refuseCollscan, pre-flights find and count with the planned where, before they read', async () => {
+    const calls: Call[] = [];
+    const path = rowPath(calls);
+    let scan = true;
+    path.explain = async (...args) => {
+      calls.push({ method: 'explain', args });
+      return {
+        winningPlan: scan ? 'Seq Scan' : 'Index Scan',
+        collectionScan: scan,
+        indexesUsed: [],
+      };
+    };
+    const { read } = reader(path, { refuseCollscan: true });
+    await expect(read.find('Team', { where: { size: 1 }, limit: 5 })).rejects.toThrow(
+      CollscanRefusedError,
+    );
+    await expect(read.count('Team', { where: { size: 1 } })).rejects.toThrow(/add an index/);
+    expect(calls.map((c) => c.method)).toEqual(['explain', 'explain']);
+    // What is explained is what would run: the caller's filter with the tenant scope.
+    expect((calls[0].args[1] as { where: unknown }).where).toEqual({
+      $and: [{ size: 1 }, TENANT],
+    });
+    scan = false;
+    await read.find('Team', { where: { size: 1 }, limit: 5 });
+    expect(calls.map((c) => c.method)).toEqual(['explain', 'explain', 'explain', 'find']);
+  });
+
+  it('with refuseCollscan, runs reads unchecked where no path can explain for the agent', async () => {
+    const calls: Call[] = [];
+    const path = rowPath(calls);
+    const access = new ReadPolicy(
+      alice,
+      new MetadataRegistry().register(Team, Vault),
+      schemas,
+      undefined,
+      {},
+    );
+    const read = new PolicedReader({
+      access,
+      pathFor: (operation) => {
+        if (operation === 'explain') throw new DataPathUnavailableError('no explain here');
+        return path;
+      },
+      signal: new AbortController().signal,
+      timeoutMs: 30_000,
+      analytics: { ...DEFAULT_ANALYTICS_SETTINGS, refuseCollscan: true },
+    });
+    await read.find('Team', { where: { size: 1 }, limit: 5 });
+    expect(calls.map((c) => c.method)).toEqual(['find']);
   });
 
   it('binds each operation once per call', async () => {

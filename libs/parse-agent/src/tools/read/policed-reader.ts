@@ -1,4 +1,9 @@
-import { AccessDeniedError, AgentValidationError } from '../../core/errors';
+import {
+  AccessDeniedError,
+  AgentValidationError,
+  InvalidQueryError,
+  PointerShapeError,
+} from '../../core/errors';
 import { DataPathUnavailableError } from '../../data/data-router';
 import { releaseHandedOverRows } from '../../data/handed-over-rows';
 import type {
@@ -12,6 +17,8 @@ import type {
   GroupBySpec,
   SearchSpec,
 } from '../../ports/data-path';
+import { validateWhere, type Where } from '../../query/constraint-translator';
+import { isPlainObject } from '../../query/field-names';
 import { classesNamed } from '../../query/pipeline-classes';
 import { andWhere } from '../../query/where-composer';
 import type { RedactOptions } from '../../security/redactor';
@@ -104,9 +111,11 @@ export type NativeAnalytics =
       sort?: 'asc' | 'desc';
       /** Run the pipeline instead when the path can (array flattening is the pipeline's). */
       pipelineWhenPossible?: boolean;
+      /** Only the pipeline answers this call: the refusal when the path cannot run one. */
+      pipelineOnly?: string;
     };
 
-/** How a prepared pipeline runs. */
+/** How a prepared pipeline runs (with the canonical-filter choice given to `prepare`). */
 export interface PipelineRun {
   /** The caller's own filter: what the COLLSCAN pre-flight explains and a native call plans. */
   where?: Record<string, unknown>;
@@ -122,6 +131,8 @@ export interface PreparedPipeline {
   readonly autoLimit: number;
   /** Per class the pipeline reads, the fields Parse's protectedFields hide from this agent. */
   readonly withheld: ReadonlyMap<string, readonly string[]>;
+  /** The root class's column a top-level output field holds unchanged, when the pipeline shows it. */
+  columnOrigin(outputField: string): string | undefined;
   run(options?: PipelineRun): Promise<DataRow[]>;
 }
 
@@ -173,6 +184,7 @@ export class PolicedReader {
     const { order, newestFirst, limit, skip, ...read } = request;
     const checkedOrder = newestFirst ? '-createdAt' : this.access.checkOrder(className, order);
     const plan = await this.access.planRead(className, read);
+    await this.#preflight(className, read.where, plan.where);
     const raw = await this.#path('find').find(
       className,
       {
@@ -207,6 +219,7 @@ export class PolicedReader {
       request.where,
       request.applyCanonicalFilter !== false,
     );
+    await this.#preflight(className, request.where, where);
     return this.#path('count').count(className, where, this.#sources.signal);
   }
 
@@ -481,6 +494,7 @@ export class PolicedReader {
     options: PrepareOptions = {},
   ): Promise<PreparedPipeline> {
     await this.gate(className);
+    const applyCanonical = options.applyCanonicalFilter !== false;
     const withheld = await this.#withheld(operation, className, pipeline);
     const validated = await validatePipelineFor(
       this.access,
@@ -488,7 +502,7 @@ export class PolicedReader {
       pipeline,
       options.limits ?? {},
       withheld,
-      options.applyCanonicalFilter !== false,
+      applyCanonical,
       this.#aggregatesStoredDocuments(operation),
     );
     return {
@@ -496,33 +510,53 @@ export class PolicedReader {
       autoLimited: validated.autoLimited,
       autoLimit: validated.autoLimit,
       withheld,
+      columnOrigin: (field) => validated.columnOrigin(field),
       run: async (run = {}) => {
-        const rows = await this.#runAnalytics(operation, className, validated.pipeline, run);
+        const rows = await this.#runAnalytics(
+          operation,
+          className,
+          validated.pipeline,
+          run,
+          applyCanonical,
+        );
         if (!Array.isArray(rows)) throw new AgentValidationError('The data path returned no rows.');
         return this.access.redactRows(rows, undefined, run.display);
       },
     };
   }
 
-  /** A path's own analytics method when it has one for the request, else the pipeline. */
+  /**
+   * A path's own analytics method when it has one for the request, else the pipeline. Either way
+   * the caller's filter is planned first (canonical filter as asked, agent filters, tenant) and
+   * pre-flighted when the operator refuses full scans.
+   */
   async #runAnalytics(
     operation: DataOperation,
     className: string,
     pipeline: Record<string, unknown>[],
     run: PipelineRun,
+    applyCanonical: boolean,
   ): Promise<DataRow[]> {
     const path = this.#path(operation);
     const native = run.native;
+    const planned = async () => {
+      const { where } = await this.access.planWhere(className, run.where, applyCanonical);
+      await this.#preflight(className, run.where, where);
+      return where;
+    };
     if (native && 'groupBy' in native && path.groupBy) {
-      const where = await this.#plannedWhere(className, run.where);
+      const where = await planned();
       const groups = await path.groupBy(className, { ...native.groupBy, where }, this.#options());
       return groups.map((g) => ({ _id: g.key, value: g.value }));
     }
     if (native && 'groupByDate' in native && path.groupByDate) {
-      const where = await this.#plannedWhere(className, run.where);
+      const where = await planned();
       const spec = { ...native.groupByDate, where };
       const groups = await path.groupByDate(className, spec, this.#options());
       return groups.map((g) => ({ _id: g.key, value: g.value }));
+    }
+    if (native && 'distinct' in native && native.pipelineOnly && !path.aggregate) {
+      throw new AgentValidationError(native.pipelineOnly);
     }
     if (
       native &&
@@ -530,7 +564,7 @@ export class PolicedReader {
       path.distinct &&
       !(native.pipelineWhenPossible && path.aggregate)
     ) {
-      const where = await this.#plannedWhere(className, run.where);
+      const where = await planned();
       let values = await path.distinct(className, { ...native.distinct, where }, this.#options());
       if (native.sort) {
         values = [...values].sort(compareValues);
@@ -543,33 +577,74 @@ export class PolicedReader {
         `The '${path.kind}' data path chosen for '${operation}' cannot run aggregation pipelines for this agent. Configure a direct database path (mongo or postgres in ParseAgentModule.forRoot).`,
       );
     }
-    await this.#preflight(path, className, run.where);
+    await this.#preflightMatch(className, run.where, applyCanonical);
     return path.aggregate(className, pipeline, this.#options());
   }
 
-  async #plannedWhere(
-    className: string,
-    where: Record<string, unknown> | undefined,
-  ): Promise<Record<string, unknown>> {
-    return (await this.access.planWhere(className, where)).where;
+  /**
+   * With `refuseCollscan` on, explains a call that filters (the caller passed a non-empty where)
+   * before it runs, with the where it runs with (canonical filter, agent filters and tenant
+   * included, so a scope on an indexed field helps), and refuses a full scan of the class. Not
+   * pre-flighted: a call without a filter (it reads the class as a whole by design), a class
+   * marked @AgentAllowCollscan, and a deployment where no path can explain for this agent (Parse
+   * REST alone: the guard needs a direct database path).
+   */
+  async #preflight(className: string, callerWhere: unknown, planned: Where): Promise<void> {
+    if (!this.#sources.analytics.refuseCollscan) return;
+    if (!isPlainObject(callerWhere) || !Object.keys(callerWhere).length) return;
+    if (this.access.meta(className)?.allowCollscan) return;
+    const path = this.#explainPath();
+    if (!path?.explain) return;
+    const summary = await path.explain(className, { where: planned }, this.#options());
+    this.refuseCollectionScan(className, summary);
   }
 
   /**
-   * With `refuseCollscan` on, explains the caller's filter first and refuses a full collection
-   * scan (classes marked @AgentAllowCollscan excepted). A path that cannot explain is not
-   * pre-flighted; nor is a call without a filter.
+   * The pre-flight of a pipeline: its leading `$match`, planned like a where. Constraints the query
+   * language cannot express (an `$expr`, say) are left out of the explained filter; the rest is
+   * explained as the database would start the pipeline.
    */
-  async #preflight(
-    path: DataPath,
+  async #preflightMatch(
     className: string,
-    where: Record<string, unknown> | undefined,
+    match: Record<string, unknown> | undefined,
+    applyCanonical: boolean,
   ): Promise<void> {
-    const { analytics, signal } = this.#sources;
-    if (!analytics.refuseCollscan || !path.explain) return;
-    if (!where || !Object.keys(where).length) return;
-    if (this.access.meta(className)?.allowCollscan) return;
-    const summary = await path.explain(className, { where }, { signal });
-    this.refuseCollectionScan(className, summary);
+    if (!this.#sources.analytics.refuseCollscan || !match) return;
+    const plain: Record<string, unknown> = {};
+    for (const [key, value] of Object.entries(match)) {
+      try {
+        validateWhere({ [key]: value });
+        plain[key] = value;
+      } catch {
+        // Pipeline-only syntax: the pipeline validator accepted it, the explain cannot take it.
+      }
+    }
+    if (!Object.keys(plain).length) return;
+    let where: Where;
+    try {
+      ({ where } = await this.access.planWhere(className, plain, applyCanonical));
+    } catch (error) {
+      // A value written in pipeline form ({ "$date": ... }) that the where language reads otherwise:
+      // the pipeline validator accepted the stage, so only the explain is skipped.
+      if (
+        error instanceof InvalidQueryError ||
+        error instanceof AgentValidationError ||
+        error instanceof PointerShapeError
+      )
+        return;
+      throw error;
+    }
+    await this.#preflight(className, plain, where);
+  }
+
+  /** The path that explains for this agent, or undefined when none can. */
+  #explainPath(): DataPath | undefined {
+    try {
+      return this.#path('explain');
+    } catch (error) {
+      if (error instanceof DataPathUnavailableError) return undefined;
+      throw error;
+    }
   }
 
   /**

@@ -15,6 +15,7 @@ import { HEADER } from './mcp-http.constants';
 import { sendJsonRpcError, sendUnauthorized } from './mcp-http-response';
 import type { McpRequest } from './mcp-request-gate';
 import { headerValue } from './mcp-request-fields';
+import { principalKey } from './principal-key';
 import { declaresElicitation, type SseElicitations } from './sse-elicitation';
 import type { TransportLogger } from './transport-logger';
 import { requestIdOf, unauthorizedLogLine } from './unauthorized-log';
@@ -41,18 +42,41 @@ export class HttpSessions {
   constructor(protected readonly deps: HttpSessionsDependencies) {}
 
   /**
-   * Admits an initialize: the user it counts against (`mcp.userKey`, else derived from the agent),
-   * charged to that user's initialize window. Undefined after answering: 401 when Parse rejects
-   * the session token, 503 when it cannot tell, 429 over the window, 503 when the window cannot be
-   * counted (its Redis store is down or stalled).
+   * Whom the request acts for: the owner of its sessions, streams and cancellations (see
+   * `principalKey`) and the host's own key for it (`mcp.userKey`), when the host gives one.
+   * Undefined after answering: 401 or 503 as `userKey` decided, 500 when it failed otherwise.
+   */
+  async ownerOf(
+    hostRequest: McpRequest,
+    res: ServerResponse,
+    agent: ParseAgent,
+    requestId: JsonRpcId = null,
+  ): Promise<{ owner: string; hostKey?: string } | undefined> {
+    let hostKey: string | undefined;
+    try {
+      const own = await this.deps.options.userKey?.(hostRequest, agent);
+      if (typeof own === 'string' && own) hostKey = own;
+    } catch (error) {
+      this.refuseUnknownUser(error, hostRequest, res, requestId);
+      return undefined;
+    }
+    return { owner: principalKey(agent, hostKey), hostKey };
+  }
+
+  /**
+   * Admits an initialize: the user it counts against (the host's key, else derived from the
+   * agent), charged to that user's initialize window. Undefined after answering: 401 when Parse
+   * rejects the session token, 503 when it cannot tell, 429 over the window, 503 when the window
+   * cannot be counted (its Redis store is down or stalled).
    */
   async admitInitialize(
     hostRequest: McpRequest,
     res: ServerResponse,
     agent: ParseAgent,
     requestId: JsonRpcId,
+    hostKey: string | undefined,
   ): Promise<string | undefined> {
-    const user = await this.userOf(hostRequest, res, agent, requestId);
+    const user = await this.userOf(hostRequest, res, agent, requestId, hostKey);
     if (user === undefined) return undefined;
     return (await this.chargeInitialize(res, user, requestId)) ? user : undefined;
   }
@@ -162,27 +186,37 @@ export class HttpSessions {
     res: ServerResponse,
     agent: ParseAgent,
     requestId: JsonRpcId,
+    hostKey: string | undefined,
   ): Promise<string | undefined> {
+    if (hostKey !== undefined) return UserKeys.ofHostKey(hostKey);
     try {
-      const own = await this.deps.options.userKey?.(hostRequest, agent);
-      if (typeof own === 'string' && own) return UserKeys.ofHostKey(own);
       return await this.deps.userKeys.of(agent);
     } catch (error) {
-      if (error instanceof AgentUnauthorizedError) {
-        this.deps.logger.warn(
-          unauthorizedLogLine(errorClassName(error), error.reason, requestIdOf(hostRequest, res)),
-        );
-        sendUnauthorized(res);
-      } else if (error instanceof UserUnresolvedError) {
-        sendJsonRpcError(res, 503, -32000, error.message, {
-          id: requestId,
-          headers: { 'Retry-After': String(error.retryAfter) },
-        });
-      } else {
-        this.deps.logger.warn(`userKey error: ${errorClassName(error)}`);
-        sendJsonRpcError(res, 500, -32603, 'Internal error', { id: requestId });
-      }
+      this.refuseUnknownUser(error, hostRequest, res, requestId);
       return undefined;
+    }
+  }
+
+  /** Answers a failure to say whom a request is for: 401, 503, or 500 for anything else. */
+  protected refuseUnknownUser(
+    error: unknown,
+    hostRequest: McpRequest,
+    res: ServerResponse,
+    requestId: JsonRpcId,
+  ): void {
+    if (error instanceof AgentUnauthorizedError) {
+      this.deps.logger.warn(
+        unauthorizedLogLine(errorClassName(error), error.reason, requestIdOf(hostRequest, res)),
+      );
+      sendUnauthorized(res);
+    } else if (error instanceof UserUnresolvedError) {
+      sendJsonRpcError(res, 503, -32000, error.message, {
+        id: requestId,
+        headers: { 'Retry-After': String(error.retryAfter) },
+      });
+    } else {
+      this.deps.logger.warn(`userKey error: ${errorClassName(error)}`);
+      sendJsonRpcError(res, 500, -32603, 'Internal error', { id: requestId });
     }
   }
 

@@ -20,6 +20,7 @@ export async function serveJsonCall(endpoint: HttpEndpoint, call: HttpCall): Pro
     cancellations: endpoint.cancellations,
     scope: call.scope,
     requestId,
+    sessionEnded: call.session?.ended$,
   });
   let terminal: DispatchTerminal | undefined;
   try {

@@ -33,6 +33,10 @@ export function invalidRequestProblem(value: unknown): string | undefined {
     if (typeof body.method !== 'string' || body.method === '') {
       return 'method must be a non-empty string';
     }
+    // MCP's notifications are one-way: one sent with an id expects an answer none will give.
+    if (body.method.startsWith('notifications/') && 'id' in body && body.id !== null) {
+      return `${body.method} is a notification: send it without an id`;
+    }
     return undefined;
   }
   if (!('id' in body) || 'result' in body === 'error' in body) {

@@ -34,13 +34,22 @@ export class McpCallerCheck {
     private readonly environment: McpGateEnvironment,
   ) {}
 
-  /** `endpoint` for the MCP path, `tools` for its `/tools` listing, undefined for other paths. */
-  routeOf(req: IncomingMessage): 'endpoint' | 'tools' | undefined {
+  /**
+   * `endpoint` for the MCP path, `tools` for its `/tools` listing, `beneath` for any other path
+   * under the endpoint (none when the endpoint is `/`), undefined for the rest of the app.
+   */
+  routeOf(req: IncomingMessage): 'endpoint' | 'tools' | 'beneath' | undefined {
     const paths = (this.endpointPaths ??= this.resolvePaths());
     const path = (req.url ?? '').split('?')[0].replace(/\/+$/, '').toLowerCase() || '/';
     if (path === paths.endpoint) return 'endpoint';
     if (path === paths.tools) return 'tools';
+    if (paths.endpoint !== '/' && path.startsWith(`${paths.endpoint}/`)) return 'beneath';
     return undefined;
+  }
+
+  /** The endpoint's path as requests reach it (global prefix applied). */
+  endpointPath(): string {
+    return (this.endpointPaths ??= this.resolvePaths()).endpoint;
   }
 
   /** Host (DNS rebinding), Origin and the required custom header; answers a refusal itself. */

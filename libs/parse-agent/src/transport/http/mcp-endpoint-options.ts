@@ -112,6 +112,9 @@ export interface McpEndpointOptions<TGuard = unknown> {
    * know it: sessions are counted and `initialize` is rate-limited per key. Return undefined to use
    * the default: the Parse user of a session-token agent (asked of Parse Server's `/users/me` once
    * per token, then cached), the aclUser or aclRole, or one shared key for master-key agents.
+   * Called on every request: a session (its streams and cancellations too) belongs to the agent's
+   * credentials and this key together, so a request with another key that names it gets 404 (two
+   * operators acting with the master key stay apart).
    */
   userKey?: (
     request: IncomingMessage,

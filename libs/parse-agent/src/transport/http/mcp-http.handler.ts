@@ -22,7 +22,6 @@ import { sendJson, sendJsonRpcError, sendUnauthorized } from './mcp-http-respons
 import type { McpGateState, McpRequest } from './mcp-request-gate';
 import { headerValue, validId } from './mcp-request-fields';
 import { serveListenCall, serveNotificationStream } from './notification-stream';
-import { principalKey } from './principal-key';
 import { PrincipalStreams } from './principal-streams';
 import { agentForRequest, type McpAgentFactory } from './request-agent';
 import { serveSseCall } from './sse-call';
@@ -124,7 +123,9 @@ export class McpHttpHandler implements McpTransport {
     const bodyId = validId(body.id);
     // 2026-07-28 requests carry their revision per request and need no session.
     const era = classifyEra(body, {
-      protocolVersion: headerValue(req, HEADER.protocolVersion),
+      // initialize negotiates its revision from the body: the header has no say there.
+      protocolVersion:
+        body.method === 'initialize' ? undefined : headerValue(req, HEADER.protocolVersion),
       method: headerValue(req, HEADER.method),
       name: headerValue(req, HEADER.name),
     });
@@ -133,13 +134,15 @@ export class McpHttpHandler implements McpTransport {
     if (this.endpoint.drain.refuse(res, bodyId)) return;
     agent ??= await this.authenticate(hostRequest, res);
     if (!agent) return;
-    const owner = principalKey(agent);
+    const principal = await this.sessionLifecycle.ownerOf(hostRequest, res, agent, bodyId);
+    if (!principal) return;
+    const { owner, hostKey } = principal;
     const isRequest = kind === 'request';
     const initialize = isRequest && body.method === 'initialize';
 
     let user: string | undefined;
     if (initialize) {
-      user = await this.sessionLifecycle.admitInitialize(hostRequest, res, agent, bodyId);
+      user = await this.sessionLifecycle.admitInitialize(hostRequest, res, agent, bodyId, hostKey);
       if (user === undefined) return;
     }
     // Methods that do work without running a tool count against the caller's rate limit too.
@@ -218,7 +221,8 @@ export class McpHttpHandler implements McpTransport {
     if (this.endpoint.drain.refuse(res)) return;
     const agent = await this.authenticate(hostRequest, res);
     if (!agent) return;
-    const owner = principalKey(agent);
+    const owner = (await this.sessionLifecycle.ownerOf(hostRequest, res, agent))?.owner;
+    if (!owner) return;
     let session: McpSession | undefined;
     if (this.deps.options.sessions) {
       const resolved = await this.sessionLifecycle.resolve(req, res, owner);
@@ -243,7 +247,9 @@ export class McpHttpHandler implements McpTransport {
     if (!state) return;
     const agent = await this.authenticate(hostRequest, res);
     if (!agent) return;
-    await this.sessionLifecycle.end(req, res, principalKey(agent));
+    const owner = (await this.sessionLifecycle.ownerOf(hostRequest, res, agent))?.owner;
+    if (!owner) return;
+    await this.sessionLifecycle.end(req, res, owner);
   }
 
   /** GET <path>/tools: the MCP tool descriptors this request's agent may use. */

@@ -1,12 +1,12 @@
 import type { JsonRpcId } from '../../mcp/mcp-dispatcher.types';
-import type { McpRequest } from './mcp-request-gate';
+import type { McpRequest } from './mcp-request';
 import type { ProgressToken } from './sse-operators';
 
-/** A header's first value, trimmed; undefined when absent or empty. */
+/** A header's first value, trimmed; undefined when absent, empty or only blanks. */
 export function headerValue(req: McpRequest, name: string): string | undefined {
   const value = req.headers[name];
-  const text = Array.isArray(value) ? value[0] : value;
-  return text === undefined || text === '' ? undefined : text.trim();
+  const text = (Array.isArray(value) ? value[0] : value)?.trim();
+  return text === undefined || text === '' ? undefined : text;
 }
 
 /** The value as a JSON-RPC id when it is a valid one (echoed in answers), else null. */

@@ -1,5 +1,4 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { RateLimitExceededError, RateLimiterUnavailableError } from '../../core/errors';
 import { SUPPORTED_PROTOCOL_VERSIONS } from '../../mcp/protocol.constants';
 import { McpBodyReader } from './mcp-body-reader';
 import {
@@ -11,6 +10,8 @@ import type { ResolvedMcpEndpointOptions } from './mcp-endpoint-options';
 import { HEADER, MCP_GATE_STATE } from './mcp-http.constants';
 import { sendJsonRpcError } from './mcp-http-response';
 import type { McpGateState, McpRequest } from './mcp-request';
+import { checkPreAuthRate } from './pre-auth-rate';
+import { headerValue, validId } from './mcp-request-fields';
 import { acceptsEventStream, mediaType } from './transport-checks';
 import type { TransportLogger } from './transport-logger';
 
@@ -52,17 +53,39 @@ export class McpRequestGate {
    * Runs the transport checks for one request of the app: `next()` when it may go on (another
    * path, or accepted), `answered()` when a refusal was sent (or the client left mid-upload),
    * `next(error)` on an unexpected failure. The platform adapters build on this (Express's
-   * middleware, Fastify's onRequest hook).
+   * middleware, Fastify's onRequest hook). `hostRoute` says whether the host app has a route of
+   * its own for the request: a path under the endpoint that neither the endpoint nor the host
+   * serves gets a JSON-RPC 404, not the platform's default page.
    */
-  screen(req: IncomingMessage, res: ServerResponse, next: Next, answered?: () => void): void {
+  screen(
+    req: IncomingMessage,
+    res: ServerResponse,
+    next: Next,
+    answered?: () => void,
+    hostRoute?: () => boolean,
+  ): void {
     const route = this.caller.routeOf(req);
     if (!route) return next();
     const request = req as McpRequest;
     // A real CORS preflight belongs to the host's CORS middleware.
     if (req.method === 'OPTIONS' && req.headers['access-control-request-method']) return next();
+    if (route === 'beneath') {
+      if (hostRoute?.()) return next();
+      sendJsonRpcError(
+        res,
+        404,
+        -32601,
+        `Not Found: the MCP endpoint has no route here; send JSON-RPC messages to ${this.caller.endpointPath()} (GET ${this.caller.endpointPath().replace(/\/$/, '')}/tools lists the tools).`,
+      );
+      return answered?.();
+    }
     if (route === 'tools') {
       stripUnderscoreHeaders(request);
-      if (req.method === 'GET' && !this.caller.check(request, res)) return answered?.();
+      if (req.method !== 'GET' && req.method !== 'HEAD') {
+        sendJsonRpcError(res, 405, -32700, 'method_not_allowed', { headers: { Allow: 'GET' } });
+        return answered?.();
+      }
+      if (!this.caller.check(request, res)) return answered?.();
       return next();
     }
     this.inspect(request, res).then(
@@ -98,6 +121,7 @@ export class McpRequestGate {
     if (!deferred) return req[MCP_GATE_STATE];
     const state: McpGateState | undefined = await this.bodies.complete(req, deferred, res);
     if (!state) return undefined;
+    if (!this.versionAccepted(req, res, state.body)) return undefined;
     this.accept(req, state, res);
     return state;
   }
@@ -110,30 +134,12 @@ export class McpRequestGate {
   ): Promise<McpGateState | undefined> {
     stripUnderscoreHeaders(req);
 
-    const limiter = this.options.preAuthRateLimiter;
-    if (limiter) {
-      try {
-        await limiter.check(`mcp:${req.ip ?? req.socket?.remoteAddress ?? 'unknown'}`);
-      } catch (error) {
-        const retryAfter = Number((error as { retryAfter?: unknown })?.retryAfter);
-        // Over the limit is 429; a limiter that could not count (its store down, or any other
-        // failure) is 503: refused all the same, but not the caller's doing.
-        const limited =
-          error instanceof RateLimitExceededError &&
-          !(error instanceof RateLimiterUnavailableError);
-        sendJsonRpcError(
-          res,
-          limited ? 429 : 503,
-          -32000,
-          limited ? 'Too Many Requests' : 'Service Unavailable: rate limiter unavailable',
-          {
-            headers: {
-              'Retry-After': String(retryAfter > 0 ? Math.ceil(retryAfter) : limited ? 1 : 2),
-            },
-          },
-        );
-        return undefined;
-      }
+    const refusal = await checkPreAuthRate(this.options.preAuthRateLimiter, req);
+    if (refusal) {
+      sendJsonRpcError(res, refusal.status, -32000, refusal.message, {
+        headers: { 'Retry-After': String(refusal.retryAfter) },
+      });
+      return undefined;
     }
 
     const method = req.method ?? '';
@@ -165,17 +171,33 @@ export class McpRequestGate {
       sendJsonRpcError(res, 406, -32700, 'Not Acceptable: Accept must include text/event-stream');
       return undefined;
     }
-    const version = req.headers[HEADER.protocolVersion];
-    if (typeof version === 'string' && !SUPPORTED_PROTOCOL_VERSIONS.includes(version.trim())) {
-      sendJsonRpcError(
-        res,
-        400,
-        -32600,
-        `Bad Request: unsupported MCP-Protocol-Version (supported: ${SUPPORTED_VERSIONS_TEXT})`,
-      );
-      return undefined;
-    }
+    // A deferred body is checked once read (completeBody): the message decides.
+    if (!state.deferred && !this.versionAccepted(req, res, state.body)) return undefined;
     return state;
+  }
+
+  /**
+   * MCP-Protocol-Version: absent or empty is the default revision; a supported one goes on. An
+   * unsupported one is refused with 400, except on `initialize` (the revision is negotiated from
+   * the body, and the answer names the one the server speaks) and `notifications/cancelled` (a
+   * cancel is never lost to a header). False after answering the refusal.
+   */
+  protected versionAccepted(
+    req: McpRequest,
+    res: ServerResponse,
+    body: Record<string, unknown> | undefined,
+  ): boolean {
+    const version = headerValue(req, HEADER.protocolVersion);
+    if (version === undefined || SUPPORTED_PROTOCOL_VERSIONS.includes(version)) return true;
+    if (body?.method === 'initialize' || body?.method === 'notifications/cancelled') return true;
+    sendJsonRpcError(
+      res,
+      400,
+      -32600,
+      `Bad Request: unsupported MCP-Protocol-Version (supported: ${SUPPORTED_VERSIONS_TEXT})`,
+      { id: validId(body?.id) },
+    );
+    return false;
   }
 
   /** POST always; GET for the server stream when streaming; DELETE to end sessions. */

@@ -36,6 +36,7 @@ export function serveSseCall(endpoint: HttpEndpoint, call: HttpCall): void {
     cancellations: endpoint.cancellations,
     scope: call.scope,
     requestId,
+    sessionEnded: call.session?.ended$,
   });
   const { controller } = running;
   streamCalls.active++;

@@ -4,6 +4,7 @@ import {
   hostHeaderName,
   isHostAllowedOnLoopback,
   isLoopbackAddress,
+  isLoopbackOrigin,
   isOriginAllowed,
   mediaType,
   normalizeAllowedOrigins,
@@ -81,5 +82,48 @@ describe('transport checks', () => {
     expect(acceptsEventStream('Text/Event-Stream')).toBe(true);
     expect(acceptsEventStream('application/json')).toBe(false);
     expect(acceptsEventStream(undefined)).toBe(false);
+  });
+});
+
+describe('isLoopbackOrigin', () => {
+  const ports = ['', ':80', ':3001', ':5173', ':65535'];
+  const schemes = ['http', 'https'];
+
+  it('accepts a page on this machine, any port, either scheme', () => {
+    const hosts = ['localhost', 'LOCALHOST', 'app.localhost', '127.0.0.1', '127.1.2.3', '[::1]'];
+    for (const scheme of schemes)
+      for (const host of hosts)
+        for (const port of ports) expect(isLoopbackOrigin(`${scheme}://${host}${port}`)).toBe(true);
+  });
+
+  it('refuses every other origin, look-alikes included', () => {
+    const hosts = [
+      'evil.example',
+      'localhost.evil.example',
+      '127.0.0.1.evil.example',
+      'localhost-evil.example',
+      'evil-localhost',
+      '128.0.0.1',
+      '10.0.0.1',
+      '[::2]',
+      '[fe80::1]',
+      '0.0.0.0',
+    ];
+    for (const scheme of schemes)
+      for (const host of hosts)
+        for (const port of ports)
+          expect(isLoopbackOrigin(`${scheme}://${host}${port}`)).toBe(false);
+    for (const origin of [
+      'null',
+      '',
+      'file://',
+      'ftp://localhost',
+      'chrome-extension://abcdef',
+      'http://localhost@evil.example',
+      'http://evil.example@localhost',
+      'http://localhost/path',
+      'localhost:3000',
+    ])
+      expect(isLoopbackOrigin(origin)).toBe(false);
   });
 });

@@ -37,6 +37,24 @@ export function isOriginAllowed(origin: string, allowed: readonly string[]): boo
   );
 }
 
+/**
+ * A browser Origin on this machine: http(s) with the host `localhost` (or a `*.localhost` name,
+ * which browsers resolve to loopback), an address in 127.0.0.0/8 or `[::1]`, any port. `null`
+ * (sandboxed frames, `file:` pages) and anything unparsable are not.
+ */
+export function isLoopbackOrigin(origin: string): boolean {
+  let url: URL;
+  try {
+    url = new URL(origin.trim());
+  } catch {
+    return false;
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') return false;
+  if (url.username || url.password || (url.pathname !== '/' && url.pathname !== '')) return false;
+  const host = url.hostname.toLowerCase().replace(/^\[|\]$/g, '');
+  return host === 'localhost' || host.endsWith('.localhost') || isLoopbackAddress(host);
+}
+
 /** `'X-MCP-Client'` → presence check; `{ 'X-MCP-Client': 'v1' }` → exact value. Blank → off. */
 export function normalizeRequiredHeader(
   input: string | Record<string, string> | undefined | null,

@@ -23,6 +23,15 @@ export interface McpHttpBridgeOptions {
   fetch?: typeof fetch;
 }
 
+/**
+ * The endpoint redirected a request somewhere the bridge will not follow: to another origin
+ * (scheme, host or port), where the credential headers must never go, or a same-origin redirect
+ * that would turn a POST into a GET.
+ */
+class BridgeRedirectRefusedError extends Error {
+  override readonly name = 'BridgeRedirectRefusedError';
+}
+
 export interface McpHttpBridge {
   /** Resolves once stdin ended, every relayed request answered and the session was deleted. */
   readonly closed: Promise<void>;
@@ -42,6 +51,10 @@ type JsonRpcMessage = {
 /** Streamable HTTP's header names (see the MCP transport specification). */
 const SESSION_HEADER = 'Mcp-Session-Id';
 const VERSION_HEADER = 'MCP-Protocol-Version';
+/** Redirect statuses; only 307 and 308 keep the method and body. */
+const REDIRECTS = new Set([301, 302, 303, 307, 308]);
+/** Same-origin redirects followed per request before giving up. */
+const MAX_REDIRECTS = 5;
 /** Waits before reopening a GET stream that broke off (the last one repeats). */
 const STREAM_RETRY_MS = [1_000, 2_000, 5_000, 10_000, 30_000];
 
@@ -60,8 +73,8 @@ export function bridgeStdioToHttp(options: McpHttpBridgeOptions): McpHttpBridge 
   const input = options.input ?? process.stdin;
   const output = options.output ?? process.stdout;
   const log = options.log ?? ((line: string) => process.stderr.write(`[parse-agent] ${line}\n`));
-  const doFetch = options.fetch ?? fetch;
   const url = options.url;
+  const fetchOnOrigin = sameOriginFetch(url, options.fetch ?? fetch);
   const inFlight = new Set<Promise<void>>();
   const requests = new AbortController();
   const stream = new AbortController();
@@ -134,7 +147,7 @@ export function bridgeStdioToHttp(options: McpHttpBridgeOptions): McpHttpBridge 
   ): Promise<{ status: number; messages: JsonRpcMessage[] }> => {
     let response: Response;
     try {
-      response = await doFetch(url, {
+      response = await fetchOnOrigin({
         method: 'POST',
         headers: requestHeaders({
           'Content-Type': 'application/json',
@@ -145,6 +158,10 @@ export function bridgeStdioToHttp(options: McpHttpBridgeOptions): McpHttpBridge 
       });
     } catch (error) {
       if (requests.signal.aborted) return { status: 0, messages: [] };
+      if (error instanceof BridgeRedirectRefusedError) {
+        answerError(message.id, JSON_RPC_ERROR_CODES.internalError, error.message);
+        return { status: 0, messages: [] };
+      }
       answerError(
         message.id,
         JSON_RPC_ERROR_CODES.internalError,
@@ -247,7 +264,7 @@ export function bridgeStdioToHttp(options: McpHttpBridgeOptions): McpHttpBridge 
       let lastEventId: string | undefined;
       for (let attempt = 0; !stream.signal.aborted; attempt++) {
         try {
-          const response = await doFetch(url, {
+          const response = await fetchOnOrigin({
             method: 'GET',
             headers: requestHeaders({
               Accept: 'text/event-stream',
@@ -265,8 +282,9 @@ export function bridgeStdioToHttp(options: McpHttpBridgeOptions): McpHttpBridge 
           }
           attempt = 0;
           await relayBody(response, true, (id) => (lastEventId = id));
-        } catch {
+        } catch (error) {
           if (stream.signal.aborted) return;
+          if (error instanceof BridgeRedirectRefusedError) return log(error.message);
         }
         const delay = STREAM_RETRY_MS[Math.min(attempt, STREAM_RETRY_MS.length - 1)];
         await new Promise((resolve) => setTimeout(resolve, delay).unref());
@@ -313,14 +331,18 @@ export function bridgeStdioToHttp(options: McpHttpBridgeOptions): McpHttpBridge 
       const id = sessionId;
       if (id) {
         try {
-          const response = await doFetch(url, {
+          const response = await fetchOnOrigin({
             method: 'DELETE',
             headers: requestHeaders(),
             signal: AbortSignal.timeout(options.deleteTimeoutMs ?? 3_000),
           });
           await response.body?.cancel().catch(() => undefined);
         } catch (error) {
-          log(`could not end the session at ${url} (${causeOf(error)}); it expires on its own`);
+          log(
+            error instanceof BridgeRedirectRefusedError
+              ? error.message
+              : `could not end the session at ${url} (${causeOf(error)}); it expires on its own`,
+          );
         }
       }
       resolveClosed();
@@ -366,6 +388,55 @@ const FIXES: Record<number, string> = {
   404: 'no MCP endpoint at this URL; check the path (usually /mcp)',
   429: 'too many requests; wait and retry',
 };
+
+/**
+ * fetch bound to the endpoint's origin. Redirects are never followed by fetch itself: it would
+ * carry custom headers such as `X-MCP-API-Key` to whatever host a `Location` names. A redirect
+ * within the origin is followed here (307/308 keep the method and body; 301/302/303 only for
+ * GET and DELETE, which have no body to lose); one to another origin throws
+ * `BridgeRedirectRefusedError` before anything is sent there.
+ */
+function sameOriginFetch(
+  endpoint: string,
+  doFetch: typeof fetch,
+): (init: RequestInit) => Promise<Response> {
+  const origin = new URL(endpoint).origin;
+  return async (init) => {
+    let target = endpoint;
+    for (let hop = 0; ; hop++) {
+      const response = await doFetch(target, { ...init, redirect: 'manual' });
+      if (!REDIRECTS.has(response.status)) return response;
+      await response.body?.cancel().catch(() => undefined);
+      const location = response.headers.get('location');
+      if (!location) return response;
+      let next: URL;
+      try {
+        next = new URL(location, target);
+      } catch {
+        throw new BridgeRedirectRefusedError(
+          `The MCP server at ${endpoint} answered HTTP ${response.status} with an invalid Location; nothing was sent further.`,
+        );
+      }
+      if (next.origin !== origin) {
+        throw new BridgeRedirectRefusedError(
+          `The MCP server at ${endpoint} redirected (HTTP ${response.status}) to another origin, ${next.origin}. The bridge never sends its credential to another origin, so it stopped. If that address is the app's real endpoint, connect to it directly.`,
+        );
+      }
+      const keepsMethod = response.status === 307 || response.status === 308;
+      if (!keepsMethod && init.method === 'POST') {
+        throw new BridgeRedirectRefusedError(
+          `The MCP server at ${endpoint} redirected a POST with HTTP ${response.status}, which would drop the message. Connect to ${next.href} directly.`,
+        );
+      }
+      if (hop + 1 >= MAX_REDIRECTS) {
+        throw new BridgeRedirectRefusedError(
+          `The MCP server at ${endpoint} redirected more than ${MAX_REDIRECTS} times; check the URL.`,
+        );
+      }
+      target = next.href;
+    }
+  };
+}
 
 /** The innermost code or message of a fetch failure (ECONNREFUSED, ENOTFOUND, ...). */
 function causeOf(error: unknown): string {

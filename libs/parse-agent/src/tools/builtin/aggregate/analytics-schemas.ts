@@ -1,9 +1,14 @@
-import { ANY_JSON_VALUE, nullable } from '../output-schemas';
+import { ANY_JSON_VALUE, nullable, TRUNCATED_OUTPUT, withSchemaDefs } from '../output-schemas';
 import {
   GROUP_BY_DEFAULT_LIMIT,
   GROUP_BY_MAX_LIMIT,
 } from '../../../security/pipeline/group-by-pipeline';
-import { classArguments, classResult, WHERE_ARG } from '../tool-schemas';
+import {
+  APPLY_CANONICAL_FILTER_ARG,
+  classArguments,
+  classResult,
+  WHERE_ARG,
+} from '../tool-schemas';
 
 /** JSON Schema fragments for the aggregation tools' arguments and results. */
 
@@ -70,6 +75,7 @@ export function groupArguments(
     where: WHERE_ARG,
     sort: { ...GROUP_SORT_ARG, description: order },
     limit: limitArg(noun, GROUP_BY_DEFAULT_LIMIT, GROUP_BY_MAX_LIMIT),
+    apply_canonical_filter: APPLY_CANONICAL_FILTER_ARG,
     ...extra,
   };
 }
@@ -96,10 +102,14 @@ export function groupResult(properties: Record<string, unknown>): Record<string,
 
 /** A helper tool's result (group_by, group_by_date, distinct): the field, its own, truncation, dry runs. */
 export function helperResult(properties: Record<string, unknown>): Record<string, unknown> {
-  return classResult({
-    field: { type: 'string' },
-    ...properties,
-    truncated: { type: 'boolean' },
-    ...DRY_RUN_PROPERTIES,
-  });
+  return withSchemaDefs(
+    classResult({
+      field: { type: 'string' },
+      ...properties,
+      apply_canonical_filter: { type: 'boolean' },
+      truncated: { type: 'boolean' },
+      _truncated: TRUNCATED_OUTPUT,
+      ...DRY_RUN_PROPERTIES,
+    }),
+  );
 }

@@ -81,6 +81,7 @@ export interface GroupArgs {
   where?: Record<string, unknown>;
   sort?: GroupSort;
   limit?: number;
+  apply_canonical_filter?: boolean;
   dry_run?: boolean;
 }
 
@@ -114,8 +115,20 @@ export function groupCall(args: GroupArgs, limit: number, defaultSort: GroupSort
       value_field: args.value_field,
       sort: args.sort ?? defaultSort,
       limit,
+      ...canonicalEcho(args.apply_canonical_filter),
+    },
+    /** What the result echoes of the call besides the field: the operation exactly as asked. */
+    echo: {
+      operation: args.operation ?? 'count',
+      ...(args.value_field !== undefined ? { value_field: args.value_field } : {}),
+      ...canonicalEcho(args.apply_canonical_filter),
     },
   };
+}
+
+/** `apply_canonical_filter: false` echoed when the caller left the canonical filter out. */
+export function canonicalEcho(apply: boolean | undefined): { apply_canonical_filter?: false } {
+  return apply === false ? { apply_canonical_filter: false } : {};
 }
 
 /** One call of a helper tool (group_by, group_by_date, distinct) over the pipeline it built. */
@@ -130,6 +143,8 @@ export interface HelperCall {
   pointerField?: string;
   /** The dry_run argument; with true the envelope shows `parameters` and the pipeline. */
   dryRun?: unknown;
+  /** false: leave the class's canonical filter out (`apply_canonical_filter`). */
+  applyCanonicalFilter?: boolean;
   parameters: Record<string, unknown>;
 }
 
@@ -143,11 +158,16 @@ export async function runHelper(
   className: string,
   call: HelperCall,
 ): Promise<{ dryRun: Record<string, unknown> } | { rows: DataRow[]; pointerClass?: string }> {
-  const prepared = await read.prepare(operation, className, call.pipeline);
+  // A pointer into a hidden class first: its refusal does not name the class, where the
+  // pipeline's would only call the field unreadable.
+  await read.gate(className);
   const pointerClass =
     call.pointerField === undefined
       ? undefined
       : await pointerTarget(read.access, className, call.pointerField);
+  const prepared = await read.prepare(operation, className, call.pipeline, {
+    applyCanonicalFilter: call.applyCanonicalFilter,
+  });
   if (dryRunFlag(call.dryRun)) {
     return { dryRun: dryRunEnvelope(className, call.parameters, call.pipeline) };
   }

@@ -32,6 +32,7 @@ export const groupByDate = readTool<Args>({
   category: 'aggregate',
   dataOperation: 'group_by_date',
   timeout: 60,
+  oversize: 'trim-rows',
   inputSchema: helperArguments(
     { ...FIELD_ARG, description: 'The date field, e.g. "createdAt".' },
     {
@@ -47,6 +48,7 @@ export const groupByDate = readTool<Args>({
   outputSchema: groupResult({
     interval: { type: 'string' },
     operation: { type: 'string' },
+    value_field: { type: 'string' },
     timezone: { type: 'string' },
     sort: { type: 'string' },
   }),
@@ -70,18 +72,20 @@ export const groupByDate = readTool<Args>({
           }
         : undefined,
       dryRun: args.dry_run,
+      applyCanonicalFilter: args.apply_canonical_filter,
       parameters: { field: args.field, interval, timezone, ...call.parameters },
     });
     if ('dryRun' in result) return result.dryRun;
-    return shapeGroupByDateResult({
+    const shaped = shapeGroupByDateResult({
       className,
       field: args.field,
       interval: args.interval,
-      operation: args.operation ?? 'count',
+      operation: call.echo.operation,
       timezone,
       sort: args.sort,
       limit,
       rows: result.rows as GroupRow[],
     });
+    return { ...shaped, ...call.echo };
   },
 });

@@ -24,6 +24,7 @@ export const groupBy = readTool<Args>({
   category: 'aggregate',
   dataOperation: 'group_by',
   timeout: 60,
+  oversize: 'trim-rows',
   inputSchema: helperArguments(
     FIELD_ARG,
     groupArguments('Group order (default value_desc).', 'Groups', {
@@ -32,6 +33,7 @@ export const groupBy = readTool<Args>({
   ),
   outputSchema: groupResult({
     operation: { type: 'string' },
+    value_field: { type: 'string' },
     group_count: { type: 'integer' },
     limit: { type: 'integer' },
     pointer_class: { type: 'string' },
@@ -47,16 +49,18 @@ export const groupBy = readTool<Args>({
       native: simple ? { groupBy: call.native } : undefined,
       pointerField: args.field,
       dryRun: args.dry_run,
+      applyCanonicalFilter: args.apply_canonical_filter,
       parameters: { field: args.field, ...call.parameters, flatten_arrays: args.flatten_arrays },
     });
     if ('dryRun' in result) return result.dryRun;
-    return shapeGroupByResult({
+    const shaped = shapeGroupByResult({
       className,
       field: args.field,
-      operation: args.operation ?? 'count',
+      operation: call.echo.operation,
       limit,
       rows: result.rows as GroupRow[],
       pointerClass: result.pointerClass,
     });
+    return { ...shaped, ...call.echo };
   },
 });

@@ -137,7 +137,9 @@ describe('export_data', () => {
     expect(data.output.trim().split('\n')).toEqual(['amount', '70', '60']);
     expect(data).toMatchObject({ truncated: true, pagination: { has_more: true } });
     expect(data).not.toHaveProperty('next_call');
-    expect(calls.map((c) => c.operation)).toEqual(['aggregate']);
+    // The rows, then the same pipeline counted for available_rows.
+    expect(calls.map((c) => c.operation)).toEqual(['aggregate', 'aggregate']);
+    expect(data.available_rows).toBe(7);
   });
 });
 

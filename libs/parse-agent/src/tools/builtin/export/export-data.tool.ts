@@ -1,9 +1,11 @@
+import { ALWAYS_KEEP_FIELDS } from '../../../core/constants';
 import { AccessDeniedError, AgentValidationError } from '../../../core/errors';
 import { WITHHELD_NOTE } from '../../../format/query-result';
 import { simplifyTypedValue } from '../../../format/simplify-object';
 import { withheldIncludesPayload } from '../../../format/withheld-includes';
 import { renderTabular, TABULAR_FORMATS, type TabularFormat } from '../../../format/tabular';
 import { isInternalField } from '../../../query/internal-fields';
+import type { PolicedReader } from '../../read/policed-reader';
 import { readTool } from '../../read/read-tool';
 import {
   APPLY_CANONICAL_FILTER_ARG,
@@ -86,6 +88,34 @@ function valueAt(row: Record<string, unknown>, path: string): unknown {
   return current;
 }
 
+/** The columns a query-mode export with `keys` has: each key's top field, then the built-in ones. */
+function keyColumns(keys: readonly string[]): string[] {
+  const roots = keys.map((k) => String(k).split('.')[0]);
+  return [...new Set([...roots, ...ALWAYS_KEEP_FIELDS])];
+}
+
+/**
+ * How many rows the whole pipeline yields (the same pipeline with a `$count` after it), for
+ * `available_rows` when the export was cut at row_cap. Undefined when the count cannot be read.
+ */
+async function pipelineRowCount(
+  read: PolicedReader,
+  className: string,
+  pipeline: unknown[],
+  applyCanonicalFilter: boolean | undefined,
+): Promise<number | undefined> {
+  const counted = await read.prepare(
+    'aggregate',
+    className,
+    [...pipeline, { $count: 'available_rows' }],
+    { applyCanonicalFilter },
+  );
+  const rows = await counted.run();
+  if (rows.length === 0) return 0;
+  const n = rows.length === 1 ? rows[0].available_rows : undefined;
+  return typeof n === 'number' && Number.isInteger(n) && n >= 0 ? n : undefined;
+}
+
 export const exportData = readTool<Args>({
   name: 'export_data',
   description: `Export rows of a class as one CSV, Markdown or text table (query mode with where/keys/include/order, or pipeline mode). columns picks and renames fields ({ "subject.name": "Subject" }). Up to row_cap rows (default ${DEFAULT_EXPORT_ROW_CAP}, max ${MAX_EXPORT_ROW_CAP}).`,
@@ -162,12 +192,22 @@ export const exportData = readTool<Args>({
     let withheldIncludes: Record<string, number> | undefined;
     const display = { simplifyTyped: simplifyTypedValue };
     if (args.pipeline !== undefined) {
+      if (Array.isArray(args.pipeline) && args.pipeline.length === 0) {
+        throw new AgentValidationError(
+          'pipeline is empty: it would export the rows of the class unfiltered. Give at least one stage, e.g. [{"$match": {"status": "paid"}}], or leave pipeline out and export in query mode with where, keys and order.',
+        );
+      }
+      const applyCanonicalFilter = args.apply_canonical_filter;
       // The export cap replaces the aggregate auto-limit: one row more shows truncation.
       const prepared = await read.prepare('aggregate', className, args.pipeline, {
         limits: { autoLimit: cap + 1 },
+        applyCanonicalFilter,
       });
       withheldFields = withheldNote(access, className, prepared.withheld)?.withheld_fields;
       rows = await prepared.run({ where: leadingMatch(args.pipeline), display });
+      if (rows.length > cap) {
+        available = await pipelineRowCount(read, className, args.pipeline, applyCanonicalFilter);
+      }
     } else {
       const large = access.meta(className)?.largeFields ?? [];
       const page = await read.find(
@@ -198,7 +238,13 @@ export const exportData = readTool<Args>({
           Object.fromEntries(columns.map((c) => [c.header, valueAt(row, c.field)])),
         )
       : emitted;
-    const rendered = renderTabular(table, format);
+    // Known columns are the header line even when no row came back (CSV needs one).
+    const known = columns
+      ? columns.map((c) => c.header)
+      : args.pipeline === undefined && args.keys?.length
+        ? keyColumns(args.keys)
+        : undefined;
+    const rendered = renderTabular(table, format, known);
     const headers = columns ? columns.map((c) => c.header) : rendered.headers;
     const skip = args.skip ?? 0;
     // Query mode pages on with skip; a pipeline has no skip to resume from, so it narrows instead.

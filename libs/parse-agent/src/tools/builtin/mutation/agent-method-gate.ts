@@ -57,6 +57,51 @@ export function methodDenial(
   return undefined;
 }
 
+/**
+ * The argument names call_method accepts for a method: its permittedKeys when declared (the
+ * mass-assignment boundary), else the properties of its parameters schema, else none.
+ */
+export function acceptedArgumentNames(method: AgentMethodDeclaration): string[] {
+  const properties = method.parameters?.properties;
+  const schemaKeys =
+    properties && typeof properties === 'object' && !Array.isArray(properties)
+      ? Object.keys(properties)
+      : undefined;
+  return method.permittedKeys ?? schemaKeys ?? [];
+}
+
+/**
+ * What call_method's `arguments` accepts for a method, as one JSON Schema: exactly the accepted
+ * names (each with its declared schema, derived from the DTO when one was given), closed to
+ * anything else, plus the `dry_run` flag every method takes. A name declared in permittedKeys
+ * but absent from the parameters is accepted as any JSON value.
+ */
+export function methodArgumentsSchema(method: AgentMethodDeclaration): Record<string, unknown> {
+  const declared = (method.parameters?.properties ?? {}) as Record<string, unknown>;
+  const accepted = acceptedArgumentNames(method);
+  const properties: Record<string, unknown> = {};
+  for (const name of accepted) {
+    properties[name] = declared[name] ?? { description: 'Any JSON value (no schema declared).' };
+  }
+  properties.dry_run = {
+    type: 'boolean',
+    description: 'true: preview the call and change nothing.',
+  };
+  const required = Array.isArray(method.parameters?.required)
+    ? (method.parameters.required as unknown[]).filter(
+        (name): name is string => typeof name === 'string' && accepted.includes(name),
+      )
+    : [];
+  const description = method.parameters?.description;
+  return {
+    type: 'object',
+    ...(typeof description === 'string' ? { description } : {}),
+    properties,
+    ...(required.length ? { required } : {}),
+    additionalProperties: false,
+  };
+}
+
 /** get_schema's view of the methods this agent may call on a class. */
 export function describeAgentMethods(
   agent: ToolAgent,
@@ -75,9 +120,10 @@ export function describeAgentMethods(
         supports_dry_run: m.supportsDryRun === true,
       };
       if (m.description) entry.description = m.description;
-      if (m.parameters) entry.parameters = m.parameters;
-      // The write boundary itself: disclosed only where every consumer is trusted.
-      if (agent.agentDebug && m.permittedKeys) entry.permitted_keys = m.permittedKeys;
+      // What call_method's `arguments` takes: an agent cannot call a method correctly without it,
+      // and a call with another key is refused with the accepted names anyway.
+      entry.parameters = methodArgumentsSchema(m);
+      if (m.permittedKeys) entry.permitted_keys = m.permittedKeys;
       return entry;
     });
 }

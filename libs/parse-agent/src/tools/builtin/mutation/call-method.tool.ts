@@ -21,7 +21,7 @@ import type { ToolDefinition } from '../../tool-definition';
 import { objectNotFound } from '../query/get-object.tool';
 import { DOMAIN_ACTION_TOOL } from '../tool-annotations';
 import { CLASS_NAME_ARG } from '../tool-schemas';
-import { findAgentMethod, methodDenial } from './agent-method-gate';
+import { acceptedArgumentNames, findAgentMethod, methodDenial } from './agent-method-gate';
 import { writeToReadableObject } from './write-refused';
 import { CALL_METHOD_OUTPUT } from '../output-schemas';
 import { methodDataPath, writtenKeys } from './method-data-path';
@@ -74,10 +74,7 @@ async function checkArguments(
   method: AgentMethodDeclaration,
   args: DataRow,
 ): Promise<DataRow> {
-  const schemaKeys = isPlainObject(method.parameters?.properties)
-    ? Object.keys(method.parameters.properties)
-    : undefined;
-  const accepted = method.permittedKeys ?? schemaKeys ?? [];
+  const accepted = acceptedArgumentNames(method);
   const extra = Object.keys(args).filter((k) => !accepted.includes(k));
   if (extra.length) {
     throw new AccessDeniedError(

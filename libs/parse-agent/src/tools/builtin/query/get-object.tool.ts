@@ -1,5 +1,5 @@
 import { OBJECT_ID_PATTERN } from '../../../core/constants';
-import { AgentValidationError, ParseRequestError } from '../../../core/errors';
+import { AgentValidationError, ObjectNotFoundError } from '../../../core/errors';
 import { formatObjectResult } from '../../../format/object-result';
 import { readTool } from '../../read/read-tool';
 import {
@@ -18,8 +18,8 @@ interface Args {
 }
 
 /** Not-found and filtered-out answer the same, so the agent cannot probe what filters hide. */
-export function objectNotFound(className: string, objectId: string): ParseRequestError {
-  return new ParseRequestError(`Parse error: Object not found: ${className}#${objectId}`, 101, 404);
+export function objectNotFound(className: string, objectId: string): ObjectNotFoundError {
+  return new ObjectNotFoundError(className, objectId);
 }
 
 export const getObject = readTool<Args>({
@@ -27,6 +27,7 @@ export const getObject = readTool<Args>({
   description: 'Fetch one object by objectId, optionally expanding pointers with include.',
   category: 'query',
   timeout: 10,
+  oversize: 'trim-rows',
   outputSchema: GET_OBJECT_OUTPUT,
   inputSchema: classArguments(
     {

@@ -3,6 +3,7 @@ import { clampLimit } from '../../../format/applied-limits';
 import type { SearchSpec } from '../../../ports/data-path';
 import type { PolicedReader } from '../../read/policed-reader';
 import { readTool } from '../../read/read-tool';
+import { TRUNCATED_OUTPUT } from '../output-schemas';
 import {
   APPLY_CANONICAL_FILTER_ARG,
   classArguments,
@@ -75,9 +76,11 @@ const SEARCH_RESULT = classResult({
   count: { type: 'integer' },
   results: {
     type: 'array',
+    items: { type: 'object' },
     description: 'Rows best match first; each carries _score, Atlas relevance (higher is better).',
   },
   applied_limits: { type: 'object' },
+  _truncated: TRUNCATED_OUTPUT,
 });
 
 const DESCRIPTION_TAIL =
@@ -137,6 +140,7 @@ export const atlasTextSearch = readTool<TextArgs>({
   category: 'search',
   dataOperation: 'search',
   timeout: 30,
+  oversize: 'trim-rows',
   inputSchema: classArguments({ fields: FIELDS_ARG, ...COMMON_PROPERTIES }, ['query', 'fields']),
   outputSchema: SEARCH_RESULT,
   handler: (args, { read }) => runSearch(read, args, { mode: 'text', paths: args.fields }),
@@ -150,6 +154,7 @@ export const atlasAutocomplete = readTool<AutocompleteArgs>({
   category: 'search',
   dataOperation: 'search',
   timeout: 30,
+  oversize: 'trim-rows',
   inputSchema: classArguments(
     {
       field: { type: 'string', description: 'The one field to complete, e.g. "name".' },
@@ -174,6 +179,7 @@ export const atlasFacetedSearch = readTool<FacetArgs>({
   category: 'search',
   dataOperation: 'search',
   timeout: 30,
+  oversize: 'trim-rows',
   inputSchema: classArguments(
     {
       fields: FIELDS_ARG,
