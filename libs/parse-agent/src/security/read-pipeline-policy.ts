@@ -1,4 +1,6 @@
 import type { ParseSchema } from '../core/parse-schema';
+import { isInternalField } from '../query/internal-fields';
+import { isInternalName } from './pipeline/pipeline-field-rules';
 import type { PipelinePolicy, Where } from './pipeline/pipeline-policy';
 import type { ReadPolicy } from './read-policy';
 
@@ -11,6 +13,28 @@ export interface PipelinePolicyOptions {
    * only what the agent may see and refusals never list them. Unknown classes keep the allowlist.
    */
   withheld?: ReadonlyMap<string, readonly string[]>;
+  /**
+   * true: a class without an allowlist is projected to its schema's visible fields wherever it
+   * enters the pipeline, as an allowlisted class is. For paths that aggregate documents as stored
+   * (`DataPath.aggregatesStoredDocuments`), where a whole document would carry internal columns.
+   */
+  projectEverySource?: boolean;
+}
+
+/**
+ * The fields of a class an agent could read at all: its schema's fields without ACL, relations
+ * (never stored in the row) and internal columns. Empty for a class without a schema.
+ */
+function visibleSchemaFields(schema: ParseSchema | undefined): string[] {
+  return Object.entries(schema?.fields ?? {})
+    .filter(
+      ([name, field]) =>
+        field.type !== 'ACL' &&
+        field.type !== 'Relation' &&
+        !isInternalField(name) &&
+        !isInternalName(name),
+    )
+    .map(([name]) => name);
 }
 
 /**
@@ -40,13 +64,10 @@ export async function pipelinePolicyFor(
       if (fields) {
         return new Set(fields.filter((f) => !withheld.includes(f) && !unreadable.has(f)));
       }
-      if (!unreadable.size) return undefined;
-      // No allowlist, but a pointer into a hidden class: every other column stays readable.
-      const columns = Object.entries(schemas.get(className)?.fields ?? {})
-        .filter(
-          ([name, field]) => field.type !== 'Relation' && field.type !== 'ACL' && name !== 'ACL',
-        )
-        .map(([name]) => name);
+      if (!unreadable.size && !options.projectEverySource) return undefined;
+      // No allowlist, but a pointer into a hidden class (or documents as stored): every other
+      // visible column stays readable, and only those.
+      const columns = visibleSchemaFields(schemas.get(className));
       return new Set(columns.filter((f) => !withheld.includes(f) && !unreadable.has(f)));
     },
     scopeMatches(className) {

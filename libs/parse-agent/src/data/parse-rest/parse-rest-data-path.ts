@@ -31,6 +31,8 @@ export class ParseRestDataPath implements DataPath {
   readonly kind = 'parse-rest';
   aggregate?: DataPath['aggregate'];
   distinct?: DataPath['distinct'];
+  /** Parse's MongoDB `/aggregate` runs on the stored documents, credential columns included. */
+  aggregatesStoredDocuments?: boolean;
 
   /** Printed with its credential as a kind and a fingerprint, never the token. */
   [INSPECT](
@@ -61,6 +63,7 @@ export class ParseRestDataPath implements DataPath {
     this.distinct = (className, spec, options) => this.restDistinct(className, spec, options);
     // Parse's PostgreSQL adapter mistranslates pipelines: only a MongoDB-backed server gets them.
     if (database === 'mongo') {
+      this.aggregatesStoredDocuments = true;
       this.aggregate = (className, pipeline, options) =>
         this.client.aggregate(className, pipeline, options?.signal);
     }

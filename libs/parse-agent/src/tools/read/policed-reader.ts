@@ -505,6 +505,7 @@ export class PolicedReader {
       options.limits ?? {},
       withheld,
       applyCanonical,
+      this.#aggregatesStoredDocuments(operation),
     );
     return {
       pipeline: validated.pipeline,
@@ -674,6 +675,20 @@ export class PolicedReader {
       if (hidden.length) out.set(name, hidden);
     }
     return out;
+  }
+
+  /**
+   * Whether the path the operation runs on aggregates documents as stored (internal columns
+   * included); then every class the pipeline reads is projected to its visible fields first.
+   * False when no path serves the operation (a dry run still validates).
+   */
+  #aggregatesStoredDocuments(operation: DataOperation): boolean {
+    try {
+      return this.#path(operation).aggregatesStoredDocuments === true;
+    } catch (error) {
+      if (error instanceof DataPathUnavailableError) return false;
+      throw error;
+    }
   }
 
   /** The tool's signal and the pushed-down limit, for every analytics call. */

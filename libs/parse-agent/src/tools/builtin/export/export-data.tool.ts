@@ -41,7 +41,10 @@ interface Column {
   header: string;
 }
 
-/** `"name"` or `{ "grade": "Year" }` (field -> header); anything else is refused. */
+/**
+ * `"name"` or `{ "grade": "Year" }` (field -> header); anything else is refused, and so is a column
+ * through an internal field: its cells could only ever be empty, which would read as an answer.
+ */
 export function parseColumns(columns: unknown): Column[] | undefined {
   if (columns === undefined || columns === null) return undefined;
   if (!Array.isArray(columns) || !columns.length) {
@@ -50,17 +53,29 @@ export function parseColumns(columns: unknown): Column[] | undefined {
     );
   }
   return columns.map((spec, i) => {
-    if (typeof spec === 'string' && spec) return { field: spec, header: spec };
-    if (typeof spec === 'object' && spec !== null && !Array.isArray(spec)) {
-      const entries = Object.entries(spec);
-      if (entries.length === 1 && typeof entries[0][1] === 'string') {
-        return { field: entries[0][0], header: entries[0][1] };
-      }
+    const column = columnOf(spec, i);
+    const internal = column.field.split('.').find((segment) => isInternalField(segment));
+    if (internal !== undefined) {
+      throw new AccessDeniedError(
+        `columns[${i}] ('${column.field}') names '${internal}', an internal Parse field no agent may read. Remove that column.`,
+        { kind: 'internal_field', deniedField: internal },
+      );
     }
-    throw new AgentValidationError(
-      `columns[${i}] must be a field name or an object with exactly one { "field": "Header" } entry (got ${JSON.stringify(spec)}).`,
-    );
+    return column;
   });
+}
+
+function columnOf(spec: unknown, i: number): Column {
+  if (typeof spec === 'string' && spec) return { field: spec, header: spec };
+  if (typeof spec === 'object' && spec !== null && !Array.isArray(spec)) {
+    const entries = Object.entries(spec);
+    if (entries.length === 1 && typeof entries[0][1] === 'string') {
+      return { field: entries[0][0], header: entries[0][1] };
+    }
+  }
+  throw new AgentValidationError(
+    `columns[${i}] must be a field name or an object with exactly one { "field": "Header" } entry (got ${JSON.stringify(spec)}).`,
+  );
 }
 
 /** A dotted path through included pointers and nested objects. */
