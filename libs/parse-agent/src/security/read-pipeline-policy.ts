@@ -1,6 +1,5 @@
 import type { ParseSchema } from '../core/parse-schema';
 import { isInternalField } from '../query/internal-fields';
-import { isInternalName } from './pipeline/pipeline-field-rules';
 import type { PipelinePolicy, Where } from './pipeline/pipeline-policy';
 import type { ReadPolicy } from './read-policy';
 
@@ -29,10 +28,7 @@ function visibleSchemaFields(schema: ParseSchema | undefined): string[] {
   return Object.entries(schema?.fields ?? {})
     .filter(
       ([name, field]) =>
-        field.type !== 'ACL' &&
-        field.type !== 'Relation' &&
-        !isInternalField(name) &&
-        !isInternalName(name),
+        field.type !== 'ACL' && field.type !== 'Relation' && !isInternalField(name),
     )
     .map(([name]) => name);
 }
