@@ -52,9 +52,6 @@ const FIELD_DECLARATIONS: ReadonlySet<string> = new Set([
   '@AgentField',
 ]);
 
-/** A class missing from cached schemas refetches them at most this often (ms). */
-const SCHEMA_MISS_REFRESH_MS = 1000;
-
 export interface PlannedRead {
   where: Where;
   keys?: string[];
@@ -241,12 +238,15 @@ export class ReadPolicy {
     let schemas = await this.schemas.all();
     if (
       typeof className === 'string' &&
+      CLASS_NAME_PATTERN.test(className) &&
       !schemas.has(className) &&
       this.denialOf(className) === undefined &&
-      this.schemas.refreshIfOlderThan?.(SCHEMA_MISS_REFRESH_MS)
+      this.schemas.fresh
     ) {
-      // The class may have been created after the schemas were cached (a seed, a migration).
-      schemas = await this.schemas.all();
+      // The class may have been created after the schemas were cached (a seed, a migration, a
+      // class made through Parse a moment ago): ask Parse again before calling it unknown. Hidden
+      // classes and names that cannot be classes never cause a fetch.
+      schemas = await this.schemas.fresh();
     }
     return this.requireReadableClassIn(className, schemas);
   }
