@@ -227,7 +227,10 @@ export {
   AgentLargeFields,
 } from './metadata/decorators/agent-fields.decorators';
 export { AgentCanonicalFilter } from './metadata/decorators/agent-canonical-filter.decorator';
-export { AgentTenantScope } from './metadata/decorators/agent-tenant-scope.decorator';
+export {
+  AgentTenantScope,
+  AgentTenantShared,
+} from './metadata/decorators/agent-tenant-scope.decorator';
 export { BelongsTo, HasMany } from './metadata/decorators/relation.decorators';
 export { AgentMethod } from './metadata/decorators/agent-method.decorator';
 export { BUILTIN_HIDDEN_CLASSES } from './metadata/builtin-hidden-classes';
@@ -286,10 +289,18 @@ export type { AgentToolOptions } from './tools/agent-tool.decorator';
 export { ToolRegistry } from './tools/tool-registry';
 export type {
   JsonSchema,
+  ToolAccess,
   ToolAnnotations,
   ToolDefinition,
-  ToolRegistration,
 } from './tools/tool-definition';
+export type {
+  MasterToolRegistration,
+  PolicedToolContext,
+  PolicedToolRegistration,
+  ToolRegistration,
+} from './tools/custom-tool';
+export type { PolicedReader } from './tools/read/policed-reader';
+export type { PolicedWrite, PolicedWriter } from './tools/write/policed-writer';
 export type {
   ConfirmationRequest,
   MutationAuditInput,

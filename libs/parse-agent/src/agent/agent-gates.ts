@@ -41,6 +41,19 @@ export function clientCeilingRefusal(agent: GatedAgent, tool: ToolDefinition): s
   return undefined;
 }
 
+/**
+ * Why a tool that declares `access: 'master'` (raw data paths, with the master key) is beyond
+ * this agent, or undefined: such a tool is for master-key agents only, never for a session-token,
+ * aclUser or aclRole agent (nor a sub-agent scoped to one).
+ */
+export function masterAccessRefusal(
+  agent: Pick<GatedAgent, 'usingMasterKey' | 'authType'>,
+  tool: ToolDefinition,
+): string | undefined {
+  if (tool.access !== 'master' || agent.usingMasterKey) return undefined;
+  return `Tool '${tool.name}' declares access: 'master' (it reads and writes with the master key) and is only available to master-key agents; this agent acts for a ${agent.authType.replace('_', ' ')} identity.`;
+}
+
 /** One tool through the gates of allowedTools() (a call checks only the tool it runs). */
 export function permitsTool(
   agent: GatedAgent,
@@ -50,6 +63,7 @@ export function permitsTool(
   return (
     PERMISSION_HIERARCHY[tool.permission] <= PERMISSION_HIERARCHY[agent.permissions] &&
     passesListFilter(toolFilter, [tool.name]) &&
+    !masterAccessRefusal(agent, tool) &&
     !clientCeilingRefusal(agent, tool)
   );
 }
@@ -68,7 +82,9 @@ export function toolRefusal(
   const tierPermits =
     PERMISSION_HIERARCHY[tool.permission] <= PERMISSION_HIERARCHY[agent.permissions];
   // The operator's tools: filter is named first when it is what refuses (it is the real fix).
-  const ceiling = tierPermits ? clientCeilingRefusal(agent, tool) : undefined;
+  const ceiling = tierPermits
+    ? (masterAccessRefusal(agent, tool) ?? clientCeilingRefusal(agent, tool))
+    : undefined;
   if (ceiling && passesListFilter(toolFilter, [toolName])) {
     return new AccessDeniedError(ceiling);
   }
@@ -102,6 +118,13 @@ export function permitDecision(
   check: PermitCheck,
 ): PermitDecision {
   const { tool } = check;
+  if (
+    tool &&
+    masterAccessRefusal(agent, tool) &&
+    check.refusal(toolName, tool) instanceof AccessDeniedError
+  ) {
+    return { allowed: false, reason: 'access_denied', denied_at: 'master_access' };
+  }
   if (!tool || !check.permits(tool)) {
     const refusal = check.refusal(toolName, tool);
     if (refusal instanceof ToolFilteredError)

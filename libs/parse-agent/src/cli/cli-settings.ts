@@ -128,6 +128,20 @@ function setting(value: string | undefined): string | undefined {
   return trimmed ? trimmed : undefined;
 }
 
+/**
+ * A setting that says whom the CLI acts for (a session token, a username, a tenant): unset is
+ * "none", but set and blank is refused. `PARSE_SESSION_TOKEN=` left empty by a script whose token
+ * went missing would otherwise run the command as the operator with the master key.
+ */
+function identitySetting(value: string | undefined, name: string): string | undefined {
+  if (value === undefined) return undefined;
+  const trimmed = value.trim();
+  if (trimmed) return trimmed;
+  throw new CliUsageError(
+    `${name} is set but empty. Give it a value, or remove it from the environment (comment it out in .env): an empty identity setting is refused rather than read as "act as the operator with the master key".`,
+  );
+}
+
 /** Reads the connection, identity and agent settings; throws CliUsageError naming what is missing. */
 export function readCliSettings(options: CliGlobalOptions, env: Env = process.env): CliSettings {
   const serverURL = setting(options.serverUrl ?? env[CLI_ENV.serverURL]);
@@ -152,8 +166,14 @@ export function readCliSettings(options: CliGlobalOptions, env: Env = process.en
     );
   }
 
-  const sessionToken = setting(options.sessionToken ?? env[CLI_ENV.sessionToken]);
-  const username = setting(options.username ?? env[CLI_ENV.username]);
+  const sessionToken = identitySetting(
+    options.sessionToken ?? env[CLI_ENV.sessionToken],
+    options.sessionToken !== undefined ? 'The session token' : CLI_ENV.sessionToken,
+  );
+  const username = identitySetting(
+    options.username ?? env[CLI_ENV.username],
+    options.username !== undefined ? '--username' : CLI_ENV.username,
+  );
   const password = env[CLI_ENV.password];
   if (sessionToken && username) {
     throw new CliUsageError(
@@ -186,8 +206,14 @@ export function readCliSettings(options: CliGlobalOptions, env: Env = process.en
     },
     identity,
     permissions,
-    tenantId: setting(options.tenant ?? env[CLI_ENV.tenantId]),
-    tenantRole: setting(options.tenantRole ?? env[CLI_ENV.tenantRole]),
+    tenantId: identitySetting(
+      options.tenant ?? env[CLI_ENV.tenantId],
+      options.tenant !== undefined ? '--tenant' : CLI_ENV.tenantId,
+    ),
+    tenantRole: identitySetting(
+      options.tenantRole ?? env[CLI_ENV.tenantRole],
+      options.tenantRole !== undefined ? '--tenant-role' : CLI_ENV.tenantRole,
+    ),
     models: setting(options.models ?? env[CLI_ENV.models]),
     database: readDatabaseSetting(options, env),
     env,

@@ -16,6 +16,7 @@ import { McpDispatcher } from '../mcp/mcp-dispatcher';
 import { PromptRegistry } from '../mcp/prompt-registry';
 import type { UnregisteredClassPolicy } from '../metadata/builtin-hidden-classes';
 import { MetadataRegistry } from '../metadata/metadata-registry';
+import { warnUnscopedClasses } from '../metadata/unscoped-classes';
 import type { ModelClass } from '../metadata/metadata.types';
 import type { ConversationFactory, LlmProviderOptions } from '../ports/conversation';
 import type { DataPathProvider, DataPathProvidersOption } from '../ports/data-path';
@@ -124,6 +125,9 @@ export function composeAgentServices(
     if (typeof entry === 'string') metadata.hide(entry);
     else metadata.hide(entry.className, { except: entry.except });
   }
+  // Once per class: a visible class without a tenant scope beside scoped ones (the Nest module
+  // checks again at bootstrap, once forFeature models are registered too).
+  warnUnscopedClasses(metadata);
   // Failing subscribers of the public streams are reported where the host's warnings go.
   const tools = new ToolRegistry(BUILTIN_TOOLS, { warn: context.warn });
   const prompts = new PromptRegistry(BUILTIN_PROMPTS, { warn: context.warn });

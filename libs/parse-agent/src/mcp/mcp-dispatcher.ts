@@ -295,6 +295,8 @@ export class McpDispatcher {
       toolName: name,
       outputSchema: definition.outputSchema,
       oversize: definition.oversize,
+      inputSchema: definition.inputSchema,
+      args,
       cancelled,
       cancelledText: cancelled ? cancellationText(signal, agent) : undefined,
       maxBytes: this.maxResponseBytes,

@@ -37,6 +37,8 @@ import { parseAgentProviders } from './parse-agent.providers';
 import { ParseAgentStartupCheck } from './parse-agent-startup-check';
 import { parseAgentAuthProviders } from './auth/parse-agent-auth.providers';
 import { ParseSessionVerifier } from '../auth/session-verifier';
+import { warnUnconfirmedWrites } from '../agent/unconfirmed-writes';
+import { warnUnscopedClasses } from '../metadata/unscoped-classes';
 import { UnexposedClassesReporter } from './unexposed-classes.reporter';
 import { DeclaredNamesReporter } from './declared-names.reporter';
 
@@ -100,6 +102,9 @@ export class ParseAgentCoreModule
   audit?: Promise<void>;
 
   onApplicationBootstrap(): void {
+    // Every model is registered by now, forFeature ones included.
+    warnUnscopedClasses(this.composition.metadata);
+    warnUnconfirmedWrites(this.options?.defaults);
     if (!this.options?.auditMetadataOnBoot) return;
     // After Parse Server answered: one that is not listening yet (mounted by this same app) is no
     // reason to skip the audit or to warn; one that never answers is reported by the start-up check.

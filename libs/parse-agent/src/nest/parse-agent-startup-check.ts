@@ -7,6 +7,7 @@ import {
 } from '@nestjs/common';
 import type { ParseAgentConfigError } from '../core/errors';
 import type { AgentComposition } from '../composition/compose-agent-services';
+import { printClassAs } from '../core/secret-display';
 import { PARSE_AGENT_COMPOSITION } from './parse-agent.constants';
 import { PARSE_AGENT_MODULE_OPTIONS } from './parse-agent.module-definition';
 import type { ParseAgentModuleOptions } from './parse-agent-options.interface';
@@ -213,3 +214,6 @@ export class ParseAgentStartupCheck implements OnApplicationBootstrap, OnApplica
     if (this.state === 'ok') this.settleReady();
   }
 }
+
+// Holds the module options.
+printClassAs(ParseAgentStartupCheck);

@@ -23,6 +23,7 @@ import type { MongoClassSchema, MongoSchemaCache } from './mongo-schema';
 import { SEARCH_SCORE_FIELD, searchPipeline } from './mongo-search';
 import { aclMatchStage, storageViewStage } from './mongo-storage';
 import { handOverRows } from '../handed-over-rows';
+import { printClassAs } from '../../core/secret-display';
 
 /** MongoDB stopped the operation at its `maxTimeMS` (wire: `timeout`). */
 export class MongoTimeLimitError extends ParseAgentError {
@@ -446,3 +447,6 @@ export class MongoDataPathProvider implements DataPathProvider {
     this.services.principals.invalidate();
   }
 }
+
+// Reaches the MongoDB client, whose options hold the connection string.
+printClassAs(MongoDataPathProvider, (provider) => ({ kind: provider.kind }));

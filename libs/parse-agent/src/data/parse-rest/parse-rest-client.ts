@@ -6,6 +6,7 @@ import {
   ParseRequestError,
   quotingUntrusted,
 } from '../../core/errors';
+import { INSPECT, inspectAs } from '../../core/secret-display';
 import type { ParseSchema } from '../../core/parse-schema';
 import { handOverRows } from '../handed-over-rows';
 
@@ -226,6 +227,19 @@ export class ParseRestClient {
 
   get serverURL(): string {
     return this.baseURL;
+  }
+
+  /** Printed without the keys it holds, nor its sockets (whose pending requests carry them). */
+  [INSPECT](
+    _depth: number,
+    options: object,
+    inspect: (value: unknown, options?: object) => string,
+  ): string {
+    return inspectAs('ParseRestClient', this.toJSON(), options, inspect);
+  }
+
+  toJSON(): Record<string, unknown> {
+    return { serverURL: this.baseURL, appId: this.options.appId, masterKey: '[hidden]' };
   }
 
   async request<T>(

@@ -1,4 +1,5 @@
 import { AgentValidationError } from '../../core/errors';
+import { printClassAs } from '../../core/secret-display';
 import type { ParseRestClient } from '../parse-rest/parse-rest-client';
 import { PgCatalog } from './pg-catalog';
 import { createPgPool, type PgPoolLike } from './pg-driver';
@@ -92,3 +93,6 @@ export class PostgresDataAccess {
     if (this.ownsPool) await this.pool.end();
   }
 }
+
+// Holds the connection string (with its password) and caches keyed by session token.
+printClassAs(PostgresDataAccess);

@@ -1,5 +1,5 @@
 import { ParseAgent, type AgentOptions } from '../../agent/parse-agent';
-import { AgentUnauthorizedError, ParseAgentError } from '../../core/errors';
+import { AgentUnauthorizedError, ParseAgentConfigError, ParseAgentError } from '../../core/errors';
 
 /** Builds agents from options, with the host's defaults (ParseAgentFactory in the Nest module). */
 export interface AgentBuilder {
@@ -29,22 +29,17 @@ export type AgentResolution =
     };
 
 /**
- * Runs the source and builds its agent. Never rejects. Options with `validateSession: true` go
- * through `createValidated`; a builder without it refuses them in `create` (fail closed).
+ * Runs the source and builds its agent (see agentFromFactoryResult). Never rejects: a refusal says
+ * why, and anything that is neither an agent nor options is a `failed` one, never a master-key
+ * agent.
  */
 export async function resolveAgent(
   source: AgentSource,
   agents: AgentBuilder,
 ): Promise<AgentResolution> {
   try {
-    const produced = typeof source === 'function' ? await source() : source;
-    if (produced instanceof ParseAgent) return { agent: produced };
-    const options = produced ?? {};
-    const agent =
-      options.validateSession === true && agents.createValidated
-        ? await agents.createValidated(options)
-        : agents.create(options);
-    return { agent };
+    const produced: unknown = typeof source === 'function' ? await source() : source;
+    return { agent: await agentFromFactoryResult(produced, agents) };
   } catch (error) {
     if (error instanceof AgentUnauthorizedError) return { refused: 'unauthorized', error };
     if (sessionCheckUnavailable(error)) {
@@ -52,6 +47,30 @@ export async function resolveAgent(
     }
     return { refused: 'failed', error };
   }
+}
+
+/**
+ * The agent for what an agentFactory produced: the agent it built, or one built from its options
+ * (checked with Parse Server first when they ask for `validateSession`). Anything that is not an
+ * options object (undefined from a branch that forgot to return, a bare token string) is a
+ * ParseAgentConfigError, never read as "no options", which would be a master-key agent.
+ */
+export async function agentFromFactoryResult(
+  produced: unknown,
+  agents: AgentBuilder,
+): Promise<ParseAgent> {
+  if (produced instanceof ParseAgent) return produced;
+  if (typeof produced !== 'object' || produced === null || Array.isArray(produced)) {
+    const got = produced === null ? 'null' : Array.isArray(produced) ? 'an array' : typeof produced;
+    throw new ParseAgentConfigError(
+      `agentFactory returned ${got}, not agent options: return an options object ({} for a master-key agent) or a ParseAgent, or throw AgentUnauthorizedError to refuse the request.`,
+    );
+  }
+  const options = produced as AgentOptions;
+  // Without createValidated, create() refuses validateSession (fail closed: 500).
+  return options.validateSession === true && agents.createValidated
+    ? await agents.createValidated(options)
+    : agents.create(options);
 }
 
 /** ParseSessionVerifier's SessionCheckUnavailableError (auth/ sits above this layer). */

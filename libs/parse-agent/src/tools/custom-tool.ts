@@ -1,0 +1,96 @@
+import type { PermissionLevel } from '../core/constants';
+import { rawPathGuard, readContext, type ReadToolContext } from './read/read-tool';
+import type { ToolContext } from './tool-context';
+import type { JsonSchema, McpIcon, ToolAnnotations } from './tool-definition';
+import { PolicedWriter } from './write/policed-writer';
+
+/**
+ * What an application's tool receives by default (`access: 'policed'`): the agent's own policed
+ * data access, never a data path. `read` is the PolicedReader the built-in read tools use (the
+ * agent's class gate, allowlists, tenant scope, canonical filter and filters, redaction); `write`
+ * writes at the agent's identity through the same WritePolicy as the built-in write tools.
+ * Asking for `data`, `dataFor` or `writeData` throws with what to use instead.
+ */
+export interface PolicedToolContext extends ReadToolContext {
+  /** Create, update and delete at the agent's identity (see PolicedWriter). */
+  write: PolicedWriter;
+  /** Asks the person to confirm (MCP elicitation), as ToolContext.confirm does. */
+  confirm: ToolContext['confirm'];
+}
+
+/** Every registration setting but the handler and how it reaches data. */
+interface ToolRegistrationSettings {
+  name: string;
+  description: string;
+  inputSchema?: JsonSchema;
+  outputSchema?: JsonSchema;
+  /** Lowest tier that may call the tool (default readonly). */
+  permission?: PermissionLevel;
+  category?: string;
+  timeout?: number;
+  annotations?: ToolAnnotations;
+  title?: string;
+  icons?: McpIcon[];
+  clientSafe?: boolean;
+}
+
+/** A tool with the agent's own policed data access: the default. */
+export interface PolicedToolRegistration<
+  TArgs = Record<string, unknown>,
+  TResult = unknown,
+> extends ToolRegistrationSettings {
+  access?: 'policed';
+  handler: (args: TArgs, context: PolicedToolContext) => Promise<TResult> | TResult;
+}
+
+/**
+ * A tool that reads and writes raw data paths (`context.data`, `dataFor`, `writeData`). Only
+ * master-key agents are offered it, so those paths carry the master key; session-token, aclUser
+ * and aclRole agents never see it listed, and a call from one is refused.
+ */
+export interface MasterToolRegistration<
+  TArgs = Record<string, unknown>,
+  TResult = unknown,
+> extends ToolRegistrationSettings {
+  access: 'master';
+  handler: (args: TArgs, context: ToolContext) => Promise<TResult> | TResult;
+}
+
+/** What the application passes to ToolRegistry.register(). */
+export type ToolRegistration<TArgs = Record<string, unknown>, TResult = unknown> =
+  PolicedToolRegistration<TArgs, TResult> | MasterToolRegistration<TArgs, TResult>;
+
+/**
+ * The handler the registry stores for a policed tool: each call's context is cut down to the
+ * policed view before the application's handler sees it.
+ */
+export function policedHandler<TArgs, TResult>(
+  handler: PolicedToolRegistration<TArgs, TResult>['handler'],
+  tool: { name: string; permission: PermissionLevel },
+): (args: TArgs, context: ToolContext) => Promise<TResult> | TResult {
+  return (args, context) => handler(args, policedContext(context, tool));
+}
+
+/** What a policed tool is told when it reaches for a raw path. */
+const POLICED_GUARD = rawPathGuard(
+  (name) =>
+    `This tool asked for context.${name}, a raw data path: tools registered without access: 'master' read through context.read and write through context.write, at the calling agent's own identity and policy. Declare access: 'master' for raw paths (then only master-key agents are offered the tool).`,
+);
+
+function policedContext(
+  context: ToolContext,
+  tool: { name: string; permission: PermissionLevel },
+): PolicedToolContext {
+  const view = readContext(context, POLICED_GUARD) as PolicedToolContext;
+  view.write = new PolicedWriter({
+    access: context.access,
+    path: () => context.writeData,
+    signal: context.signal,
+    toolName: tool.name,
+    toolPermission: tool.permission,
+    confirm: (request) => context.confirm(request),
+    audit: (event) => context.audit(event),
+  });
+  view.confirm = (request) => context.confirm(request);
+  return view;
+}
