@@ -94,6 +94,8 @@ export type {
   CreateAgentServicesOptions,
   StandaloneAgentServices,
 } from './composition/create-agent-services';
+// The built-in database paths' options (`postgres`, `mongo`) and `database: { kind, uri }`
+export type { DatabaseSetting, DataPathOptions } from './composition/data-paths';
 
 // Ground: identity, events, envelope, errors, limits
 export { AgentEvents } from './core/agent-events';
@@ -277,7 +279,7 @@ export type {
   ParseServerProblem,
 } from './data/parse-rest/check-parse-server';
 // Shapes of the `postgres` option and the errors the direct database paths throw
-export type { PostgresDataPathOptions } from './data/postgres/postgres-data-path';
+export type { PostgresDataPathOptions } from './data/postgres/postgres-data-access';
 export type { PgPoolLike, PgPoolClientLike, PgClientLike } from './data/postgres/pg-driver';
 export { DatabaseTimeoutError } from './data/postgres/pg-read-transaction';
 
@@ -355,7 +357,9 @@ export { ConversationBusyError, LlmProviderError } from './client/conversation-e
 // Transports without a framework
 export { serveMcpOverStdio } from './transport/stdio/mcp-stdio.transport';
 export type { McpStdioOptions, McpStdioSession } from './transport/stdio/mcp-stdio.transport';
-export type { McpTransport } from './transport/mcp-transport';
+export { StdioTransport } from './transport/stdio/stdio.transport';
+export type { StdioTransportOptions } from './transport/stdio/stdio.transport';
+export type { McpTransport, McpTransportContext } from './transport/shared/mcp-transport';
 
 // MCP protocol layer (pure)
 export { McpDispatcher } from './mcp/mcp-dispatcher';

@@ -107,7 +107,7 @@ describe('readCliSettings: the direct database path', () => {
     });
     expect(
       readCliSettings(
-        { mongodbUri: 'mongodb+srv://u:p@h/db' },
+        { databaseUris: { mongo: 'mongodb+srv://u:p@h/db' } },
         { ...base, MONGODB_URI: 'mongodb://other/db' },
       ).database,
     ).toEqual({ kind: 'mongo', uri: 'mongodb+srv://u:p@h/db' });

@@ -1,17 +1,18 @@
 import { Command, CommanderError, Option } from 'commander';
 import type { Readable, Writable } from 'node:stream';
 import { isLlmConfigured, NO_LLM_PROVIDER_MESSAGE } from '../client/conversation-factory';
+import { BUILTIN_DATA_PATHS, type DatabaseSetting } from '../composition/data-paths';
 import { ParseAgentConversation } from '../client/parse-agent-conversation';
 import type { PermissionLevel } from '../core/constants';
 import { ParseAgentConfigError } from '../core/errors';
 import type { ModelClass } from '../metadata/metadata.types';
 import { isTruthyEnv } from '../tools/env-gates';
-import { serveMcpOverStdio } from '../transport/stdio/mcp-stdio.transport';
+import { StdioTransport } from '../transport/stdio/stdio.transport';
 import { PARSE_AGENT_VERSION } from '../version';
 import { chatErrorMessage } from './chat-errors';
 import { chatSystemPromptSettings, type ChatPromptFlags } from './chat-system-prompt';
 import { runChatLoop } from './chat-loop';
-import { connectOverStdio, type ConnectOptions } from './cli-connect';
+import { connectOverStdio, type ConnectOptions } from './connect/cli-connect';
 import { startAgentConsole } from './console-repl';
 import { sessionTokenFromFlags, warnDatabaseUrisOnArgv } from './cli-secrets';
 import { openCliSession, type CliSession } from './cli-session';
@@ -19,6 +20,7 @@ import {
   CLI_ENV,
   CliUsageError,
   loadEnvFile,
+  databaseUrisFromFlags,
   positiveIntegerSetting,
   readCliSettings,
   type CliGlobalOptions,
@@ -37,8 +39,8 @@ export interface CliServeRequest {
   sessionToken?: string;
   tenantId?: string;
   models: ModelClass[];
-  /** The direct database path (POSTGRES_URI / MONGODB_URI), when set. */
-  database?: CliSettings['database'];
+  /** The direct database path (a path's connection string, e.g. POSTGRES_URI), when set. */
+  database?: DatabaseSetting;
   /** Streaming tool calls in flight at once (`--max-concurrent-streams`; default the module's). */
   maxConcurrentStreams?: number;
 }
@@ -90,9 +92,10 @@ export async function runCli(argv: string[], deps: CliDependencies = {}): Promis
   const settingsOf = async (command: Command, stdinBusy?: string): Promise<CliSettings> => {
     const options = command.optsWithGlobals<CliGlobalOptions>();
     loadEnvFile(options.envFile, env);
-    warnDatabaseUrisOnArgv(options, log);
+    const databaseUris = databaseUrisFromFlags(options);
+    warnDatabaseUrisOnArgv(databaseUris, log);
     const sessionToken = await sessionTokenFromFlags(options, { stdin, stdinBusy, warn: log });
-    return readCliSettings({ ...options, sessionToken }, env);
+    return readCliSettings({ ...options, sessionToken, databaseUris }, env);
   };
   const withSession = async (
     from: Command | CliSettings,
@@ -143,14 +146,6 @@ export async function runCli(argv: string[], deps: CliDependencies = {}): Promis
       '--models <module>',
       `load decorated model classes from a compiled module (${CLI_ENV.models})`,
     )
-    .option(
-      '--postgres-uri <uri>',
-      `the PostgreSQL database Parse Server stores its data in, for analytics (prefer ${CLI_ENV.postgresURI}: the URI holds a password)`,
-    )
-    .option(
-      '--mongodb-uri <uri>',
-      `the MongoDB database Parse Server stores its data in, for analytics (prefer ${CLI_ENV.mongodbURI}: the URI holds a password)`,
-    )
     .showHelpAfterError('(run with --help for usage)')
     .configureOutput({
       writeOut: (text) => stdout.write(terminalSafe(text, 'multiline')),
@@ -162,7 +157,7 @@ export async function runCli(argv: string[], deps: CliDependencies = {}): Promis
       `
 Without a session token or username the CLI acts as the operator with the master key.
 Settings come from the environment or ./.env (see .env.sample). Secrets (the master key, the
-session token, PARSE_PASSWORD, POSTGRES_URI, MONGODB_URI, LLM_API_KEY, MCP_API_KEY) belong
+session token, PARSE_PASSWORD, ${BUILTIN_DATA_PATHS.map((path) => path.uri.env).join(', ')}, LLM_API_KEY, MCP_API_KEY) belong
 there, never on the command line; the session token may also come from a file or stdin
 (--session-token-file). Models scoped by tenant need --tenant (or PARSE_AGENT_TENANT_ID).
 A desktop user who only has the app's URL and a session token runs \`parse-agent connect <url>\`.
@@ -173,6 +168,14 @@ Examples:
   $ pass show parse/session | parse-agent --session-token-file - describe
   $ parse-agent chat --username alice`,
     );
+
+  // One connection-string flag per database path (--postgres-uri, --mongodb-uri).
+  for (const path of BUILTIN_DATA_PATHS) {
+    program.option(
+      `${path.uri.flag} <uri>`,
+      `the ${path.label} database Parse Server stores its data in, for analytics (prefer ${path.uri.env}: the URI holds a password)`,
+    );
+  }
 
   program
     .command('chat')
@@ -444,13 +447,13 @@ Example (a client's MCP server entry):
           log(
             `parse-agent ${PARSE_AGENT_VERSION}: MCP over stdio as ${session.principal.label}, ${session.agent.allowedTools().length} tools`,
           );
-          const stdio = serveMcpOverStdio({
-            dispatcher: session.dispatcher,
+          const stdio = new StdioTransport({
             agent: session.agent,
             input: deps.stdin ?? process.stdin,
             output: stdout,
             log: (line) => log(`[parse-agent] ${line}`),
           });
+          await stdio.start(session.transportContext);
           await stdio.closed;
         },
         'stdio reads JSON-RPC from it',

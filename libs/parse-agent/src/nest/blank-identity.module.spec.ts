@@ -4,7 +4,7 @@ import { UNUSABLE_IDENTITIES } from '../../../../test/fixtures/blank-identities'
 import { ParseAgent } from '../agent/parse-agent';
 import { AgentUnauthorizedError, ParseAgentConfigError } from '../core/errors';
 import { suppressSecurityBanners } from '../core/security-banner';
-import { agentFromFactoryResult } from '../transport/http/request-agent';
+import { agentFromFactoryResult } from '../transport/shared/resolve-agent';
 import { ParseAgentFactory } from './parse-agent.factory';
 import { ParseAgentModule } from './parse-agent.module';
 

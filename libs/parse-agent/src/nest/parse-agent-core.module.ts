@@ -13,7 +13,6 @@ import { DiscoveryModule } from '@nestjs/core';
 import { AgentEvents } from '../core/agent-events';
 import { DataRouter } from '../data/data-router';
 import { ParseRestClient } from '../data/parse-rest/parse-rest-client';
-import { PostgresDataAccess } from '../data/postgres/postgres-data-path';
 import { SchemaCache } from '../data/schema-cache';
 import { McpDispatcher } from '../mcp/mcp-dispatcher';
 import { PromptRegistry } from '../mcp/prompt-registry';
@@ -65,7 +64,6 @@ import { DeclaredNamesReporter } from './declared-names.reporter';
     AgentEvents,
     ParseRestClient,
     SchemaCache,
-    PostgresDataAccess,
     DataRouter,
     RateLimiter,
     LlmProvider,

@@ -9,7 +9,7 @@ import { principalOf } from '../../auth/parse-agent-principal';
 import { SessionCheckUnavailableError } from '../../auth/session-verifier';
 import { AgentUnauthorizedError, ParseAgentConfigError } from '../../core/errors';
 import type { McpRequest } from '../../transport/http/mcp-request-gate';
-import { agentFromFactoryResult } from '../../transport/http/request-agent';
+import { agentFromFactoryResult } from '../../transport/shared/resolve-agent';
 import { PARSE_AGENT_SERVICES } from '../parse-agent.constants';
 import { ParseAgentFactory } from '../parse-agent.factory';
 import { PARSE_AGENT_MODULE_OPTIONS } from '../parse-agent.module-definition';

@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { TransportLogger } from '../../transport/http/transport-logger';
+import type { TransportLogger } from '../../transport/shared/transport-logger';
 import { MCP_GATE_STATE } from '../../transport/http/mcp-http.constants';
 import type { McpRequest, McpRequestGate } from '../../transport/http/mcp-request-gate';
 

@@ -1,5 +1,5 @@
-import { RateLimitExceededError } from '../core/errors';
-import type { ParseAgent } from '../agent/parse-agent';
+import { RateLimitExceededError } from '../../core/errors';
+import type { ParseAgent } from '../../agent/parse-agent';
 import { chargeRequest } from './call-charging';
 
 /** An agent as far as charging needs one: its consumeRateLimit(). */

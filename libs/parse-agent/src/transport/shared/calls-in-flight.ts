@@ -1,5 +1,5 @@
 import { Subject, type Observable } from 'rxjs';
-import type { CancellationBus, RequestId } from '../ports/cancellation-bus';
+import type { CancellationBus, RequestId } from '../../ports/cancellation-bus';
 
 /**
  * The calls a transport is running, from their start to their answer: what a shutdown waits for

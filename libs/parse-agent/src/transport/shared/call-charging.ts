@@ -1,5 +1,5 @@
-import { RateLimitExceededError } from '../core/errors';
-import type { ParseAgent } from '../agent/parse-agent';
+import { RateLimitExceededError } from '../../core/errors';
+import type { ParseAgent } from '../../agent/parse-agent';
 
 /**
  * Methods that do work without running a tool, charged to the caller's rate limit by the

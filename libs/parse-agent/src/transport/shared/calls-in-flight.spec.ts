@@ -1,5 +1,5 @@
 import { Subject } from 'rxjs';
-import { InMemoryCancellationBus } from '../ports/in-memory-cancellation-bus';
+import { InMemoryCancellationBus } from '../../ports/in-memory-cancellation-bus';
 import { CallsInFlight, cancellationScope, openCall } from './calls-in-flight';
 
 describe('CallsInFlight and openCall (the call scope every transport shares)', () => {

@@ -1,8 +1,14 @@
 import type { Readable, Writable } from 'node:stream';
-import { isLoopbackAddress } from '../transport/http/transport-checks';
-import { bridgeStdioToHttp } from '../transport/stdio/mcp-http-bridge';
-import { PARSE_AGENT_VERSION } from '../version';
-import { CLI_ENV, CliUsageError, type CliGlobalOptions } from './cli-settings';
+import { isLoopbackAddress } from '../../transport/http/transport-checks';
+import { bridgeStdioToHttp } from './stdio-http-bridge';
+import { PARSE_AGENT_VERSION } from '../../version';
+import { BUILTIN_DATA_PATHS } from '../../composition/data-paths';
+import {
+  CLI_ENV,
+  CliUsageError,
+  databaseUrisFromFlags,
+  type CliGlobalOptions,
+} from '../cli-settings';
 
 type Env = Record<string, string | undefined>;
 
@@ -37,8 +43,6 @@ const LOCAL_ONLY_FLAGS: Array<[keyof CliGlobalOptions, string]> = [
   ['permissions', '--permissions'],
   ['tenant', '--tenant'],
   ['models', '--models'],
-  ['postgresUri', '--postgres-uri'],
-  ['mongodbUri', '--mongodb-uri'],
 ];
 
 /**
@@ -144,10 +148,17 @@ export async function connectOverStdio(request: ConnectRequest): Promise<number>
   const { allowInsecureHttp, allowHttp } = request.options;
   const url = connectUrl(request.url, Boolean(allowInsecureHttp || allowHttp));
   const { headers, actingAs } = connectHeaders(request, request.log);
-  for (const [key, flag] of LOCAL_ONLY_FLAGS) {
-    if (request.globals[key] !== undefined) {
-      request.log(`parse-agent: warning: ${flag} has no effect with connect; the app decides it.`);
-    }
+  const databaseUris = databaseUrisFromFlags(request.globals);
+  const ignored = [
+    ...LOCAL_ONLY_FLAGS.filter(([key]) => request.globals[key] !== undefined).map(
+      ([, flag]) => flag,
+    ),
+    ...BUILTIN_DATA_PATHS.filter((path) => databaseUris[path.kind] !== undefined).map(
+      (path) => path.uri.flag,
+    ),
+  ];
+  for (const flag of ignored) {
+    request.log(`parse-agent: warning: ${flag} has no effect with connect; the app decides it.`);
   }
   request.log(
     `parse-agent ${PARSE_AGENT_VERSION}: relaying MCP over stdio to ${url.href} as ${actingAs}`,
