@@ -1,6 +1,6 @@
 import { ParseAgentConfigError } from '../core/errors';
 import type { PgPoolLike } from '../data/postgres/pg-driver';
-import { isPlainObject } from '../query/field-names';
+import { isPlainObject } from '../core/plain-object';
 
 /**
  * What the module does when a setting is found wrong at start-up: `'fail'` (the default) fails the

@@ -1,7 +1,8 @@
 import { OBJECT_ID_PATTERN } from '../core/constants';
 import { AccessDeniedError, AgentValidationError, ObjectNotFoundError } from '../core/errors';
 import type { DataPath, DataRow } from '../ports/data-path';
-import { fieldSpellings, isPlainObject } from '../query/field-names';
+import { fieldSpellings } from '../query/field-names';
+import { isPlainObject } from '../core/plain-object';
 import { isInternalField } from '../query/internal-fields';
 import { checkPointerWrite } from '../query/constraint-translator';
 import { andWhere } from '../query/where-composer';

@@ -1,7 +1,6 @@
 import type { AgentIdentity } from '../../core/agent-identity';
 import { AccessDeniedError, AgentValidationError } from '../../core/errors';
 import {
-  directDatabaseRank,
   type AggregateOptions,
   type DataFindQuery,
   type DataOperation,
@@ -42,6 +41,7 @@ import type { SqlContext } from './scoped-source';
 import { selectSql } from './select-sql';
 import type { Where } from './where-to-sql';
 import { printClassAs } from '../../core/secret-display';
+import { PARSE_DEFAULT_PROTECTED_FIELDS } from '../parse-server-defaults';
 
 export interface PostgresDataPathOptions {
   /** A connection string for a pool this library creates (and ends on shutdown). */
@@ -68,11 +68,6 @@ export interface PostgresDataPathOptions {
   /** From how many rows a sequential scan counts as a collection scan in `explain` (default 1 000). */
   collscanMinRows?: number;
 }
-
-/** Parse Server's default for its `protectedFields` option. */
-export const PARSE_DEFAULT_PROTECTED_FIELDS: Record<string, Record<string, string[]>> = {
-  _User: { '*': ['email'] },
-};
 
 /** System classes a non-master reader may query (Parse serves the others only to the master key). */
 const USER_READABLE_SYSTEM_CLASSES = new Set(['_User', '_Role']);
@@ -510,11 +505,6 @@ export class PostgresDataPathProvider implements DataPathProvider {
       return 'session tokens need Parse REST to resolve the user';
     }
     return undefined;
-  }
-
-  /** Analytics here first; row reads and writes go through Parse Server when it serves them. */
-  rank(operation: DataOperation): number {
-    return directDatabaseRank(operation);
   }
 
   bind(identity: AgentIdentity): PostgresDataPath {

@@ -20,7 +20,7 @@ import type {
   SearchSpec,
 } from '../../ports/data-path';
 import { validateWhere, type Where } from '../../query/constraint-translator';
-import { isPlainObject } from '../../query/field-names';
+import { isPlainObject } from '../../core/plain-object';
 import { classesNamed } from '../../query/pipeline-classes';
 import { andWhere } from '../../query/where-composer';
 import type { RedactOptions } from '../../security/redactor';

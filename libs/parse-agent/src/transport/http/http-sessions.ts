@@ -13,7 +13,7 @@ import { errorClassName } from '../mcp-transport';
 import type { ResolvedMcpEndpointOptions } from './mcp-endpoint-options';
 import { HEADER } from './mcp-http.constants';
 import { sendJsonRpcError, sendUnauthorized } from './mcp-http-response';
-import type { McpRequest } from './mcp-request-gate';
+import type { McpRequest } from './mcp-request';
 import { headerValue } from './mcp-request-fields';
 import { principalKey } from './principal-key';
 import { declaresElicitation, type SseElicitations } from './sse-elicitation';

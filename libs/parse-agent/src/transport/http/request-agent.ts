@@ -3,7 +3,7 @@ import { AgentUnauthorizedError, ParseAgentConfigError, ParseAgentError } from '
 import { ParseAgent, type AgentOptions } from '../../agent/parse-agent';
 import { errorClassName } from '../mcp-transport';
 import { sendJsonRpcError, sendUnauthorized } from './mcp-http-response';
-import type { McpRequest } from './mcp-request-gate';
+import type { McpRequest } from './mcp-request';
 import type { TransportLogger } from './transport-logger';
 import { requestIdOf, unauthorizedLogLine } from './unauthorized-log';
 

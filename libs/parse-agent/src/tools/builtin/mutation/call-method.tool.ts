@@ -11,7 +11,7 @@ import {
 } from '../../../core/errors';
 import type { AgentMethodDeclaration } from '../../../metadata/metadata.types';
 import type { DataRow } from '../../../ports/data-path';
-import { isPlainObject } from '../../../query/field-names';
+import { isPlainObject } from '../../../core/plain-object';
 import { andWhere } from '../../../query/where-composer';
 import { clpGrants, type ClpOperation } from '../../../security/clp-check';
 import { isPointerRefusal } from '../../../security/pointer-write-check';

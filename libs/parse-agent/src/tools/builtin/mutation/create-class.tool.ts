@@ -1,6 +1,6 @@
 import { CLASS_NAME_PATTERN } from '../../../core/constants';
 import { AccessDeniedError, AgentValidationError } from '../../../core/errors';
-import { isPlainObject } from '../../../query/field-names';
+import { isPlainObject } from '../../../core/plain-object';
 import type { ToolDefinition } from '../../tool-definition';
 import { CREATING_TOOL } from '../tool-annotations';
 import { CLASS_NAME_ARG } from '../tool-schemas';

@@ -6,7 +6,7 @@ import {
 import type { ModelClass } from '../../../metadata/metadata.types';
 import { isParseObjectModel, type ParseSdkObject } from '../../../metadata/parse-object-model';
 import type { DataPath, DataRow } from '../../../ports/data-path';
-import { isPlainObject } from '../../../query/field-names';
+import { isPlainObject } from '../../../core/plain-object';
 import { writeOperation } from './write-path';
 
 export interface SdkMethodTargetOptions {
