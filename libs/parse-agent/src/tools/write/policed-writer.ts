@@ -1,7 +1,7 @@
 import { OBJECT_ID_PATTERN, tierReaches, type PermissionLevel } from '../../core/constants';
 import { AccessDeniedError, AgentValidationError, ObjectNotFoundError } from '../../core/errors';
 import { isPlainObject } from '../../core/plain-object';
-import type { DataClassSpec, DataPath } from '../../ports/data-path';
+import type { DataClassSpec, DataCreateResult, DataPath } from '../../ports/data-path';
 import type { ReadPolicy } from '../../security/read-policy';
 import { WritePolicy, type PlannedWrite } from '../../security/write-policy';
 import type { PolicedReader } from '../read/policed-reader';
@@ -97,17 +97,17 @@ export class PolicedWriter {
   }
 
   /** A new object; the tenant field is set to the agent's tenant. */
-  create(className: string, values: Record<string, unknown>): Promise<PolicedWrite> {
-    return this.#create(className, values, 'full');
+  async create(className: string, values: Record<string, unknown>): Promise<PolicedWrite> {
+    return (await this.#create(className, values, 'full')).write;
   }
 
   /** Changes fields of an object the agent can read; the tenant field cannot change. */
-  update(
+  async update(
     className: string,
     objectId: string,
     values: Record<string, unknown>,
   ): Promise<PolicedWrite> {
-    return this.#update(className, objectId, values, 'full');
+    return (await this.#update(className, objectId, values, 'full')).write;
   }
 
   /** Deletes an object the agent can read (tools ask the person first: see `confirm`). */
@@ -172,8 +172,9 @@ export class PolicedWriter {
     });
     // Bound here: a method's writes reach the writer's private steps, nothing else does.
     const data = methodDataPath(this.#sources.read, {
-      create: (c, values) => writer.#create(c, values, 'rows'),
-      update: (c, id, values) => writer.#update(c, id, values, 'rows'),
+      // The path's own answers: an SDK model's save() takes Parse's back (an increment's result).
+      create: async (c, values) => (await writer.#create(c, values, 'rows')).answer,
+      update: async (c, id, values) => (await writer.#update(c, id, values, 'rows')).answer,
       delete: (c, id) => writer.#delete(c, id).then(() => undefined),
       createClass: (c, spec) => writer.createClass(c, wireFields(spec)).then(() => undefined),
       deleteClass: (c) => writer.deleteClass(c).then(() => undefined),
@@ -200,7 +201,11 @@ export class PolicedWriter {
     return result;
   }
 
-  async #create(className: string, values: unknown, checks: Checks): Promise<PolicedWrite> {
+  async #create(
+    className: string,
+    values: unknown,
+    checks: Checks,
+  ): Promise<{ write: PolicedWrite; answer: DataCreateResult }> {
     const target = this.#target('create', className);
     const plan = await this.#plan(checks, 'create', className, values);
     await this.#ask(target, (path) =>
@@ -219,12 +224,18 @@ export class PolicedWriter {
       object_id: created.objectId,
       changed_keys: plan.changedKeys,
     });
-    return {
+    const write = {
       className,
       objectId: created.objectId,
       createdAt: created.createdAt,
       changedKeys: plan.changedKeys,
     };
+    // Only what a create answers (an over-answering path adds nothing the method could pass on).
+    const answer = {
+      objectId: created.objectId,
+      ...(created.createdAt ? { createdAt: created.createdAt } : {}),
+    };
+    return { write, answer };
   }
 
   async #update(
@@ -232,7 +243,7 @@ export class PolicedWriter {
     objectId: unknown,
     values: unknown,
     checks: Checks,
-  ): Promise<PolicedWrite> {
+  ): Promise<{ write: PolicedWrite; answer: { updatedAt?: string } }> {
     this.#target('update', className);
     const plan = await this.#plan(checks, 'update', className, values);
     const id = await this.#rowCheck(className, objectId);
@@ -249,7 +260,19 @@ export class PolicedWriter {
       object_id: id,
       changed_keys: plan.changedKeys,
     });
-    return { className, objectId: id, updatedAt: updated.updatedAt, changedKeys: plan.changedKeys };
+    const write = {
+      className,
+      objectId: id,
+      updatedAt: updated.updatedAt,
+      changedKeys: plan.changedKeys,
+    };
+    // Parse's answer about the fields written (an increment's new value), and nothing else.
+    const answer: Record<string, unknown> = {};
+    if (updated.updatedAt) answer.updatedAt = updated.updatedAt;
+    for (const key of plan.changedKeys) {
+      if (Object.hasOwn(updated, key)) answer[key] = (updated as Record<string, unknown>)[key];
+    }
+    return { write, answer };
   }
 
   async #delete(className: string, objectId: unknown): Promise<PolicedWrite> {
