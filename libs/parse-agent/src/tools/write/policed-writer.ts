@@ -147,7 +147,9 @@ export class PolicedWriter {
    * Runs an agent method as one write step: the confirmation when the tool declares one for it
    * (not for a preview), then the method with a `ctx.data` and `ctx.write` whose writes are
    * checked and recorded (refused in a preview or a readonly method), then one `call_method`
-   * event naming them, also when the method failed after writing.
+   * event naming them, also when the method failed after writing. (call_method's step.)
+   *
+   * @internal
    */
   async method<T>(call: MethodCall, run: (session: MethodSession) => Promise<T>): Promise<T> {
     const { className, objectId, qualified, permission, dryRun } = call;
