@@ -45,7 +45,7 @@ export function confirmationText(target: WriteTarget): string {
   const { className, objectId } = target;
   switch (target.step) {
     case 'create':
-      return `Create a ${className} object?`;
+      return `Create an object in ${className}?`;
     case 'update':
       return `Change ${className} ${objectId ?? ''}?`;
     case 'delete':
