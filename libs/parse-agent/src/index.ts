@@ -59,7 +59,7 @@ export type { ParseAgentAuthOptions } from './auth/auth-options';
 export { secretsEqual } from './auth/secrets-equal';
 
 // HTTP transport types the agentFactory sees
-export type { McpAgentFactory } from './transport/http/mcp-http.handler';
+export type { McpAgentFactory } from './transport/http/request-agent';
 export type { McpRequest } from './transport/http/mcp-request';
 
 // The agent
@@ -332,7 +332,7 @@ export { ParseAgentConversation } from './client/parse-agent-conversation';
 export { ConversationResult } from './client/conversation-result';
 export type { ConversationEvent } from './client/conversation-result';
 export { ConversationUsage } from './client/conversation-usage';
-export { DEFAULT_MAX_ITERATIONS } from './client/conversation.types';
+export { DEFAULT_MAX_ITERATIONS } from './client/parse-agent-conversation';
 export { DEFAULT_MODEL_PRICES } from './client/model-prices';
 export type { ModelPriceTable } from './client/model-prices';
 export { createLlmProvider, LLM_ENV, LLM_PROVIDER_NAMES } from './client/provider-from-env';

@@ -5,7 +5,7 @@ import type { AgentIdentity, AuthType } from '../core/agent-identity';
 import {
   CORRELATION_ID_PATTERN,
   MAX_CORRELATION_ID_LENGTH,
-  PERMISSION_HIERARCHY,
+  tierReaches,
   type PermissionLevel,
 } from '../core/constants';
 import { AgentCancelledError } from '../core/errors';
@@ -209,7 +209,7 @@ export class AgentCore implements AgentIdentity {
 
   /** Whether this agent's tier reaches `required` (tiers are cumulative). */
   tierReaches(required: PermissionLevel): boolean {
-    return PERMISSION_HIERARCHY[required] <= PERMISSION_HIERARCHY[this.permissions];
+    return tierReaches(this.permissions, required);
   }
 
   /** The per-agent `methods:` filter: bare names match on any class, `Class.method` on one. */

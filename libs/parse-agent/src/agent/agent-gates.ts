@@ -1,4 +1,4 @@
-import { PERMISSION_HIERARCHY, type PermissionLevel } from '../core/constants';
+import { tierReaches, type PermissionLevel } from '../core/constants';
 import {
   AccessDeniedError,
   PermissionDeniedError,
@@ -61,7 +61,7 @@ export function permitsTool(
   tool: ToolDefinition,
 ): boolean {
   return (
-    PERMISSION_HIERARCHY[tool.permission] <= PERMISSION_HIERARCHY[agent.permissions] &&
+    tierReaches(agent.permissions, tool.permission) &&
     passesListFilter(toolFilter, [tool.name]) &&
     !masterAccessRefusal(agent, tool) &&
     !clientCeilingRefusal(agent, tool)
@@ -79,8 +79,7 @@ export function toolRefusal(
   // A name the registry does not have is a typo or a tool this server lacks, not a permission
   // problem: say so, with close names among the tools this agent may call.
   if (!tool) return unknownToolError(toolName, agent.allowedTools());
-  const tierPermits =
-    PERMISSION_HIERARCHY[tool.permission] <= PERMISSION_HIERARCHY[agent.permissions];
+  const tierPermits = tierReaches(agent.permissions, tool.permission);
   // The operator's tools: filter is named first when it is what refuses (it is the real fix).
   const ceiling = tierPermits
     ? (masterAccessRefusal(agent, tool) ?? clientCeilingRefusal(agent, tool))

@@ -3,7 +3,7 @@ import { identityValue } from '../core/identity-value';
 import {
   DEFAULT_RECURSION_DEPTH,
   isPermissionLevel,
-  PERMISSION_HIERARCHY,
+  tierReaches,
   type PermissionLevel,
 } from '../core/constants';
 import {
@@ -15,7 +15,7 @@ import type { ModelClass } from '../metadata/metadata.types';
 import { SlidingWindowRateLimiter } from '../ports/in-memory-rate-limiter';
 import { isRateLimiter, type RateLimiter } from '../ports/rate-limiter';
 import { validateWhere, type Where } from '../query/constraint-translator';
-import { isPlainObject } from '../query/field-names';
+import { isPlainObject } from '../core/plain-object';
 import { andWhere } from '../query/where-composer';
 import { normalizeListFilter, type NormalizedListFilter } from '../security/class-filter';
 import { PERMISSION_LEVELS } from '../tools/tool-tiers';
@@ -85,7 +85,7 @@ export function resolveAgentOptions(
       `permissions must be one of readonly, write, admin (got ${JSON.stringify(permissions)}).`,
     );
   }
-  if (parent && PERMISSION_HIERARCHY[permissions] > PERMISSION_HIERARCHY[parent.permissions]) {
+  if (parent && !tierReaches(parent.permissions, permissions)) {
     throw new ParseAgentConfigError(
       `A sub-agent cannot have more permissions (${permissions}) than its parent (${parent.permissions}).`,
     );

@@ -1,4 +1,4 @@
-import { PERMISSION_HIERARCHY, type PermissionLevel } from '../core/constants';
+import { tierReaches, type PermissionLevel } from '../core/constants';
 import { securityBanner } from '../core/security-banner';
 import { ENV_GATES, gateEnabled } from '../tools/env-gates';
 
@@ -13,9 +13,7 @@ export function warnUnconfirmedWrites(
   env: NodeJS.ProcessEnv = process.env,
 ): boolean {
   if (agent?.confirmationRequired !== false) return false;
-  if (PERMISSION_HIERARCHY[agent.permissions ?? 'readonly'] < PERMISSION_HIERARCHY.write) {
-    return false;
-  }
+  if (!tierReaches(agent.permissions ?? 'readonly', 'write')) return false;
   if (!gateEnabled('writeTools', env)) return false;
   return securityBanner(
     'writes-without-confirmation',

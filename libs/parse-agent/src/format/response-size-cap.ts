@@ -5,7 +5,7 @@ import {
   sampleRecords,
   weighFields,
 } from './field-weights';
-import { isRecord } from './is-record';
+import { isPlainRecord } from '../core/plain-object';
 
 /** Largest tool result the MCP layer sends (4 MiB of response text). */
 export const MAX_TOOL_RESPONSE_BYTES = 4 * 1024 * 1024;
@@ -62,10 +62,10 @@ export function capToolResult(
     const rows = data[list.key];
     if (Array.isArray(rows) && rows.length) return capList(data, list, rows, maxBytes, context);
   }
-  if (isRecord(data.objects) && Object.keys(data.objects).length) {
+  if (isPlainRecord(data.objects) && Object.keys(data.objects).length) {
     return capObjects(data, data.objects, maxBytes, context);
   }
-  if (isRecord(data.object)) return capObject(data, data.object, maxBytes, context);
+  if (isPlainRecord(data.object)) return capObject(data, data.object, maxBytes, context);
   return null;
 }
 
@@ -271,7 +271,7 @@ function oneRowSentence(cut: Cut, data: Record<string, unknown>): string | undef
     return undefined;
   }
   const rows = cut.rows.map((r) => (Array.isArray(r) ? r[1] : r));
-  if (!rows.some((r) => isRecord(r) && typeof r.objectId === 'string')) return undefined;
+  if (!rows.some((r) => isPlainRecord(r) && typeof r.objectId === 'string')) return undefined;
   const className =
     typeof data.class_name === 'string' ? JSON.stringify(data.class_name) : '<class>';
   return `To read '${cut.dropped[0]}' for one row, call get_object(class_name: ${className}, object_id: <id>).`;
@@ -281,7 +281,7 @@ function oneRowSentence(cut: Cut, data: Record<string, unknown>): string | undef
 function includeSentence(cut: Cut, object: Record<string, unknown>): string | undefined {
   if (!has(cut, 'include')) return undefined;
   const joined = cut.dropped.filter(
-    (f) => isRecord(object[f]) && object[f].className !== undefined,
+    (f) => isPlainRecord(object[f]) && object[f].className !== undefined,
   );
   if (!joined.length) return undefined;
   return `${joined.map((f) => `'${f}'`).join(', ')} came from include: ask without it for a smaller object.`;
@@ -290,12 +290,12 @@ function includeSentence(cut: Cut, object: Record<string, unknown>): string | un
 /** Where this page starts: query_class's pagination.skip, else the call's skip, else 0. */
 function startOf(data: Record<string, unknown>, context: OversizeContext): number {
   const pagination = data.pagination;
-  const skip = isRecord(pagination) ? pagination.skip : context.args?.skip;
+  const skip = isPlainRecord(pagination) ? pagination.skip : context.args?.skip;
   return typeof skip === 'number' && Number.isFinite(skip) && skip >= 0 ? skip : 0;
 }
 
 function withoutField(row: unknown, field: string): unknown {
-  if (!isRecord(row) || !(field in row)) return row;
+  if (!isPlainRecord(row) || !(field in row)) return row;
   const { [field]: _dropped, ...rest } = row;
   return rest;
 }
@@ -347,13 +347,13 @@ function adviceFor(argumentNames: readonly string[]): string {
 /** Rows worth sampling: `results`/`samples` lists, `get_objects` values, a single `object`. */
 function diagnosticRows(data: unknown): unknown[] {
   if (Array.isArray(data)) return data;
-  if (!isRecord(data)) return [];
+  if (!isPlainRecord(data)) return [];
   // Rendered text (export_data, tabular query_class) has no per-field shape to report on.
   if (typeof data.output === 'string' && Array.isArray(data.headers)) return [];
   if (Array.isArray(data.results)) return data.results;
   if (Array.isArray(data.samples)) return data.samples;
-  if (isRecord(data.objects)) return Object.values(data.objects);
-  if (isRecord(data.object)) return [data.object];
+  if (isPlainRecord(data.objects)) return Object.values(data.objects);
+  if (isPlainRecord(data.object)) return [data.object];
   return [];
 }
 

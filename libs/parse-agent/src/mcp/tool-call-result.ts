@@ -5,7 +5,7 @@ import {
   LIMITER_UNAVAILABLE,
   RateLimiterUnavailableError,
 } from '../core/errors';
-import { isRecord } from '../format/is-record';
+import { isPlainRecord } from '../core/plain-object';
 import { takeSerializedJson } from '../format/serialized-json';
 import {
   capToolResult,
@@ -120,7 +120,7 @@ export function toCallToolResult(
   if ((serialized?.bytes ?? Buffer.byteLength(json, 'utf8')) > budget) {
     const context = oversizeContext(options);
     const recovered =
-      oversizeOf(options) === 'trim-rows' && isRecord(data)
+      oversizeOf(options) === 'trim-rows' && isPlainRecord(data)
         ? capToolResult(data, budget, context)
         : null;
     if (!recovered) {
@@ -138,7 +138,7 @@ export function toCallToolResult(
     : { value: json, quoted: [JSON.stringify(json)] };
   const result: CallToolResult = { content: [text(value)], isError: false };
   // MCP requires structured content to be an object; other shapes stay text-only.
-  if (options.outputSchema && isRecord(sent)) result.structuredContent = sent;
+  if (options.outputSchema && isPlainRecord(sent)) result.structuredContent = sent;
   return withResultJson(result, quoted, json);
 }
 
@@ -164,7 +164,8 @@ function acceptsFailure(schema: JsonSchema): boolean {
   return (
     Array.isArray(alternatives) &&
     alternatives.some(
-      (alt: unknown) => isRecord(alt) && isRecord(alt.properties) && 'error_code' in alt.properties,
+      (alt: unknown) =>
+        isPlainRecord(alt) && isPlainRecord(alt.properties) && 'error_code' in alt.properties,
     )
   );
 }
@@ -177,7 +178,7 @@ function oversizeContext(options: CallToolResultOptions): OversizeContext {
   const properties = options.inputSchema?.properties;
   return {
     toolName: options.toolName,
-    argumentNames: isRecord(properties) ? Object.keys(properties) : [],
+    argumentNames: isPlainRecord(properties) ? Object.keys(properties) : [],
     args: options.args,
   };
 }

@@ -11,7 +11,7 @@ import type { RateLimiter } from '../ports/rate-limiter';
 import type { ModelClass } from '../metadata/metadata.types';
 import type { UnregisteredClassPolicy } from '../metadata/builtin-hidden-classes';
 import type { QueryCostLimits } from '../core/constants';
-import type { McpRequest } from '../transport/http/mcp-request-gate';
+import type { McpRequest } from '../transport/http/mcp-request';
 import type { StartupCheckMode, StartupCheckOptions } from './startup-check';
 
 /**

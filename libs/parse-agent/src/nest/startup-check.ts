@@ -1,5 +1,5 @@
 import { ParseAgentConfigError } from '../core/errors';
-import { isPlainObject } from '../query/field-names';
+import { isPlainObject } from '../core/plain-object';
 
 /**
  * What the module does when a setting is found wrong at start-up: `'fail'` (the default) fails the

@@ -2,7 +2,7 @@ import { authOptionsProblems } from '../auth/auth-options';
 import { DEFAULT_QUERY_COST_LIMITS } from '../core/constants';
 import { BUILTIN_DATA_PATHS } from '../composition/data-paths';
 import { ParseAgentConfigError } from '../core/errors';
-import { isPlainObject } from '../query/field-names';
+import { isPlainObject } from '../core/plain-object';
 import { validateRedisOptions } from '../redis/redis-connection';
 import type { ParseAgentModuleOptions } from './parse-agent-options.interface';
 import { resolveStartupCheck } from './startup-check';

@@ -38,7 +38,7 @@ import {
   UnknownFieldError,
 } from '../core/errors';
 import type { QueryCostLimits } from '../core/constants';
-import { isPlainObject } from '../query/field-names';
+import { isPlainObject } from '../core/plain-object';
 import { closestNames } from './closest-names';
 
 /** Fields every Parse object has, whether or not a schema lists them. */

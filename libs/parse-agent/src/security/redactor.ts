@@ -1,4 +1,4 @@
-import { isPlainObject } from '../query/field-names';
+import { isPlainObject } from '../core/plain-object';
 import { isInternalField } from '../query/internal-fields';
 
 /** A pointer column in Parse-on-Mongo storage form: "Class$objectId". */

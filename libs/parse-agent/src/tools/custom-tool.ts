@@ -1,19 +1,18 @@
 import type { PermissionLevel } from '../core/constants';
-import { rawPathGuard, readContext, type ReadToolContext } from './read/read-tool';
+import { rawPathGuard } from './read/read-tool';
 import type { ToolContext } from './tool-context';
-import type { JsonSchema, McpIcon, ToolAnnotations } from './tool-definition';
-import { PolicedWriter } from './write/policed-writer';
+import type { JsonSchema, McpIcon, ToolAnnotations, ToolDefinition } from './tool-definition';
+import { writeContext, type WriteToolContext } from './write/write-tool';
 
 /**
  * What an application's tool receives by default (`access: 'policed'`): the agent's own policed
  * data access, never a data path. `read` is the PolicedReader the built-in read tools use (the
  * agent's class gate, allowlists, tenant scope, canonical filter and filters, redaction); `write`
- * writes at the agent's identity through the same WritePolicy as the built-in write tools.
- * Asking for `data`, `dataFor` or `writeData` throws with what to use instead.
+ * is the PolicedWriter the built-in write tools use (the same WritePolicy, row checks,
+ * confirmation of deletes and audit), at the agent's identity. Asking for `data`, `dataFor` or
+ * `writeData` throws with what to use instead.
  */
-export interface PolicedToolContext extends ReadToolContext {
-  /** Create, update and delete at the agent's identity (see PolicedWriter). */
-  write: PolicedWriter;
+export interface PolicedToolContext extends WriteToolContext {
   /** Asks the person to confirm (MCP elicitation), as ToolContext.confirm does. */
   confirm: ToolContext['confirm'];
 }
@@ -66,9 +65,13 @@ export type ToolRegistration<TArgs = Record<string, unknown>, TResult = unknown>
  */
 export function policedHandler<TArgs, TResult>(
   handler: PolicedToolRegistration<TArgs, TResult>['handler'],
-  tool: { name: string; permission: PermissionLevel },
+  tool: Pick<ToolDefinition, 'name' | 'permission' | 'confirm'>,
 ): (args: TArgs, context: ToolContext) => Promise<TResult> | TResult {
-  return (args, context) => handler(args, policedContext(context, tool));
+  return (args, context) => {
+    const view = writeContext(context, tool, POLICED_GUARD) as PolicedToolContext;
+    view.confirm = (request) => context.confirm(request);
+    return handler(args, view);
+  };
 }
 
 /** What a policed tool is told when it reaches for a raw path. */
@@ -76,21 +79,3 @@ const POLICED_GUARD = rawPathGuard(
   (name) =>
     `This tool asked for context.${name}, a raw data path: tools registered without access: 'master' read through context.read and write through context.write, at the calling agent's own identity and policy. Declare access: 'master' for raw paths (then only master-key agents are offered the tool).`,
 );
-
-function policedContext(
-  context: ToolContext,
-  tool: { name: string; permission: PermissionLevel },
-): PolicedToolContext {
-  const view = readContext(context, POLICED_GUARD) as PolicedToolContext;
-  view.write = new PolicedWriter({
-    access: context.access,
-    path: () => context.writeData,
-    signal: context.signal,
-    toolName: tool.name,
-    toolPermission: tool.permission,
-    confirm: (request) => context.confirm(request),
-    audit: (event) => context.audit(event),
-  });
-  view.confirm = (request) => context.confirm(request);
-  return view;
-}

@@ -2,6 +2,7 @@ import type { PermissionLevel } from '../core/constants';
 import type { DataOperation } from '../ports/data-path';
 import type { ToolEnvGate } from './env-gates';
 import type { ToolContext } from './tool-context';
+import type { ToolConfirmation } from './write/write-confirmation';
 
 export type JsonSchema = Record<string, unknown>;
 
@@ -74,6 +75,12 @@ export interface ToolDefinition<TArgs = Record<string, unknown>, TResult = unkno
    * `master`: raw data paths; only master-key agents are offered the tool or may call it.
    */
   access?: ToolAccess;
+  /**
+   * Which writes of the tool ask a person first (MCP elicitation), run by the policed writer
+   * after every check and before the write: delete_object and delete_class ask for deletes,
+   * call_method for admin methods; an application's policed tool asks before deletes.
+   */
+  confirm?: ToolConfirmation;
   handler: (args: TArgs, context: ToolContext) => Promise<TResult> | TResult;
 }
 

@@ -5,6 +5,7 @@ import { isPermissionLevel } from '../core/constants';
 import { ParseAgentConfigError } from '../core/errors';
 import { policedHandler, type ToolRegistration } from './custom-tool';
 import type { ToolDefinition } from './tool-definition';
+import { DELETES_ASK } from './write/write-confirmation';
 import { defaultAnnotations } from './builtin/tool-annotations';
 import { withFailureAlternative } from './builtin/output-schemas';
 
@@ -131,10 +132,15 @@ export class ToolRegistry {
       icons: registration.icons,
       clientSafe: registration.clientSafe,
       access,
-      // A policed tool never sees the call's raw paths: its handler gets the policed view.
+      // A policed tool's writer asks the person before a delete; a master tool asks itself.
+      ...(access === 'policed' ? { confirm: DELETES_ASK } : {}),
       handler: (registration.access === 'master'
         ? registration.handler
-        : policedHandler(registration.handler, { name, permission })) as ToolDefinition['handler'],
+        : policedHandler(registration.handler, {
+            name,
+            permission,
+            confirm: DELETES_ASK,
+          })) as ToolDefinition['handler'],
     };
     try {
       this.validators.set(name, this.ajv.compile(definition.inputSchema));

@@ -1,7 +1,6 @@
 import type { AgentIdentity } from '../../core/agent-identity';
 import { AgentValidationError, ParseAgentError } from '../../core/errors';
 import {
-  directDatabaseRank,
   type AggregateOptions,
   type DataFindQuery,
   type DataOperation,
@@ -57,7 +56,7 @@ export interface MongoPathServices {
   /** Resolves a session token to its user's objectId (Parse's `/users/me`), once per token. */
   sessionUser: (sessionToken: string, signal?: AbortSignal) => Promise<string>;
   /** Server-level protectedFields Parse Server merges into every class's CLP (`{ _User: { '*': ['email'] } }`). */
-  serverProtectedFields: Record<string, Record<string, string[]>>;
+  serverProtectedFields: Readonly<Record<string, Readonly<Record<string, readonly string[]>>>>;
 }
 
 /**
@@ -430,11 +429,6 @@ export class MongoDataPathProvider implements DataPathProvider {
       return 'full-text search needs Atlas Search: set mongo.atlasSearch to true on an Atlas cluster with search indexes';
     }
     return undefined;
-  }
-
-  /** Analytics here first; row reads and writes go through Parse Server when it serves them. */
-  rank(operation: DataOperation): number {
-    return directDatabaseRank(operation);
   }
 
   bind(identity: AgentIdentity): MongoDataPath {

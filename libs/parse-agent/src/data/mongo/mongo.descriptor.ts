@@ -1,6 +1,6 @@
 import type { DataPathDescriptor } from '../data-path-descriptor';
 import { hasScheme, schemesText } from '../data-path-descriptor';
-import { isPlainObject } from '../../query/field-names';
+import { isPlainObject } from '../../core/plain-object';
 import { createMongoDataPathProvider, type MongoPathOptions } from './create-mongo-data-path';
 import { probeMongo } from './mongo-probe';
 

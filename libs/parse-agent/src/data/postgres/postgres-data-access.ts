@@ -1,5 +1,6 @@
 import { AgentValidationError } from '../../core/errors';
 import { printClassAs } from '../../core/secret-display';
+import { PARSE_DEFAULT_PROTECTED_FIELDS } from '../parse-server-defaults';
 import type { ParseRestClient } from '../parse-rest/parse-rest-client';
 import { PgCatalog } from './pg-catalog';
 import { createPgPool, type PgPoolLike } from './pg-driver';
@@ -30,11 +31,6 @@ export interface PostgresDataPathOptions {
   /** From how many rows a sequential scan counts as a collection scan in `explain` (default 1 000). */
   collscanMinRows?: number;
 }
-
-/** Parse Server's default for its `protectedFields` option. */
-export const PARSE_DEFAULT_PROTECTED_FIELDS: Record<string, Record<string, string[]>> = {
-  _User: { '*': ['email'] },
-};
 
 /**
  * Shared state of the direct PostgreSQL path: the pool, the `_SCHEMA` catalog and the principal

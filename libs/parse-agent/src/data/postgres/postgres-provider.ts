@@ -1,9 +1,5 @@
 import type { AgentIdentity } from '../../core/agent-identity';
-import {
-  directDatabaseRank,
-  type DataOperation,
-  type DataPathProvider,
-} from '../../ports/data-path';
+import type { DataOperation, DataPathProvider } from '../../ports/data-path';
 import type { PostgresDataAccess } from './postgres-data-access';
 import { PostgresDataPath } from './postgres-data-path';
 
@@ -28,11 +24,6 @@ export class PostgresDataPathProvider implements DataPathProvider {
       return 'session tokens need Parse REST to resolve the user';
     }
     return undefined;
-  }
-
-  /** Analytics here first; row reads and writes go through Parse Server when it serves them. */
-  rank(operation: DataOperation): number {
-    return directDatabaseRank(operation);
   }
 
   bind(identity: AgentIdentity): PostgresDataPath {

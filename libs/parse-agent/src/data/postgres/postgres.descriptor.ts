@@ -1,6 +1,6 @@
 import type { DataPathDescriptor } from '../data-path-descriptor';
 import { hasScheme, schemesText } from '../data-path-descriptor';
-import { isPlainObject } from '../../query/field-names';
+import { isPlainObject } from '../../core/plain-object';
 import { PostgresDataAccess, type PostgresDataPathOptions } from './postgres-data-access';
 import { probePostgres } from './postgres-probe';
 import { PostgresDataPathProvider } from './postgres-provider';

@@ -8,7 +8,7 @@ import { ParseAgent, type AgentServices } from '../../agent/parse-agent';
 import { principalOf } from '../../auth/parse-agent-principal';
 import { SessionCheckUnavailableError } from '../../auth/session-verifier';
 import { AgentUnauthorizedError, ParseAgentConfigError } from '../../core/errors';
-import type { McpRequest } from '../../transport/http/mcp-request-gate';
+import type { McpRequest } from '../../transport/http/mcp-request';
 import { agentFromFactoryResult } from '../../transport/shared/resolve-agent';
 import { PARSE_AGENT_SERVICES } from '../parse-agent.constants';
 import { ParseAgentFactory } from '../parse-agent.factory';

@@ -20,7 +20,7 @@ import type {
   SearchSpec,
 } from '../../ports/data-path';
 import { validateWhere, type Where } from '../../query/constraint-translator';
-import { isPlainObject } from '../../query/field-names';
+import { isPlainObject } from '../../core/plain-object';
 import { classesNamed } from '../../query/pipeline-classes';
 import { andWhere } from '../../query/where-composer';
 import type { RedactOptions } from '../../security/redactor';
@@ -258,6 +258,23 @@ export class PolicedReader {
       plan,
       ...withheldOf(joined),
     };
+  }
+
+  /**
+   * Whether a read by this agent finds the object, with the same plan as a read of its class
+   * (class gate, tenant scope, the agent's filters, the canonical filter): the row check in front
+   * of every update and delete. A row of another tenant, filtered out or missing all answer false.
+   */
+  async reaches(className: string, objectId: string): Promise<boolean> {
+    await this.gate(className);
+    const { where, tenant } = await this.access.planWhere(className, {}, true, true);
+    const rows = await this.#path('find').find(
+      className,
+      { where: andWhere(where, { objectId }), keys: ['objectId'], limit: 1 },
+      this.#sources.signal,
+    );
+    const row = rows[0];
+    return !!row && !(tenant && tenant.field in row && !rowInTenant(row, tenant));
   }
 
   /** Objects by objectId (distinct, validated ids), redacted; any row outside the tenant is refused. */

@@ -34,15 +34,19 @@ export interface ReadToolDefinition<TArgs, TResult = unknown> extends Omit<
 const POLICED = new WeakSet<object>();
 
 /**
- * A base for a policed context to inherit: reaching for a raw path is a bug in the tool, refused
- * loudly at runtime (with `explain(member)`) as the type already refuses it at compile time.
+ * A base for a policed context to inherit: reaching for a raw path (or another member the policed
+ * view leaves out) is a bug in the tool, refused loudly at runtime (with `explain(member)`) as the
+ * type already refuses it at compile time.
  */
-export function rawPathGuard(explain: (member: string) => string): object {
+export function rawPathGuard(
+  explain: (member: string) => string,
+  members: readonly string[] = RAW_MEMBERS,
+): object {
   return Object.freeze(
     Object.defineProperties(
       {},
       Object.fromEntries(
-        RAW_MEMBERS.map((name) => [
+        members.map((name) => [
           name,
           {
             get(): never {

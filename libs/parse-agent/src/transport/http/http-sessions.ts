@@ -14,7 +14,7 @@ import { errorClassName } from '../shared/mcp-transport';
 import type { ResolvedMcpEndpointOptions } from './mcp-endpoint-options';
 import { HEADER } from './mcp-http.constants';
 import { sendJsonRpcError, sendUnauthorized } from './mcp-http-response';
-import type { McpRequest } from './mcp-request-gate';
+import type { McpRequest } from './mcp-request';
 import { headerValue } from './mcp-request-fields';
 import { declaresElicitation, type SseElicitations } from './sse-elicitation';
 import type { TransportLogger } from '../shared/transport-logger';

@@ -18,7 +18,7 @@ import { HttpSessions, sendRateRefusal } from './http-sessions';
 import { serveJsonCall } from './json-call';
 import { HEADER, RESPONSE_HEADER } from './mcp-http.constants';
 import { sendJson, sendJsonRpcError, sendUnauthorized } from './mcp-http-response';
-import type { McpGateState, McpRequest } from './mcp-request-gate';
+import type { McpGateState, McpRequest } from './mcp-request';
 import { headerValue, validId } from './mcp-request-fields';
 import { serveListenCall, serveNotificationStream } from './notification-stream';
 import { PrincipalStreams } from './principal-streams';
@@ -26,9 +26,6 @@ import { agentForRequest, type McpAgentFactory } from './request-agent';
 import { serveSseCall } from './sse-call';
 import { resumeStream } from './stream-resumption';
 import { acceptsEventStream } from './transport-checks';
-
-export type { McpAgentFactory } from './request-agent';
-export type { McpHttpHandlerDependencies } from './http-endpoint';
 
 /** Methods answered over SSE when the client accepts it. */
 const STREAMED_METHODS = new Set(['tools/call', 'resources/read']);

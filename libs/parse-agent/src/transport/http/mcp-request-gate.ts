@@ -15,10 +15,6 @@ import { headerValue, validId } from './mcp-request-fields';
 import { acceptsEventStream, mediaType } from './transport-checks';
 import type { TransportLogger } from '../shared/transport-logger';
 
-export type { McpBodyKind } from './json-rpc-shape';
-export type { DeferredBody } from './bounded-read';
-export type { McpGateState, McpRequest } from './mcp-request';
-
 type Next = (error?: unknown) => void;
 
 const SUPPORTED_VERSIONS_TEXT = SUPPORTED_PROTOCOL_VERSIONS.join(', ');

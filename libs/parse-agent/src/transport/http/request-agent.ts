@@ -3,7 +3,7 @@ import type { AgentOptions, ParseAgent } from '../../agent/parse-agent';
 import { errorClassName, type McpTransportContext } from '../shared/mcp-transport';
 import type { TransportLogger } from '../shared/transport-logger';
 import { sendJsonRpcError, sendUnauthorized } from './mcp-http-response';
-import type { McpRequest } from './mcp-request-gate';
+import type { McpRequest } from './mcp-request';
 import { requestIdOf, unauthorizedLogLine } from './unauthorized-log';
 
 /** Maps the authenticated HTTP request to the options of the agent that serves it. */

@@ -13,7 +13,7 @@ import { errorClassName } from '../shared/mcp-transport';
 import { SHUTTING_DOWN_CODE } from './endpoint-drain';
 import type { HttpEndpoint } from './http-endpoint';
 import { openEventStream, sendJsonRpcError } from './mcp-http-response';
-import type { McpRequest } from './mcp-request-gate';
+import type { McpRequest } from './mcp-request';
 import { streamOwnedBy } from './resumable-stream-id';
 import { formatSseFrame, isResponseMessage, type SseFrame } from './sse-operators';
 

@@ -1,4 +1,4 @@
-import { ParseRequestError } from '../../../core/errors';
+import { ParseRequestError } from '../../core/errors';
 
 /** Parse's code for "object not found", which it also answers for a write the row's ACL refuses. */
 const OBJECT_NOT_FOUND = 101;

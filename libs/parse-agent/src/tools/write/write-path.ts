@@ -1,5 +1,5 @@
-import { ParseAgentConfigError } from '../../../core/errors';
-import type { DataPath } from '../../../ports/data-path';
+import { ParseAgentConfigError } from '../../core/errors';
+import type { DataPath } from '../../ports/data-path';
 
 type WriteMethod = 'create' | 'update' | 'delete' | 'createClass' | 'deleteClass';
 
