@@ -6,7 +6,7 @@ import {
   refreshAgentPrincipals,
   type DataPrincipals,
   type ParseAgent,
-  type ToolContext,
+  type PolicedToolContext,
 } from 'nestjs-parse-agent';
 import { createAgentTestBed, type AgentTestBed } from '../harness/agent-module';
 import { ok } from '../harness/envelopes';
@@ -44,7 +44,7 @@ describe('ACL helpers for custom tools (real Parse Server, real PostgreSQL)', ()
   let allIds: string[];
 
   /** The custom tool: the agent's principals and the rows its own SQL finds with the clauses. */
-  async function probe(context: ToolContext) {
+  async function probe(context: PolicedToolContext) {
     const who = await agentPrincipals(context);
     const rows = async (clause: { text: string; values: unknown[] }) =>
       (

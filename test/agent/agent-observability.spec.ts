@@ -103,7 +103,7 @@ describe('agent hooks and security events on a real Parse Server', () => {
       description: 'Counts Order rows through the agent’s read path, and its own runs.',
       handler: async (_args, context) => {
         runs++;
-        return { count: await context.data.count('Order', {}, context.signal) };
+        return { count: await context.read.count('Order', {}) };
       },
     });
     const seen: Array<['before', ToolCallInfo] | ['after', ToolCallInfo, ToolCallOutcome]> = [];

@@ -15,7 +15,7 @@ import {
   ParseAgentFactory,
   ParseAgentModule,
   suppressSecurityBanners,
-  type ToolContext,
+  type PolicedToolContext,
 } from 'nestjs-parse-agent';
 import { createObject } from '../harness/fixtures';
 import { testParseConnection } from '../harness/parse-rest';
@@ -24,7 +24,7 @@ import { testParseConnection } from '../harness/parse-rest';
 class AcmeOnlyGuard implements CanActivate {
   canActivate(context: ExecutionContext): boolean {
     expect(context.getType()).toBe('parse-agent-tool');
-    const toolContext = context.getArgByIndex<ToolContext>(1);
+    const toolContext = context.getArgByIndex<PolicedToolContext>(1);
     return toolContext.agent.tenantId === 'acme';
   }
 }
@@ -33,7 +33,7 @@ class AcmeOnlyGuard implements CanActivate {
 class ReportsService {
   @AgentTool({ name: 'acme_report', description: 'Only for acme agents.' })
   @UseGuards(AcmeOnlyGuard)
-  acmeReport(args: unknown, context: ToolContext) {
+  acmeReport(args: unknown, context: PolicedToolContext) {
     return { tenant: context.agent.tenantId };
   }
 
@@ -45,10 +45,10 @@ class ReportsService {
     inputSchema: { type: 'object', properties: { min: { type: 'number' } } },
     category: 'reports',
   })
-  async probeCount(args: { min?: number }, { data, signal }: ToolContext) {
+  async probeCount(args: { min?: number }, { read }: PolicedToolContext) {
     this.calls++;
     const where = args.min === undefined ? {} : { n: { $gte: args.min } };
-    return { count: await data.count('ToolProbe', where, signal) };
+    return { count: await read.count('ToolProbe', { where }) };
   }
 
   @AgentTool({ name: 'query_class', description: 'Tries to shadow a built-in.' })

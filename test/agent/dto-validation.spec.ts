@@ -24,7 +24,7 @@ import {
   ParseClass,
   suppressSecurityBanners,
   type ParseAgent,
-  type ToolContext,
+  type PolicedToolContext,
 } from 'nestjs-parse-agent';
 import { ok, refused, type Data } from '../harness/envelopes';
 import { createObject, createUser, defineClass } from '../harness/fixtures';
@@ -99,7 +99,7 @@ class Account {
 /** Lets only agents of tenant acme through. */
 class AcmeOnlyGuard implements CanActivate {
   canActivate(context: ExecutionContext): boolean {
-    return context.getArgByIndex<ToolContext>(1).agent.tenantId === 'acme';
+    return context.getArgByIndex<PolicedToolContext>(1).agent.tenantId === 'acme';
   }
 }
 
@@ -120,7 +120,7 @@ class SearchService {
   }
 
   @AgentTool({ name: 'dto_search', description: 'Searches by term.', inputSchema: SearchDto })
-  search(args: SearchDto, context: ToolContext) {
+  search(args: SearchDto, context: PolicedToolContext) {
     return { isDto: args instanceof SearchDto, term: args.term, tenant: context.agent.tenantId };
   }
 }

@@ -8,7 +8,9 @@ import {
   type AgentMethodContext,
   type DataPathProvider,
   type ParseAgent,
+  type PolicedToolContext,
   type ToolEnvelope,
+  type ToolRegistry,
 } from 'nestjs-parse-agent';
 import { createAgentTestBed, type AgentTestBed } from '../harness/agent-module';
 import type { Data } from '../harness/envelopes';
@@ -123,6 +125,35 @@ class JOrder {
 @AgentFields('tenantId', 'subject', 'order')
 @AgentTenantScope('tenantId')
 class JTicket {}
+
+/**
+ * Application tools that declare no access: they write through `context.write` (the policed
+ * writer), which must refuse the same links the built-in write tools refuse.
+ */
+function registerCustomerTools(tools: ToolRegistry): void {
+  const schema = {
+    type: 'object',
+    properties: { order_id: { type: 'string' }, customer_id: { type: 'string' } },
+    required: ['customer_id'],
+    additionalProperties: false,
+  };
+  tools.register({
+    name: 'relink_order_tool',
+    description: 'Point an order at another customer (application tool).',
+    permission: 'write',
+    inputSchema: schema,
+    handler: (args: { order_id?: string; customer_id: string }, { write }: PolicedToolContext) =>
+      write.update(ORDER, args.order_id!, { customer: pointer(CUST, args.customer_id) }),
+  });
+  tools.register({
+    name: 'open_order_tool',
+    description: 'Open an order for a customer (application tool).',
+    permission: 'write',
+    inputSchema: schema,
+    handler: (args: { customer_id: string }, { write }: PolicedToolContext) =>
+      write.create(ORDER, { number: 'W-tool', customer: pointer(CUST, args.customer_id) }),
+  });
+}
 
 type CustomerKey = 'aOk1' | 'aOk2' | 'aDeleted' | 'aBlocked' | 'aManagerOnly' | 'gPublic' | 'gOwn';
 const CUSTOMER_KEYS: CustomerKey[] = [
@@ -375,6 +406,7 @@ describe('include and pointer writes follow the joined class’s read policy (re
         dataPathProviders: postgresFirst,
       }),
     );
+    for (const bed of beds.values()) registerCustomerTools(bed.tools);
   }, 120_000);
 
   afterAll(async () => {
@@ -771,6 +803,11 @@ describe('include and pointer writes follow the joined class’s read policy (re
               },
             ],
           ],
+          [
+            'custom tool context.write update',
+            (id) => ['relink_order_tool', { order_id: orders.aOk2, customer_id: id }],
+          ],
+          ['custom tool context.write create', (id) => ['open_order_tool', { customer_id: id }]],
           [
             'call_method (class)',
             (id) => [

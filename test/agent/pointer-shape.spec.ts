@@ -73,9 +73,15 @@ describe('pointer_shape_mismatch (demo dataset)', () => {
   });
 
   it('refuses a write of a pointer to another class or a malformed one, and writes nothing', async () => {
+    // An order whose customer the writer can read: a soft-deleted customer is outside the
+    // Customer canonical filter, and a pointer to it would be refused for that reason instead.
     const [order] = await findRows(
       'Order',
-      { tenantId: 'acme', isDeleted: false },
+      {
+        tenantId: 'acme',
+        isDeleted: false,
+        customer: { $inQuery: { className: 'Customer', where: { isDeleted: { $ne: true } } } },
+      },
       { masterKey: true },
       { limit: '1' },
     );

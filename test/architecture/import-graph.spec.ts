@@ -1,7 +1,14 @@
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { importCycles, importEdges, layerOf, layerViolations, LAYERS } from './import-graph';
+import {
+  importCycles,
+  importEdges,
+  layerOf,
+  layerViolations,
+  LAYERS,
+  transportViolations,
+} from './import-graph';
 
 const SRC = join(__dirname, '../../libs/parse-agent/src');
 
@@ -19,6 +26,22 @@ describe('library import graph', () => {
 
   it('has no import cycles', () => {
     expect(importCycles(edges)).toEqual([]);
+  });
+
+  it('keeps transports side by side: each imports only itself and transport/shared/', () => {
+    expect(edges.some((e) => e.from.startsWith('transport/stdio/'))).toBe(true);
+    expect(transportViolations(edges)).toEqual([]);
+    expect(
+      transportViolations([
+        { from: 'transport/stdio/a.ts', to: 'transport/http/b.ts' },
+        { from: 'transport/shared/c.ts', to: 'transport/stdio/a.ts' },
+        { from: 'transport/stdio/a.ts', to: 'transport/shared/c.ts' },
+        { from: 'cli/x.ts', to: 'transport/http/b.ts' },
+      ]),
+    ).toEqual([
+      'transport/stdio/a.ts -> transport/http/b.ts (a transport imports another)',
+      'transport/shared/c.ts -> transport/stdio/a.ts (shared code imports a transport)',
+    ]);
   });
 
   it('flags an upward import and a cycle when one exists', () => {

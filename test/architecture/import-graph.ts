@@ -133,3 +133,25 @@ export function importCycles(edges: ImportEdge[]): string[][] {
   for (const node of graph.keys()) if (!indices.has(node)) visit(node);
   return cycles;
 }
+
+/**
+ * Transports are plugins side by side: a file of `transport/<name>/` imports its own folder and
+ * `transport/shared/` (the context every transport runs on), never another transport; `shared/`
+ * imports no transport.
+ */
+export function transportViolations(edges: ImportEdge[]): string[] {
+  const transportOf = (file: string) => {
+    const [first, second] = file.split('/');
+    return first === 'transport' ? second : undefined;
+  };
+  const out: string[] = [];
+  for (const { from, to } of edges) {
+    const a = transportOf(from);
+    const b = transportOf(to);
+    if (a === undefined || b === undefined || a === b || b === 'shared') continue;
+    out.push(
+      `${from} -> ${to} (${a === 'shared' ? 'shared code imports a transport' : 'a transport imports another'})`,
+    );
+  }
+  return [...new Set(out)];
+}

@@ -45,13 +45,6 @@ class Settings {
   }
 }
 
-/** The loopback front, able to drop the connections it holds so a new mode applies at once. */
-class Front extends SwitchableUpstream {
-  cut(): void {
-    for (const socket of this.sockets) socket.destroy();
-  }
-}
-
 /** Counts the `/users/me` round trips the app makes (all its Parse traffic goes through here). */
 class CountingParseClient extends ParseRestClient {
   usersMe = 0;
@@ -78,7 +71,7 @@ const INIT = {
  * from role membership, settings from forRootAsync, and no second /users/me for session counting.
  */
 describe('shipped auth: ParseAgentAuthGuard + bindAgentToPrincipal on a real Parse Server', () => {
-  let upstream: Front;
+  let upstream: SwitchableUpstream;
   let app: INestApplication;
   let url: string;
   let parse: CountingParseClient;
@@ -89,7 +82,7 @@ describe('shipped auth: ParseAgentAuthGuard + bindAgentToPrincipal on a real Par
     suppressSecurityBanners();
     const real = testParseConnection();
     const target = new URL(real.serverURL);
-    upstream = new Front({ host: target.hostname, port: Number(target.port) });
+    upstream = new SwitchableUpstream({ host: target.hostname, port: Number(target.port) });
     const front = `http://${await upstream.start()}${target.pathname}`;
 
     for (const name of ['ann', 'ben', 'cat', 'dan', 'eve', 'fay', 'gus']) {

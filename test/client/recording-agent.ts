@@ -1,5 +1,5 @@
 import type { ToolEnvelope } from 'nestjs-parse-agent/core/envelope';
-import type { ConversationAgent } from 'nestjs-parse-agent/client/conversation-agent';
+import type { ConversationAgent } from 'nestjs-parse-agent/ports/conversation';
 
 export type ToolHandler = (
   name: string,

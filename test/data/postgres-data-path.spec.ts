@@ -13,11 +13,9 @@ import {
   DatabaseTimeoutError,
   readOnly,
 } from '../../libs/parse-agent/src/data/postgres/pg-read-transaction';
-import {
-  PostgresDataAccess,
-  PostgresDataPathProvider,
-  type PostgresDataPath,
-} from '../../libs/parse-agent/src/data/postgres/postgres-data-path';
+import { PostgresDataAccess } from '../../libs/parse-agent/src/data/postgres/postgres-data-access';
+import type { PostgresDataPath } from '../../libs/parse-agent/src/data/postgres/postgres-data-path';
+import { PostgresDataPathProvider } from '../../libs/parse-agent/src/data/postgres/postgres-provider';
 import type { GroupOperation } from '../../libs/parse-agent/src/ports/data-path';
 import {
   createObject,

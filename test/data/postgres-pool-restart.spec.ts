@@ -1,5 +1,5 @@
 import { Client } from 'pg';
-import { PostgresDataAccess } from '../../libs/parse-agent/src/data/postgres/postgres-data-path';
+import { PostgresDataAccess } from '../../libs/parse-agent/src/data/postgres/postgres-data-access';
 import { testParseConfig } from '../harness/parse-rest';
 
 /**

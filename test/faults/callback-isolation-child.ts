@@ -13,7 +13,7 @@ import {
   startStandaloneMcpServer,
   suppressSecurityBanners,
   type LlmProvider,
-  type ToolContext,
+  type PolicedToolContext,
 } from 'nestjs-parse-agent';
 import { filter } from 'rxjs';
 
@@ -73,7 +73,7 @@ async function scenario(name: string): Promise<unknown> {
         services.tools.register({
           name: 'progress_probe',
           description: 'Reports progress twice, then answers.',
-          handler: (_args, context: ToolContext) => {
+          handler: (_args, context: PolicedToolContext) => {
             context.reportProgress({ progress: 1, total: 2 });
             context.reportProgress({ progress: 2, total: 2 });
             return { done: true };

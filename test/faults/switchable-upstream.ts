@@ -8,6 +8,9 @@ export type UpstreamMode = 'forward' | 'stall' | 'down' | 'trickle';
  * `forward` pipes to it, `stall` accepts and never answers, `down` resets every connection,
  * `trickle` forwards the answer `trickleBytes` bytes every `trickleEveryMs` (slow but never silent).
  * Modes apply to new connections; a stalled connection stays stalled until the client drops it.
+ * A client keeps idle keep-alive connections for reuse, and those go on forwarding: `cut()` drops
+ * every open connection, so a new mode holds for the next request too (a Parse Server that goes
+ * down closes its connections as well).
  */
 export class SwitchableUpstream {
   mode: UpstreamMode = 'forward';
@@ -54,6 +57,11 @@ export class SwitchableUpstream {
     });
     await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', resolve));
     return `127.0.0.1:${(this.server.address() as AddressInfo).port}`;
+  }
+
+  /** Drops every open connection (the client's pooled keep-alive ones included). */
+  cut(): void {
+    for (const socket of this.sockets) socket.destroy();
   }
 
   /** Connections currently open (stalled ones the client has not dropped included). */

@@ -1,4 +1,8 @@
-import { AgentUnauthorizedError, unwrapUntrusted, type ToolContext } from 'nestjs-parse-agent';
+import {
+  AgentUnauthorizedError,
+  unwrapUntrusted,
+  type PolicedToolContext,
+} from 'nestjs-parse-agent';
 import { randomBytes } from 'node:crypto';
 import { createObject, createUser, type SeededUser } from '../harness/fixtures';
 import { delay, startMcpTestApp, type McpTestApp, type McpTestAppOptions } from './mcp-test-app';
@@ -54,7 +58,7 @@ export async function startClientTestApp(
     name: 'http_slow',
     description: 'Waits, then reports two steps of progress.',
     clientSafe: true,
-    handler: async (_args, ctx: ToolContext) => {
+    handler: async (_args, ctx: PolicedToolContext) => {
       await delay(150);
       ctx.reportProgress({ progress: 1, total: 2, message: 'half way' });
       await delay(20);
@@ -66,7 +70,7 @@ export async function startClientTestApp(
     name: 'http_wait',
     description: 'Runs until its signal aborts (or 10 s pass).',
     clientSafe: true,
-    handler: (_args, ctx: ToolContext) =>
+    handler: (_args, ctx: PolicedToolContext) =>
       new Promise((resolve) => {
         probe.started++;
         const timer = setTimeout(() => resolve({ finished: true }), 10_000);

@@ -1,5 +1,5 @@
 import request from 'supertest';
-import { unwrapUntrusted, type ToolContext } from 'nestjs-parse-agent';
+import { unwrapUntrusted, type PolicedToolContext } from 'nestjs-parse-agent';
 import {
   delay,
   eventually,
@@ -24,7 +24,7 @@ function registerTestTools(t: McpTestApp, probe: ToolProbe): void {
     name: 'http_slow',
     description: 'Waits, then reports two steps of progress.',
     inputSchema: { type: 'object', properties: { ms: { type: 'number' } } },
-    handler: async (args: { ms?: number }, ctx: ToolContext) => {
+    handler: async (args: { ms?: number }, ctx: PolicedToolContext) => {
       await delay(args.ms ?? 200);
       ctx.reportProgress({ progress: 1, total: 2, message: 'half way' });
       await delay(30);
@@ -35,7 +35,7 @@ function registerTestTools(t: McpTestApp, probe: ToolProbe): void {
   t.tools.register({
     name: 'http_wait',
     description: 'Runs until its signal aborts (or 10 s pass).',
-    handler: (_args, ctx: ToolContext) =>
+    handler: (_args, ctx: PolicedToolContext) =>
       new Promise((resolve) => {
         probe.started++;
         const timer = setTimeout(() => resolve({ finished: true }), 10_000);

@@ -12,7 +12,7 @@ import {
   AgentUnauthorizedError,
   bindAgentToPrincipal,
   ParseAgentAuthGuard,
-  type ToolContext,
+  type PolicedToolContext,
 } from 'nestjs-parse-agent';
 import {
   resultData,
@@ -417,7 +417,7 @@ export function describePlatformScenarios(platform: Platform): void {
       t.tools.register({
         name: 'drain_slow',
         description: 'Answers after 400 ms.',
-        handler: async (_args, ctx: ToolContext) => {
+        handler: async (_args, ctx: PolicedToolContext) => {
           await delay(400);
           return { finished: !ctx.signal.aborted };
         },

@@ -20,7 +20,7 @@ import {
   type RequestId,
   type SessionCreateOptions,
   type StoredMessage,
-  type ToolContext,
+  type PolicedToolContext,
 } from 'nestjs-parse-agent';
 import { RedisCancellationBus, RedisEventStore, RedisSessionStore } from 'nestjs-parse-agent/redis';
 import { randomBytes } from 'node:crypto';
@@ -137,7 +137,7 @@ function registerWaitTool(t: McpTestApp, started: { count: number }): void {
   t.tools.register({
     name: 'port_wait',
     description: 'Runs until its signal aborts (or 10 s pass).',
-    handler: (_args, ctx: ToolContext) =>
+    handler: (_args, ctx: PolicedToolContext) =>
       new Promise((resolve) => {
         started.count++;
         const timer = setTimeout(() => resolve({ finished: true }), 10_000);

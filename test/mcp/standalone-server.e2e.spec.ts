@@ -1,14 +1,17 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import {
+  ParseAgentFactory,
   startStandaloneMcpServer,
   unwrapUntrusted,
   type StandaloneMcpServer,
+  type StandaloneMcpServerOptions,
 } from 'nestjs-parse-agent';
 import { apiKeyMatches } from 'nestjs-parse-agent/nest/mcp/standalone-server';
 import request from 'supertest';
-import { createObject } from '../harness/fixtures';
-import { testParseConfig } from '../harness/parse-rest';
+import { findFreePort } from '../../src/embedded/free-port';
+import { createObject, createUser } from '../harness/fixtures';
+import { testParseConfig, testParseConnection } from '../harness/parse-rest';
 import { eventually } from './mcp-test-app';
 
 const parse = () => {
@@ -149,5 +152,79 @@ describe('startStandaloneMcpServer: binding and keys', () => {
     expect(apiKeyMatches('abcd', 'abc')).toBe(false);
     expect(apiKeyMatches('', 'abc')).toBe(false);
     expect(apiKeyMatches(undefined, 'abc')).toBe(false);
+  });
+});
+
+describe('startStandaloneMcpServer: database: { kind, uri }', () => {
+  const className = `HttpStandaloneDb${Date.now().toString(36)}`;
+  let sessionToken: string;
+
+  beforeAll(async () => {
+    await createObject(className, { label: 'one' });
+    await createObject(className, { label: 'one' });
+    await createObject(className, { label: 'two' });
+    sessionToken = (await createUser(`standalone-db-${Date.now().toString(36)}`)).sessionToken;
+  });
+
+  const start = (options: Partial<StandaloneMcpServerOptions>) =>
+    startStandaloneMcpServer({
+      // Session tokens are checked with the client key, as an app's users would send it.
+      parse: testParseConnection(),
+      port: 0,
+      apiKey: 'sekret-key',
+      unregisteredClasses: 'visible',
+      logger: false,
+      suppressSecurityBanners: true,
+      ...options,
+    });
+  const groupBy = (server: StandaloneMcpServer) =>
+    server.app
+      .get(ParseAgentFactory)
+      .create({ sessionToken })
+      .execute('group_by', { class_name: className, field: 'label' });
+
+  it('builds the direct path from the connection string: a user’s group_by runs there', async () => {
+    // Without a direct path a session-token aggregate is refused (REST aggregate is master-key only).
+    const without = await start({});
+    try {
+      const refused = await groupBy(without);
+      expect(refused).toMatchObject({ success: false, error: expect.stringMatching(/postgres/) });
+    } finally {
+      await without.close();
+    }
+    const server = await start({
+      database: { kind: 'postgres', uri: testParseConfig().databaseURI },
+    });
+    try {
+      const grouped = await groupBy(server);
+      expect(grouped).toMatchObject({ success: true });
+      expect(JSON.stringify(grouped)).toMatch(/"one"[^}]*2|2[^}]*"one"/);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('probes the database at start and names the setting, never the password', async () => {
+    const port = await findFreePort();
+    const failure = await start({
+      database: { kind: 'postgres', uri: `postgres://u:pg-secret-pw@127.0.0.1:${port}/parse` },
+    }).then(
+      (server) => server.close().then(() => undefined),
+      (error: Error) => error,
+    );
+    expect(failure?.message).toContain(`postgres.uri: PostgreSQL at 127.0.0.1:${port}`);
+    expect(failure?.message).not.toContain('pg-secret-pw');
+  });
+
+  it('refuses a kind that is no built-in path, and the same database given twice', async () => {
+    await expect(
+      start({ database: { kind: 'mysql' as never, uri: 'mysql://h/db' } }),
+    ).rejects.toThrow(
+      /startStandaloneMcpServer: database must be \{ kind, uri \} with kind 'postgres' or 'mongo'/,
+    );
+    const uri = testParseConfig().databaseURI;
+    await expect(start({ database: { kind: 'postgres', uri }, postgres: { uri } })).rejects.toThrow(
+      /startStandaloneMcpServer: pass the database once/,
+    );
   });
 });

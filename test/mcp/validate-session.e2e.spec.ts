@@ -114,6 +114,9 @@ describe('MCP endpoint: validateSession while Parse Server is unreachable', () =
           params: { name: probe, arguments: {} },
         });
     upstream.mode = 'down';
+    // Parse going down closes its connections too; without this, an idle keep-alive connection the
+    // app opened at boot (its schema reads) would still reach Parse.
+    upstream.cut();
     const down = await call();
     expect(down.status).toBe(503);
     expect(Number(down.headers['retry-after'])).toBeGreaterThan(0);

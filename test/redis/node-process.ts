@@ -5,7 +5,7 @@
  * tools: `endless_steps` reports progress every STEP_MS until aborted (bounded); `confirm_me` asks
  * the person to confirm and says what they answered. Prints `LISTENING <url>`.
  */
-import type { ToolContext } from 'nestjs-parse-agent';
+import type { PolicedToolContext } from 'nestjs-parse-agent';
 import { startRedisNode } from './redis-nodes';
 
 const STEP_MS = 100;
@@ -26,7 +26,7 @@ async function main(): Promise<void> {
     name: 'endless_steps',
     description: 'Reports progress every 100 ms until cancelled (no Parse request).',
     clientSafe: true,
-    handler: async (_args, ctx: ToolContext) => {
+    handler: async (_args, ctx: PolicedToolContext) => {
       for (let step = 1; step <= MAX_STEPS && !ctx.signal?.aborted; step++) {
         await new Promise((resolve) => setTimeout(resolve, STEP_MS));
         ctx.reportProgress({ progress: step, message: `step ${step}` });
@@ -44,7 +44,7 @@ async function main(): Promise<void> {
     name: 'confirm_me',
     description: 'Asks the person to confirm, then says what they answered.',
     clientSafe: true,
-    handler: async (_args, ctx: ToolContext) =>
+    handler: async (_args, ctx: PolicedToolContext) =>
       ctx.confirm({ message: 'Allow confirm_me?', tool: 'confirm_me', className: 'Thing' }),
   });
   process.stdout.write(`LISTENING ${node.url}\n`);

@@ -1,8 +1,9 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
-import { unwrapUntrusted, type ToolContext } from 'nestjs-parse-agent';
+import { unwrapUntrusted, type PolicedToolContext } from 'nestjs-parse-agent';
 import { randomBytes } from 'node:crypto';
+import { createObject } from '../harness/fixtures';
 import { testParseConnection } from '../harness/parse-rest';
 import { delay, eventually, messagesOf, openSsePost, progressOf } from '../mcp/mcp-test-app';
 import {
@@ -55,15 +56,15 @@ function addTools(node: RedisNode, runs: Runs): void {
     name: 'cluster_held_count',
     description: 'Counts ClusterHeld rows through Parse (the test proxy holds that request).',
     clientSafe: true,
-    handler: async (_args, ctx: ToolContext) => ({
-      count: await ctx.data.count('ClusterHeld', {}, ctx.signal),
+    handler: async (_args, ctx: PolicedToolContext) => ({
+      count: await ctx.read.count('ClusterHeld', {}),
     }),
   });
   node.tools.register({
     name: 'cluster_confirm',
     description: 'Asks the person to confirm, then says what they answered.',
     clientSafe: true,
-    handler: async (_args, ctx: ToolContext) => {
+    handler: async (_args, ctx: PolicedToolContext) => {
       const outcome = await ctx.confirm({
         message: 'Allow cluster_confirm?',
         tool: 'cluster_confirm',
@@ -123,6 +124,8 @@ describeWithCluster('two nodes sharing a Redis Cluster of three masters', () => 
 
   beforeAll(async () => {
     cluster = await startLocalRedisCluster(3);
+    // The tools count through the agent's policed reader, whose class gate wants the class to exist.
+    await createObject('ClusterHeld', { n: 1 });
     parseProxy = await startHoldingParseProxy(
       testParseConnection().serverURL,
       '/classes/ClusterHeld',

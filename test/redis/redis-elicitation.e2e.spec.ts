@@ -9,7 +9,7 @@ import {
   type RedisNode,
   openSession as openSessionAt,
 } from './redis-nodes';
-import { unwrapUntrusted, type ToolContext } from 'nestjs-parse-agent';
+import { unwrapUntrusted, type PolicedToolContext } from 'nestjs-parse-agent';
 
 const available = redisReachable(SHARED_REDIS_URL);
 if (!available) {
@@ -78,7 +78,7 @@ describeWithRedis('confirmations (elicitation) across two nodes sharing Redis', 
         name: 'confirm_me',
         description: 'Asks the person to confirm, then says what they answered.',
         clientSafe: true,
-        handler: async (_args, ctx: ToolContext) => {
+        handler: async (_args, ctx: PolicedToolContext) => {
           const outcome = await ctx.confirm({
             message: 'Allow confirm_me?',
             tool: 'confirm_me',

@@ -17,7 +17,7 @@ import {
   ToolRegistry,
   type McpEndpointOptions,
   type ParseAgentModuleOptions,
-  type ToolContext,
+  type PolicedToolContext,
 } from 'nestjs-parse-agent';
 import { PromptRegistry } from 'nestjs-parse-agent/mcp/prompt-registry';
 import { findFreePort } from '../../src/embedded/free-port';
@@ -138,6 +138,8 @@ export async function startRedisNode(options: {
           ? { cluster: options.redisCluster, keyPrefix: options.keyPrefix }
           : { url: options.redisUrl, keyPrefix: options.keyPrefix },
         suppressSecurityBanners: true,
+        // The application tools read scratch classes no model declares, through context.read.
+        unregisteredClasses: 'visible',
         agentFactory: bearerAgentFactory,
         mcp: {
           maxConcurrentStreams: 50,
@@ -506,7 +508,7 @@ export function registerSteppingTool(
     name,
     description: 'Reports progress step by step, then answers (no Parse request).',
     clientSafe: true,
-    handler: async (_args, ctx: ToolContext) => {
+    handler: async (_args, ctx: PolicedToolContext) => {
       runs.started++;
       for (let step = 1; step <= STEPS; step++) {
         await delay(STEP_MS);

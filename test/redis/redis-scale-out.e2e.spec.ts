@@ -1,8 +1,9 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { unwrapUntrusted, type ToolContext } from 'nestjs-parse-agent';
+import { unwrapUntrusted, type PolicedToolContext } from 'nestjs-parse-agent';
 import { randomBytes } from 'node:crypto';
 import { eventually, openSsePost } from '../mcp/mcp-test-app';
+import { createObject } from '../harness/fixtures';
 import { testParseConnection } from '../harness/parse-rest';
 import {
   callBody,
@@ -41,7 +42,7 @@ function addTools(node: RedisNode, label: string): void {
     name: 'redis_wait',
     description: 'Runs until its signal aborts (or 10 s pass).',
     clientSafe: true,
-    handler: (_args, ctx: ToolContext) =>
+    handler: (_args, ctx: PolicedToolContext) =>
       new Promise((resolve) => {
         const timer = setTimeout(() => resolve({ finished: true }), 10_000);
         ctx.signal.addEventListener('abort', () => {
@@ -61,8 +62,8 @@ function addTools(node: RedisNode, label: string): void {
     name: 'redis_held_count',
     description: 'Counts RedisHeld rows through Parse (the test proxy holds that request).',
     clientSafe: true,
-    handler: async (_args, ctx: ToolContext) => ({
-      count: await ctx.data.count('RedisHeld', {}, ctx.signal),
+    handler: async (_args, ctx: PolicedToolContext) => ({
+      count: await ctx.read.count('RedisHeld', {}),
     }),
   });
 }
@@ -85,6 +86,8 @@ describeWithRedis('two nodes sharing Redis behave as one', () => {
     const keyPrefix = runKeyPrefix('scale-out');
     if (!sharedUp) ownRedis = await startOwnRedis();
     const redisUrl = ownRedis?.url ?? SHARED_REDIS_URL;
+    // The tools count through the agent's policed reader, whose class gate wants the class to exist.
+    await createObject('RedisHeld', { n: 1 });
     parseProxy = await startHoldingParseProxy(
       testParseConnection().serverURL,
       '/classes/RedisHeld',

@@ -1,6 +1,6 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { unwrapUntrusted, type ToolContext } from 'nestjs-parse-agent';
+import { unwrapUntrusted, type PolicedToolContext } from 'nestjs-parse-agent';
 import { randomBytes } from 'node:crypto';
 import { delay } from '../mcp/mcp-test-app';
 import {
@@ -31,7 +31,7 @@ function addTools(node: RedisNode): void {
     name: 'stateless_steps',
     description: 'Reports three steps, then answers.',
     clientSafe: true,
-    handler: async (_args, ctx: ToolContext) => {
+    handler: async (_args, ctx: PolicedToolContext) => {
       for (let step = 1; step <= 3; step++) {
         await delay(100);
         ctx.reportProgress({ progress: step, total: 3 });

@@ -10,11 +10,9 @@ import { runCli, type CliServeRequest, type CliServer } from './cli/parse-agent-
  */
 async function startServer(request: CliServeRequest): Promise<CliServer> {
   const { startStandaloneMcpServer } = await import('./nest/mcp/standalone-server');
-  const database = request.database;
   return startStandaloneMcpServer({
-    parse: { ...request.parse, database: database?.kind },
-    postgres: database?.kind === 'postgres' ? { uri: database.uri } : undefined,
-    mongo: database?.kind === 'mongo' ? { uri: database.uri } : undefined,
+    parse: request.parse,
+    database: request.database,
     host: request.host,
     port: request.port,
     permissions: request.permissions,

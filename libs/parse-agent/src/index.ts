@@ -59,7 +59,7 @@ export type { ParseAgentAuthOptions } from './auth/auth-options';
 export { secretsEqual } from './auth/secrets-equal';
 
 // HTTP transport types the agentFactory sees
-export type { McpAgentFactory } from './transport/http/mcp-http.handler';
+export type { McpAgentFactory } from './transport/http/request-agent';
 export type { McpRequest } from './transport/http/mcp-request';
 
 // The agent
@@ -94,6 +94,8 @@ export type {
   CreateAgentServicesOptions,
   StandaloneAgentServices,
 } from './composition/create-agent-services';
+// The built-in database paths' options (`postgres`, `mongo`) and `database: { kind, uri }`
+export type { DatabaseSetting, DataPathOptions } from './composition/data-paths';
 
 // Ground: identity, events, envelope, errors, limits
 export { AgentEvents } from './core/agent-events';
@@ -225,7 +227,10 @@ export {
   AgentLargeFields,
 } from './metadata/decorators/agent-fields.decorators';
 export { AgentCanonicalFilter } from './metadata/decorators/agent-canonical-filter.decorator';
-export { AgentTenantScope } from './metadata/decorators/agent-tenant-scope.decorator';
+export {
+  AgentTenantScope,
+  AgentTenantShared,
+} from './metadata/decorators/agent-tenant-scope.decorator';
 export { BelongsTo, HasMany } from './metadata/decorators/relation.decorators';
 export { AgentMethod } from './metadata/decorators/agent-method.decorator';
 export { BUILTIN_HIDDEN_CLASSES } from './metadata/builtin-hidden-classes';
@@ -274,7 +279,7 @@ export type {
   ParseServerProblem,
 } from './data/parse-rest/check-parse-server';
 // Shapes of the `postgres` option and the errors the direct database paths throw
-export type { PostgresDataPathOptions } from './data/postgres/postgres-data-path';
+export type { PostgresDataPathOptions } from './data/postgres/postgres-data-access';
 export type { PgPoolLike, PgPoolClientLike, PgClientLike } from './data/postgres/pg-driver';
 export { DatabaseTimeoutError } from './data/postgres/pg-read-transaction';
 
@@ -284,10 +289,18 @@ export type { AgentToolOptions } from './tools/agent-tool.decorator';
 export { ToolRegistry } from './tools/tool-registry';
 export type {
   JsonSchema,
+  ToolAccess,
   ToolAnnotations,
   ToolDefinition,
-  ToolRegistration,
 } from './tools/tool-definition';
+export type {
+  MasterToolRegistration,
+  PolicedToolContext,
+  PolicedToolRegistration,
+  ToolRegistration,
+} from './tools/custom-tool';
+export type { PolicedReader } from './tools/read/policed-reader';
+export type { PolicedWrite, PolicedWriter } from './tools/write/policed-writer';
 export type {
   ConfirmationRequest,
   MutationAuditInput,
@@ -319,7 +332,7 @@ export { ParseAgentConversation } from './client/parse-agent-conversation';
 export { ConversationResult } from './client/conversation-result';
 export type { ConversationEvent } from './client/conversation-result';
 export { ConversationUsage } from './client/conversation-usage';
-export { DEFAULT_MAX_ITERATIONS } from './client/conversation.types';
+export { DEFAULT_MAX_ITERATIONS } from './client/parse-agent-conversation';
 export { DEFAULT_MODEL_PRICES } from './client/model-prices';
 export type { ModelPriceTable } from './client/model-prices';
 export { createLlmProvider, LLM_ENV, LLM_PROVIDER_NAMES } from './client/provider-from-env';
@@ -344,7 +357,9 @@ export { ConversationBusyError, LlmProviderError } from './client/conversation-e
 // Transports without a framework
 export { serveMcpOverStdio } from './transport/stdio/mcp-stdio.transport';
 export type { McpStdioOptions, McpStdioSession } from './transport/stdio/mcp-stdio.transport';
-export type { McpTransport } from './transport/mcp-transport';
+export { StdioTransport } from './transport/stdio/stdio.transport';
+export type { StdioTransportOptions } from './transport/stdio/stdio.transport';
+export type { McpTransport, McpTransportContext } from './transport/shared/mcp-transport';
 
 // MCP protocol layer (pure)
 export { McpDispatcher } from './mcp/mcp-dispatcher';

@@ -1,7 +1,16 @@
-import { AgentDescription, AgentFields, AgentVisible, ParseClass } from 'nestjs-parse-agent';
+import {
+  AgentDescription,
+  AgentFields,
+  AgentTenantShared,
+  AgentVisible,
+  ParseClass,
+} from 'nestjs-parse-agent';
 
+// The tenants themselves: no tenant field to scope by. Each row's ACL (the tenant's staff and the
+// admins) is what keeps a user to their own tenant's row, here and on /parse alike.
 @ParseClass('Tenant')
 @AgentVisible()
+@AgentTenantShared()
 @AgentDescription('The companies using the platform; every tenant-scoped row names one by slug.')
 @AgentFields('slug', 'name', 'plan')
 export class Tenant {}

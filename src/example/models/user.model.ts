@@ -1,6 +1,15 @@
-import { AgentDescription, AgentField, AgentFields, ParseClass } from 'nestjs-parse-agent';
+import {
+  AgentDescription,
+  AgentField,
+  AgentFields,
+  AgentTenantShared,
+  ParseClass,
+} from 'nestjs-parse-agent';
 
+// Not scoped by tenantId on purpose: users edit that field themselves, so it cannot decide access.
+// Each staff row's ACL (its own tenant's staff and the admins) does, here and on /parse alike.
 @ParseClass('_User')
+@AgentTenantShared()
 @AgentDescription('Accounts of staff using the platform.')
 @AgentFields('username', 'fullName', 'tenantId')
 export class User {

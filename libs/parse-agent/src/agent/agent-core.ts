@@ -5,11 +5,12 @@ import type { AgentIdentity, AuthType } from '../core/agent-identity';
 import {
   CORRELATION_ID_PATTERN,
   MAX_CORRELATION_ID_LENGTH,
-  PERMISSION_HIERARCHY,
+  tierReaches,
   type PermissionLevel,
 } from '../core/constants';
 import { AgentCancelledError } from '../core/errors';
 import type { LinkedAbort } from '../core/linked-abort';
+import { INSPECT, inspectAs, secretDigest, shownSecret } from '../core/secret-display';
 import { securityBanner } from '../core/security-banner';
 import type { SlidingWindowRateLimiter } from '../ports/in-memory-rate-limiter';
 import { checkRateLimit, type RateLimiter } from '../ports/rate-limiter';
@@ -19,6 +20,7 @@ import { ReadPolicy } from '../security/read-policy';
 import type { ProgressUpdate } from '../tools/tool-context';
 import type { AgentOwnOptions, AgentServices } from './agent-options';
 import type { ObservabilitySettings } from './agent-observability';
+import { warnUnconfirmedWrites } from './unconfirmed-writes';
 import { resolveAgentOptions, type InheritedSettings } from './resolve-agent-options';
 
 /**
@@ -29,7 +31,8 @@ import { resolveAgentOptions, type InheritedSettings } from './resolve-agent-opt
 export class AgentCore implements AgentIdentity {
   readonly agentId = randomUUID();
   readonly permissions: PermissionLevel;
-  readonly sessionToken?: string;
+  /** Held privately: printing, spreading or serializing the agent never reaches it. */
+  readonly #sessionToken?: string;
   readonly aclRole?: string;
   readonly aclUser?: string;
   readonly tenantId?: string;
@@ -88,7 +91,7 @@ export class AgentCore implements AgentIdentity {
     // One by one, not Object.assign: V8 then keeps these in the object itself (agents are made
     // per request, so their size and shape matter).
     this.permissions = settings.permissions;
-    this.sessionToken = settings.sessionToken;
+    this.#sessionToken = settings.sessionToken;
     this.aclUser = settings.aclUser;
     this.aclRole = settings.aclRole;
     this.authType = settings.authType;
@@ -129,12 +132,49 @@ export class AgentCore implements AgentIdentity {
       services.queryLimits,
     );
 
+    warnUnconfirmedWrites(this);
     if (this.authType === 'master_key' && !parent) {
       securityBanner(
         'master-key-agent',
         'An agent without a session token runs with the master key: Parse ACLs and CLPs do not apply. Hidden classes, @AgentFields, canonical filters and tenant scopes are the only limits. Pass sessionToken to scope an agent to a user, or call suppressSecurityBanners() if this is intended.',
       );
     }
+  }
+
+  /** The Parse session token this agent acts with (undefined for every other identity). */
+  get sessionToken(): string | undefined {
+    return this.#sessionToken;
+  }
+
+  /**
+   * What `console.log(agent)`, `util.inspect` and `JSON.stringify` show: who the agent acts for,
+   * the session token as a fingerprint only, never the token.
+   */
+  protected printable(): Record<string, unknown> {
+    return {
+      agent_id: this.agentId,
+      auth_type: this.authType,
+      session_token: shownSecret(this.#sessionToken),
+      acl_user: this.aclUser,
+      acl_role: this.aclRole,
+      tenant_id: this.tenantId,
+      permissions: this.permissions,
+      agent_depth: this.agentDepth,
+      parent_agent_id: this.parentAgentId,
+      correlation_id: this.correlationId,
+    };
+  }
+
+  [INSPECT](
+    _depth: number,
+    options: object,
+    inspect: (value: unknown, options?: object) => string,
+  ): string {
+    return inspectAs(this.constructor.name, this.printable(), options, inspect);
+  }
+
+  toJSON(): Record<string, unknown> {
+    return this.printable();
   }
 
   /** What a sub-agent of this agent inherits (and may only narrow). */
@@ -169,7 +209,7 @@ export class AgentCore implements AgentIdentity {
 
   /** Whether this agent's tier reaches `required` (tiers are cumulative). */
   tierReaches(required: PermissionLevel): boolean {
-    return PERMISSION_HIERARCHY[required] <= PERMISSION_HIERARCHY[this.permissions];
+    return tierReaches(this.permissions, required);
   }
 
   /** The per-agent `methods:` filter: bare names match on any class, `Class.method` on one. */
@@ -293,9 +333,15 @@ export class AgentCore implements AgentIdentity {
     else process.stderr.write(`[parse-agent] ${message}\n`);
   }
 
+  /**
+   * The shared limiter's key: a session by a digest of its token (limiter stores, Redis among
+   * them, must not hold token material), other identities by name.
+   */
   protected rateLimitKey(): string {
-    return this.sessionToken
-      ? `session:${this.sessionToken.slice(-12)}`
-      : `${this.authType}:${this.aclUser ?? this.aclRole ?? 'master'}`;
+    if (this.#sessionToken === undefined)
+      return `${this.authType}:${this.aclUser ?? this.aclRole ?? 'master'}`;
+    return (this.#sessionKey ??= `session:${secretDigest(this.#sessionToken)}`);
   }
+
+  #sessionKey?: string;
 }

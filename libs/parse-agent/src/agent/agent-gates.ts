@@ -1,4 +1,4 @@
-import { PERMISSION_HIERARCHY, type PermissionLevel } from '../core/constants';
+import { tierReaches, type PermissionLevel } from '../core/constants';
 import {
   AccessDeniedError,
   PermissionDeniedError,
@@ -41,6 +41,19 @@ export function clientCeilingRefusal(agent: GatedAgent, tool: ToolDefinition): s
   return undefined;
 }
 
+/**
+ * Why a tool that declares `access: 'master'` (raw data paths, with the master key) is beyond
+ * this agent, or undefined: such a tool is for master-key agents only, never for a session-token,
+ * aclUser or aclRole agent (nor a sub-agent scoped to one).
+ */
+export function masterAccessRefusal(
+  agent: Pick<GatedAgent, 'usingMasterKey' | 'authType'>,
+  tool: ToolDefinition,
+): string | undefined {
+  if (tool.access !== 'master' || agent.usingMasterKey) return undefined;
+  return `Tool '${tool.name}' declares access: 'master' (it reads and writes with the master key) and is only available to master-key agents; this agent acts for a ${agent.authType.replace('_', ' ')} identity.`;
+}
+
 /** One tool through the gates of allowedTools() (a call checks only the tool it runs). */
 export function permitsTool(
   agent: GatedAgent,
@@ -48,8 +61,9 @@ export function permitsTool(
   tool: ToolDefinition,
 ): boolean {
   return (
-    PERMISSION_HIERARCHY[tool.permission] <= PERMISSION_HIERARCHY[agent.permissions] &&
+    tierReaches(agent.permissions, tool.permission) &&
     passesListFilter(toolFilter, [tool.name]) &&
+    !masterAccessRefusal(agent, tool) &&
     !clientCeilingRefusal(agent, tool)
   );
 }
@@ -65,10 +79,11 @@ export function toolRefusal(
   // A name the registry does not have is a typo or a tool this server lacks, not a permission
   // problem: say so, with close names among the tools this agent may call.
   if (!tool) return unknownToolError(toolName, agent.allowedTools());
-  const tierPermits =
-    PERMISSION_HIERARCHY[tool.permission] <= PERMISSION_HIERARCHY[agent.permissions];
+  const tierPermits = tierReaches(agent.permissions, tool.permission);
   // The operator's tools: filter is named first when it is what refuses (it is the real fix).
-  const ceiling = tierPermits ? clientCeilingRefusal(agent, tool) : undefined;
+  const ceiling = tierPermits
+    ? (masterAccessRefusal(agent, tool) ?? clientCeilingRefusal(agent, tool))
+    : undefined;
   if (ceiling && passesListFilter(toolFilter, [toolName])) {
     return new AccessDeniedError(ceiling);
   }
@@ -102,6 +117,13 @@ export function permitDecision(
   check: PermitCheck,
 ): PermitDecision {
   const { tool } = check;
+  if (
+    tool &&
+    masterAccessRefusal(agent, tool) &&
+    check.refusal(toolName, tool) instanceof AccessDeniedError
+  ) {
+    return { allowed: false, reason: 'access_denied', denied_at: 'master_access' };
+  }
   if (!tool || !check.permits(tool)) {
     const refusal = check.refusal(toolName, tool);
     if (refusal instanceof ToolFilteredError)

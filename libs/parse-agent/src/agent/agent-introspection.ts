@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { secretFingerprint } from '../core/secret-display';
 import type { MetadataRegistry } from '../metadata/metadata-registry';
 import type { ModelClass } from '../metadata/metadata.types';
 import type { Where } from '../query/constraint-translator';
@@ -90,7 +90,7 @@ export function describeAgent(
     permissions: agent.permissions,
     auth: {
       mode: agent.authType,
-      ...(agent.sessionToken ? { fingerprint: tokenFingerprint(agent.sessionToken) } : {}),
+      ...(agent.sessionToken ? { fingerprint: secretFingerprint(agent.sessionToken) } : {}),
       // Whom an aclUser / aclRole agent reads as: an objectId or role name, not a secret.
       ...(agent.aclUser ? { acl_user: agent.aclUser } : {}),
       ...(agent.aclRole ? { acl_role: agent.aclRole } : {}),
@@ -219,9 +219,4 @@ function filterSummary(filter?: NormalizedListFilter): {
     only: filter?.only ? [...filter.only].sort() : null,
     except: filter?.except.size ? [...filter.except].sort() : null,
   };
-}
-
-/** First 8 hex characters of SHA-256(token): correlates describes without revealing the token. */
-function tokenFingerprint(token: string): string {
-  return createHash('sha256').update(token).digest('hex').slice(0, 8);
 }

@@ -2,7 +2,7 @@ import 'reflect-metadata';
 import { inMemoryAgentServices } from '../../../../test/fixtures/in-memory-agent';
 import type { ToolCallEvent } from '../core/agent-events';
 import { suppressSecurityBanners } from '../core/security-banner';
-import type { ToolContext } from '../tools/tool-context';
+import type { PolicedToolContext } from '../tools/custom-tool';
 import { ParseAgent, type AgentServices } from './parse-agent';
 
 /**
@@ -10,7 +10,7 @@ import { ParseAgent, type AgentServices } from './parse-agent';
  * call even when the tool ignores its signal, and every call is reported once.
  */
 function servicesWith(
-  handler: (args: Record<string, unknown>, context: ToolContext) => unknown,
+  handler: (args: Record<string, unknown>, context: PolicedToolContext) => unknown,
   timeout?: number,
 ): AgentServices & { warnings: string[] } {
   const { services } = inMemoryAgentServices({ schemas: {} });

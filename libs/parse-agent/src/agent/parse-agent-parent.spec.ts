@@ -1,4 +1,4 @@
-import { AccessDeniedError, ParseAgentConfigError } from '../core/errors';
+import { AccessDeniedError, AgentUnauthorizedError, ParseAgentConfigError } from '../core/errors';
 import { suppressSecurityBanners } from '../core/security-banner';
 import type { DataPathProvider } from '../ports/data-path';
 import {
@@ -50,9 +50,9 @@ describe('sub-agents only narrow', () => {
         sessionToken: 'r:alice',
         authType: 'session_token',
       });
-      // Empty values are unset: they inherit, never fall to the master key.
-      expect(agent({ aclRole: 'staff' }).subAgent({ sessionToken: '', aclRole: '' })).toMatchObject(
-        { aclRole: 'staff', authType: 'acl_role' },
+      // Empty values are not "unset": they are refused, never inherited or read as the master key.
+      expect(() => agent({ aclRole: 'staff' }).subAgent({ sessionToken: '', aclRole: '' })).toThrow(
+        AgentUnauthorizedError,
       );
     });
 
@@ -121,12 +121,12 @@ describe('sub-agents only narrow', () => {
     it('refuses a scoped child that would resolve to the master key', () => {
       // An aclUser object without an id must not silently become a master-key agent.
       expect(() => agent({ aclRole: 'staff' }).subAgent({ aclUser: { objectId: '' } })).toThrow(
-        ParseAgentConfigError,
+        AgentUnauthorizedError,
       );
       expect(() => agent({ aclUser: { objectId: undefined as never } })).toThrow(
-        /aclUser must be a user objectId/,
+        /aclUser\.objectId is null/,
       );
-      expect(() => agent({ aclRole: 42 as never })).toThrow(/aclRole must be a role name/);
+      expect(() => agent({ aclRole: 42 as never })).toThrow(/aclRole is not a string \(number\)/);
     });
 
     it('lets a master-key parent narrow to any identity', () => {

@@ -227,10 +227,35 @@ export class ParseAgent extends AgentCore implements ToolAgent {
    * AgentUnauthorizedError raised by a tool (or a beforeToolCall hook) propagates (the transport
    * answers 401).
    */
-  async execute(
+  execute(
     toolName: string,
     args: Record<string, unknown> = {},
     options: ExecuteOptions = {},
+  ): Promise<ToolEnvelope> {
+    return this.runTool(toolName, this.services.tools.get(toolName), args, options);
+  }
+
+  /**
+   * `execute()` for a tool the caller has already looked up in the agent's tool registry (the MCP
+   * dispatcher does, to answer an unknown name with a protocol error): the same gates, run and
+   * audit, without a second lookup.
+   *
+   * @internal
+   */
+  executeTool(
+    tool: ToolDefinition,
+    args: Record<string, unknown> = {},
+    options: ExecuteOptions = {},
+  ): Promise<ToolEnvelope> {
+    return this.runTool(tool.name, tool, args, options);
+  }
+
+  /** One call: rate limit, gates, the run, the audit (an undefined `tool` is an unknown name). */
+  protected async runTool(
+    toolName: string,
+    tool: ToolDefinition | undefined,
+    args: Record<string, unknown>,
+    options: ExecuteOptions,
   ): Promise<ToolEnvelope> {
     const started = Date.now();
     try {
@@ -238,7 +263,6 @@ export class ParseAgent extends AgentCore implements ToolAgent {
     } catch (error) {
       return this.recorder.refused(toolName, args, error, started);
     }
-    const tool = this.services.tools.get(toolName);
     const refused = this.callRefusal(toolName, tool, args);
     if (refused || !tool) return this.recorder.refused(toolName, args, refused, started);
     const hooks = this.hookChain();

@@ -1,8 +1,9 @@
 import type { AuthType } from '../core/agent-identity';
+import { identityValue } from '../core/identity-value';
 import {
   DEFAULT_RECURSION_DEPTH,
   isPermissionLevel,
-  PERMISSION_HIERARCHY,
+  tierReaches,
   type PermissionLevel,
 } from '../core/constants';
 import {
@@ -14,7 +15,7 @@ import type { ModelClass } from '../metadata/metadata.types';
 import { SlidingWindowRateLimiter } from '../ports/in-memory-rate-limiter';
 import { isRateLimiter, type RateLimiter } from '../ports/rate-limiter';
 import { validateWhere, type Where } from '../query/constraint-translator';
-import { isPlainObject } from '../query/field-names';
+import { isPlainObject } from '../core/plain-object';
 import { andWhere } from '../query/where-composer';
 import { normalizeListFilter, type NormalizedListFilter } from '../security/class-filter';
 import { PERMISSION_LEVELS } from '../tools/tool-tiers';
@@ -84,7 +85,7 @@ export function resolveAgentOptions(
       `permissions must be one of readonly, write, admin (got ${JSON.stringify(permissions)}).`,
     );
   }
-  if (parent && PERMISSION_HIERARCHY[permissions] > PERMISSION_HIERARCHY[parent.permissions]) {
+  if (parent && !tierReaches(parent.permissions, permissions)) {
     throw new ParseAgentConfigError(
       `A sub-agent cannot have more permissions (${permissions}) than its parent (${parent.permissions}).`,
     );
@@ -105,14 +106,7 @@ export function resolveAgentOptions(
     );
   }
 
-  if (
-    options.tenantId !== undefined &&
-    options.tenantId !== null &&
-    typeof options.tenantId !== 'string'
-  ) {
-    throw new ParseAgentConfigError('tenantId must be a string.');
-  }
-  const tenantId = options.tenantId || parent?.tenantId || undefined;
+  const tenantId = identityValue('tenantId', options.tenantId) ?? parent?.tenantId;
   if (parent?.tenantId && tenantId !== parent.tenantId) {
     throw new ParseAgentConfigError('A sub-agent cannot change its parent’s tenant.');
   }
@@ -188,7 +182,11 @@ export function resolveAgentOptions(
   };
 }
 
-/** One identity at most; a sub-agent inherits its parent's, or names the same one. */
+/**
+ * One identity at most; a sub-agent inherits its parent's, or names the same one. An identity
+ * property that is present must be usable (see identityValue): only an agent given none at all
+ * runs with the master key.
+ */
 function resolveIdentity(
   options: AgentOwnOptions,
   parent: InheritedSettings | undefined,
@@ -196,30 +194,16 @@ function resolveIdentity(
   identity: { sessionToken?: string; aclUser?: string; aclRole?: string };
   authType: AuthType;
 } {
-  if (options.sessionToken !== undefined && typeof options.sessionToken !== 'string') {
-    throw new ParseAgentConfigError('sessionToken must be a string.');
-  }
-  const aclUser: unknown =
-    typeof options.aclUser === 'object' && options.aclUser !== null
-      ? options.aclUser.objectId
-      : options.aclUser;
-  if (
-    (typeof options.aclUser === 'object' && options.aclUser !== null && !aclUser) ||
-    (aclUser !== undefined && aclUser !== null && typeof aclUser !== 'string')
-  ) {
-    throw new ParseAgentConfigError(
-      'aclUser must be a user objectId (a string) or { objectId: string }.',
-    );
-  }
-  if (options.aclRole !== undefined && options.aclRole !== null) {
-    if (typeof options.aclRole !== 'string')
-      throw new ParseAgentConfigError('aclRole must be a role name (a string).');
-  }
-  // Empty values are unset: they must not turn a scoped agent into a master-key one.
+  const givenUser: unknown = options.aclUser;
+  // `{ objectId }` names a user too; such an object without its objectId is no user at all.
+  const aclUser =
+    typeof givenUser === 'object' && givenUser !== null && !Array.isArray(givenUser)
+      ? identityValue('aclUser.objectId', (givenUser as { objectId?: unknown }).objectId ?? null)
+      : identityValue('aclUser', givenUser);
   const own = {
-    sessionToken: options.sessionToken || undefined,
-    aclUser: (aclUser as string | undefined) || undefined,
-    aclRole: options.aclRole || undefined,
+    sessionToken: identityValue('sessionToken', options.sessionToken),
+    aclUser,
+    aclRole: identityValue('aclRole', options.aclRole),
   };
   const identities = Object.entries(own)
     .filter(([, value]) => value !== undefined)

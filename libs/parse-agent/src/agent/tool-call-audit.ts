@@ -1,7 +1,7 @@
 import type { AgentIdentity } from '../core/agent-identity';
 import type { ToolCallEvent } from '../core/agent-events';
 import type { ToolEnvelope } from '../core/envelope';
-import { isPlainObject } from '../query/field-names';
+import { isPlainObject } from '../core/plain-object';
 import type { Where } from '../query/constraint-translator';
 import type { NormalizedListFilter } from '../security/class-filter';
 import { estimatedCostUsd } from './agent-observability';

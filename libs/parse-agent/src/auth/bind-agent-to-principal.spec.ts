@@ -1,3 +1,4 @@
+import { UNUSABLE_IDENTITIES } from '../../../../test/fixtures/blank-identities';
 import { AgentUnauthorizedError } from '../core/errors';
 import { agentOptionsForPrincipal, bindAgentToPrincipal } from './bind-agent-to-principal';
 import { setPrincipal, type ParseAgentUserPrincipal } from './parse-agent-principal';
@@ -49,6 +50,32 @@ describe('bindAgentToPrincipal', () => {
       permissions: 'readonly',
       sessionToken: 'r:dana',
     });
+  });
+
+  it('refuses a user whose session token is empty, blank or missing: never options without one', () => {
+    // Such options would build a master-key agent behind the user's request.
+    for (const sessionToken of [...UNUSABLE_IDENTITIES, undefined]) {
+      const user = { ...alice, sessionToken } as unknown as ParseAgentUserPrincipal;
+      const error = refusal(() => agentOptionsForPrincipal(user));
+      expect(error.reason).toBe('blank_identity');
+      expect(error.message).toMatch(/^sessionToken is /);
+      const request = {};
+      setPrincipal(request, user);
+      expect(refusal(() => bindAgentToPrincipal({ requireTenant: false })(request)).reason).toBe(
+        'blank_identity',
+      );
+    }
+  });
+
+  it('refuses a user whose tenant is present but blank, even where tenants are optional', () => {
+    for (const tenantId of UNUSABLE_IDENTITIES) {
+      const user = { ...alice, tenantId } as unknown as ParseAgentUserPrincipal;
+      for (const requireTenant of [true, false]) {
+        const error = refusal(() => agentOptionsForPrincipal(user, { requireTenant }));
+        expect(error.reason).toBe('blank_identity');
+        expect(error.message).toMatch(/^tenantId is /);
+      }
+    }
   });
 
   it('gives the operator a master-key agent, readonly unless configured', () => {

@@ -1,6 +1,8 @@
 import type { AgentOptions } from '../agent/parse-agent';
 import type { PermissionLevel } from '../core/constants';
 import { AgentUnauthorizedError } from '../core/errors';
+import { identityValue } from '../core/identity-value';
+import { printAs, shownSecret } from '../core/secret-display';
 import {
   principalOf,
   type ParseAgentOperatorPrincipal,
@@ -31,7 +33,8 @@ export interface BindAgentToPrincipalOptions {
 /**
  * The agent options of a principal: a user gets their session token (Parse enforces their ACLs)
  * and the tenant the guard found from a trusted source; a user without one is refused
- * (AgentUnauthorizedError, reason `no_tenant`). The operator gets a master-key agent, readonly
+ * (AgentUnauthorizedError, reason `no_tenant`), and so is a user whose session token or tenant is
+ * present but empty, blank or not a string (reason `blank_identity`). The operator gets a master-key agent, readonly
  * unless `operatorPermissions` says otherwise. No principal is refused.
  */
 export function agentOptionsForPrincipal(
@@ -60,20 +63,29 @@ function userAgent(
   user: ParseAgentUserPrincipal,
   options: BindAgentToPrincipalOptions,
 ): AgentOptions {
+  // A user acts with their own session, always: a principal without a usable token (empty,
+  // blank, missing) is refused, never turned into options without one (the master key).
+  const sessionToken = identityValue('sessionToken', user.sessionToken ?? null)!;
+  const tenantId = identityValue('tenantId', user.tenantId);
   const requireTenant = options.requireTenant ?? true;
-  if (requireTenant && !user.tenantId) {
+  if (requireTenant && !tenantId) {
     throw new AgentUnauthorizedError(
       `No tenant for user ${user.username || user.userId}: ${user.noTenantReason ?? 'no tenant source.'}`,
       { reason: 'no_tenant' },
     );
   }
   const tier = options.userPermissions ?? 'readonly';
-  return {
+  const bound: AgentOptions = {
     ...extraOptions(options, user),
     permissions: typeof tier === 'function' ? tier(user) : tier,
-    sessionToken: user.sessionToken,
-    ...(user.tenantId ? { tenantId: user.tenantId } : {}),
+    sessionToken,
+    ...(tenantId ? { tenantId } : {}),
   };
+  // Printed or serialized, the options show the token's fingerprint; a spread copy is the caller's.
+  return printAs(bound, 'AgentOptions', () => ({
+    ...bound,
+    sessionToken: shownSecret(bound.sessionToken),
+  }));
 }
 
 function operatorAgent(

@@ -1,3 +1,5 @@
+import { printAs, shownSecret } from '../core/secret-display';
+
 /** A caller authenticated with a Parse session token. */
 export interface ParseAgentUserPrincipal {
   readonly kind: 'user';
@@ -37,10 +39,21 @@ export function principalOf(request: unknown): ParseAgentPrincipal | undefined {
   return (request as RequestWithPrincipal)[PRINCIPAL_PROPERTY];
 }
 
-/** Puts the principal on the request (not enumerable, so it is not serialised with the request). */
+/**
+ * Puts the principal on the request (not enumerable, so it is not serialised with the request).
+ * A user's principal prints its session token as a fingerprint (console.log, util.inspect,
+ * JSON.stringify); reading `principal.sessionToken` still gives the token.
+ */
 export function setPrincipal(request: object, principal: ParseAgentPrincipal): void {
+  const copy = { ...principal };
+  if (copy.kind === 'user') {
+    printAs(copy, 'ParseAgentUserPrincipal', () => ({
+      ...copy,
+      sessionToken: shownSecret(copy.sessionToken),
+    }));
+  }
   Object.defineProperty(request, PRINCIPAL_PROPERTY, {
-    value: Object.freeze({ ...principal }),
+    value: Object.freeze(copy),
     enumerable: false,
     configurable: true,
     writable: false,

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { ParseAgentError, ParseRequestError } from '../core/errors';
 import type { ParseRestClient } from '../data/parse-rest/parse-rest-client';
 import { tenantOfUser, type TenantBinding, type TenantSource } from './tenant-source';
+import { printClassAs } from '../core/secret-display';
 
 /** How session tokens are checked (`auth.session` in the module options). */
 export interface SessionVerifierOptions {
@@ -157,3 +158,6 @@ export class ParseSessionVerifier {
     if (this.maxEntries > 0) this.cache.set(key, { at: this.now(), session });
   }
 }
+
+// Holds the Parse client and answers cached by token digest.
+printClassAs(ParseSessionVerifier);

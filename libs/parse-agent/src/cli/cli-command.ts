@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import type { Readable, Writable } from 'node:stream';
+import type { DatabaseSetting } from '../composition/data-paths';
 import type { PermissionLevel } from '../core/constants';
 import type { ModelClass } from '../metadata/metadata.types';
 import type { CliSession } from './cli-session';
@@ -14,8 +15,8 @@ export interface CliServeRequest {
   sessionToken?: string;
   tenantId?: string;
   models: ModelClass[];
-  /** The direct database path (POSTGRES_URI / MONGODB_URI), when set. */
-  database?: CliSettings['database'];
+  /** The direct database path (a path's connection string, e.g. POSTGRES_URI), when set. */
+  database?: DatabaseSetting;
   /** Streaming tool calls in flight at once (`--max-concurrent-streams`; default the module's). */
   maxConcurrentStreams?: number;
 }

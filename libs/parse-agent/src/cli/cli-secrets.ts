@@ -1,6 +1,8 @@
 import { readFileSync, statSync } from 'node:fs';
 import type { Readable } from 'node:stream';
-import { CLI_ENV, CliUsageError } from './cli-settings';
+import { BUILTIN_DATA_PATHS } from '../composition/data-paths';
+import type { DataPathUriSetting } from '../data/data-path-descriptor';
+import { CLI_ENV, CliUsageError, type DatabaseUris } from './cli-settings';
 
 /** The longest secret line read from stdin; a session token is far shorter. */
 const MAX_SECRET_BYTES = 4096;
@@ -22,24 +24,16 @@ export interface SecretSourceContext {
 
 export const SESSION_TOKEN_ON_ARGV_WARNING = `parse-agent: warning: --session-token puts the token on the command line, where other local users can read it (ps, /proc) and shell history keeps it. Pass it in ${CLI_ENV.sessionToken} (or a .env file), or with --session-token-file <path> ('-' reads it from stdin).`;
 
-/** The connection-string flags (their URIs usually carry the database password). */
-export interface DatabaseUriFlags {
-  postgresUri?: string;
-  mongodbUri?: string;
-}
-
-export function databaseUriOnArgvWarning(flag: '--postgres-uri' | '--mongodb-uri'): string {
-  const variable = flag === '--postgres-uri' ? CLI_ENV.postgresURI : CLI_ENV.mongodbURI;
-  return `parse-agent: warning: ${flag} puts the connection string (and its password) on the command line, where other local users can read it (ps, /proc) and shell history keeps it. Set ${variable} in the environment or a .env file (--env-file <path>) instead.`;
+/** The warning for a connection string given on argv (its URI usually carries the password). */
+export function databaseUriOnArgvWarning(path: { uri: DataPathUriSetting }): string {
+  return `parse-agent: warning: ${path.uri.flag} puts the connection string (and its password) on the command line, where other local users can read it (ps, /proc) and shell history keeps it. Set ${path.uri.env} in the environment or a .env file (--env-file <path>) instead.`;
 }
 
 /** Warns once per database URI given on argv; the value itself is never printed. */
-export function warnDatabaseUrisOnArgv(
-  flags: DatabaseUriFlags,
-  warn: (line: string) => void,
-): void {
-  if (flags.postgresUri !== undefined) warn(databaseUriOnArgvWarning('--postgres-uri'));
-  if (flags.mongodbUri !== undefined) warn(databaseUriOnArgvWarning('--mongodb-uri'));
+export function warnDatabaseUrisOnArgv(uris: DatabaseUris, warn: (line: string) => void): void {
+  for (const path of BUILTIN_DATA_PATHS) {
+    if (uris[path.kind] !== undefined) warn(databaseUriOnArgvWarning(path));
+  }
 }
 
 /**

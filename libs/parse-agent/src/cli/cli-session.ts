@@ -2,10 +2,13 @@ import { ParseAgent, type AgentServices } from '../agent/parse-agent';
 import { tenantOfUser } from '../auth/tenant-source';
 import { conversationFactory } from '../client/conversation-factory';
 import { composeAgentServices } from '../composition/compose-agent-services';
+import { databaseOptions } from '../composition/data-paths';
+import { transportContextFor } from '../composition/transport-context';
 import { AccessDeniedError, ParseRequestError } from '../core/errors';
 import type { ParseRestClient } from '../data/parse-rest/parse-rest-client';
 import type { McpDispatcher } from '../mcp/mcp-dispatcher';
 import type { MetadataRegistry } from '../metadata/metadata-registry';
+import type { McpTransportContext } from '../transport/shared/mcp-transport';
 import { resolveTenantScope } from '../security/tenant-scope';
 import { CLI_ENV, CliUsageError, type CliSettings } from './cli-settings';
 import { loadModels } from './load-models';
@@ -21,8 +24,10 @@ export interface CliPrincipal {
 export interface CliSession {
   agent: ParseAgent;
   services: AgentServices;
-  /** The MCP dispatcher over the same services (for `stdio`). */
+  /** The MCP dispatcher over the same services (for `stdio` and the console). */
   dispatcher: McpDispatcher;
+  /** What a transport (`stdio`) is started with: the same services and dispatcher. */
+  transportContext: McpTransportContext;
   principal: CliPrincipal;
   settings: CliSettings;
   close(): Promise<void>;
@@ -35,7 +40,7 @@ const PARSE_INVALID_SESSION = 209;
 
 /**
  * Builds the agent a command runs as: services without Nest (with the direct database path when
- * POSTGRES_URI or MONGODB_URI is set), then the identity (a session token as given, a username
+ * a path's connection string is set, e.g. POSTGRES_URI), then the identity (a session token as given, a username
  * logged in with its password, or the master key). Refuses an identity the models would have to
  * refuse on every call of a tenant-scoped class: it needs --tenant.
  */
@@ -44,12 +49,11 @@ export async function openCliSession(
   log: (line: string) => void,
 ): Promise<CliSession> {
   const models = settings.models ? loadModels(settings.models) : [];
-  const database = settings.database;
+  const database = databaseOptions(settings.database, 'parse-agent');
   const built = composeAgentServices(
     {
-      parse: { ...settings.parse, database: database?.kind },
-      postgres: database?.kind === 'postgres' ? { uri: database.uri } : undefined,
-      mongo: database?.kind === 'mongo' ? { uri: database.uri } : undefined,
+      parse: { ...settings.parse, database: database.parseDatabase },
+      ...database.paths,
       models,
       // The model is resolved when a conversation opens, so commands without one never need it.
       conversations: conversationFactory({ env: settings.env }),
@@ -72,6 +76,7 @@ export async function openCliSession(
       agent,
       services: built.services,
       dispatcher: built.dispatcher,
+      transportContext: transportContextFor(built),
       principal,
       settings,
       close: built.close,

@@ -24,6 +24,31 @@ describe('readCliSettings', () => {
     expect(settings.permissions).toBe('write');
   });
 
+  it('refuses an identity setting that is set but blank, instead of acting with the master key', () => {
+    for (const blank of ['', ' ', '\t', ' \n ']) {
+      for (const name of [
+        'PARSE_SESSION_TOKEN',
+        'PARSE_USERNAME',
+        'PARSE_AGENT_TENANT_ID',
+        'PARSE_AGENT_TENANT_ROLE',
+      ]) {
+        expect(() => readCliSettings({}, { ...base, [name]: blank })).toThrow(
+          new RegExp(`^${name} is set but empty`),
+        );
+      }
+      expect(() => readCliSettings({ tenant: blank }, { ...base })).toThrow(
+        /^--tenant is set but empty/,
+      );
+      expect(() => readCliSettings({ username: blank }, { ...base })).toThrow(
+        /^--username is set but empty/,
+      );
+    }
+    // Unset is still "no identity": the operator with the master key.
+    expect(readCliSettings({}, { ...base, PARSE_SESSION_TOKEN: undefined }).identity).toEqual({
+      kind: 'master',
+    });
+  });
+
   it('names every missing connection setting', () => {
     expect(() => readCliSettings({}, {})).toThrow(
       /PARSE_SERVER_URL \(or --server-url\), PARSE_APP_ID \(or --app-id\), PARSE_MASTER_KEY/,
@@ -82,7 +107,7 @@ describe('readCliSettings: the direct database path', () => {
     });
     expect(
       readCliSettings(
-        { mongodbUri: 'mongodb+srv://u:p@h/db' },
+        { databaseUris: { mongo: 'mongodb+srv://u:p@h/db' } },
         { ...base, MONGODB_URI: 'mongodb://other/db' },
       ).database,
     ).toEqual({ kind: 'mongo', uri: 'mongodb+srv://u:p@h/db' });

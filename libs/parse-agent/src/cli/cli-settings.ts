@@ -1,11 +1,21 @@
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
+import {
+  BUILTIN_DATA_PATHS,
+  type DatabaseSetting,
+  type DataPathKind,
+} from '../composition/data-paths';
+import { schemesText } from '../data/data-path-descriptor';
 import { isPermissionLevel, type PermissionLevel } from '../core/constants';
 import { ParseAgentConfigError } from '../core/errors';
 
 type Env = Record<string, string | undefined>;
 
-/** Every environment variable the CLI reads (also listed, with comments, in `.env.sample`). */
+/**
+ * Every environment variable the CLI reads (also listed, with comments, in `.env.sample`), besides
+ * each database path's connection string (`POSTGRES_URI`, `MONGODB_URI`: see `uri.env` of the
+ * descriptors in `composition/data-paths.ts`).
+ */
 export const CLI_ENV = {
   serverURL: 'PARSE_SERVER_URL',
   appId: 'PARSE_APP_ID',
@@ -26,8 +36,6 @@ export const CLI_ENV = {
   host: 'MCP_HOST',
   port: 'MCP_PORT',
   apiKey: 'MCP_API_KEY',
-  postgresURI: 'POSTGRES_URI',
-  mongodbURI: 'MONGODB_URI',
 } as const;
 
 /** A setting the user must fix; the CLI prints its message and exits 2. */
@@ -46,9 +54,29 @@ export interface CliGlobalOptions {
   tenant?: string;
   tenantRole?: string;
   models?: string;
-  /** Connection strings hold a password: argv works with a warning (see cli-secrets). */
-  postgresUri?: string;
-  mongodbUri?: string;
+  /**
+   * Connection strings by database kind, from each path's flag (`--postgres-uri`): see
+   * `databaseUrisFromFlags`. They hold a password: argv works with a warning (see cli-secrets).
+   */
+  databaseUris?: DatabaseUris;
+}
+
+/** Connection strings given on the command line, by database kind. */
+export type DatabaseUris = Partial<Record<DataPathKind, string>>;
+
+/** The option name commander gives a flag: `--postgres-uri` -> `postgresUri`. */
+export function flagOption(flag: string): string {
+  return flag.replace(/^--/, '').replace(/-([a-z])/g, (_, letter: string) => letter.toUpperCase());
+}
+
+/** The connection strings among commander's parsed options, one flag per database path. */
+export function databaseUrisFromFlags(options: object): DatabaseUris {
+  const uris: DatabaseUris = {};
+  for (const path of BUILTIN_DATA_PATHS) {
+    const value = (options as Record<string, unknown>)[flagOption(path.uri.flag)];
+    if (typeof value === 'string') uris[path.kind] = value;
+  }
+  return uris;
 }
 
 export type CliIdentity =
@@ -72,7 +100,7 @@ export interface CliSettings {
    * The database Parse Server stores its data in, for the direct path (analytics, aclUser/aclRole).
    * At most one: Parse Server runs on one database.
    */
-  database?: { kind: 'postgres' | 'mongo'; uri: string };
+  database?: DatabaseSetting;
   env: Env;
 }
 
@@ -100,6 +128,20 @@ function setting(value: string | undefined): string | undefined {
   return trimmed ? trimmed : undefined;
 }
 
+/**
+ * A setting that says whom the CLI acts for (a session token, a username, a tenant): unset is
+ * "none", but set and blank is refused. `PARSE_SESSION_TOKEN=` left empty by a script whose token
+ * went missing would otherwise run the command as the operator with the master key.
+ */
+function identitySetting(value: string | undefined, name: string): string | undefined {
+  if (value === undefined) return undefined;
+  const trimmed = value.trim();
+  if (trimmed) return trimmed;
+  throw new CliUsageError(
+    `${name} is set but empty. Give it a value, or remove it from the environment (comment it out in .env): an empty identity setting is refused rather than read as "act as the operator with the master key".`,
+  );
+}
+
 /** Reads the connection, identity and agent settings; throws CliUsageError naming what is missing. */
 export function readCliSettings(options: CliGlobalOptions, env: Env = process.env): CliSettings {
   const serverURL = setting(options.serverUrl ?? env[CLI_ENV.serverURL]);
@@ -124,8 +166,14 @@ export function readCliSettings(options: CliGlobalOptions, env: Env = process.en
     );
   }
 
-  const sessionToken = setting(options.sessionToken ?? env[CLI_ENV.sessionToken]);
-  const username = setting(options.username ?? env[CLI_ENV.username]);
+  const sessionToken = identitySetting(
+    options.sessionToken ?? env[CLI_ENV.sessionToken],
+    options.sessionToken !== undefined ? 'The session token' : CLI_ENV.sessionToken,
+  );
+  const username = identitySetting(
+    options.username ?? env[CLI_ENV.username],
+    options.username !== undefined ? '--username' : CLI_ENV.username,
+  );
   const password = env[CLI_ENV.password];
   if (sessionToken && username) {
     throw new CliUsageError(
@@ -158,43 +206,47 @@ export function readCliSettings(options: CliGlobalOptions, env: Env = process.en
     },
     identity,
     permissions,
-    tenantId: setting(options.tenant ?? env[CLI_ENV.tenantId]),
-    tenantRole: setting(options.tenantRole ?? env[CLI_ENV.tenantRole]),
+    tenantId: identitySetting(
+      options.tenant ?? env[CLI_ENV.tenantId],
+      options.tenant !== undefined ? '--tenant' : CLI_ENV.tenantId,
+    ),
+    tenantRole: identitySetting(
+      options.tenantRole ?? env[CLI_ENV.tenantRole],
+      options.tenantRole !== undefined ? '--tenant-role' : CLI_ENV.tenantRole,
+    ),
     models: setting(options.models ?? env[CLI_ENV.models]),
     database: readDatabaseSetting(options, env),
     env,
   };
 }
 
-/** The direct database path from POSTGRES_URI / MONGODB_URI (or their flags), if one is named. */
-function readDatabaseSetting(
-  options: CliGlobalOptions,
-  env: Env,
-): CliSettings['database'] | undefined {
-  const postgres = setting(options.postgresUri ?? env[CLI_ENV.postgresURI]);
-  const mongo = setting(options.mongodbUri ?? env[CLI_ENV.mongodbURI]);
-  if (postgres && mongo) {
+/**
+ * The direct database path from a path's variable or flag (POSTGRES_URI / --postgres-uri,
+ * MONGODB_URI / --mongodb-uri), if one is named. The URI itself is never echoed.
+ */
+function readDatabaseSetting(options: CliGlobalOptions, env: Env): DatabaseSetting | undefined {
+  const named = BUILTIN_DATA_PATHS.map((path) => ({
+    path,
+    uri: setting(options.databaseUris?.[path.kind] ?? env[path.uri.env]),
+  })).filter((entry) => entry.uri !== undefined);
+  if (named.length > 1) {
+    const choices = BUILTIN_DATA_PATHS.map(
+      (path) => `${path.uri.env} (${path.uri.flag}) when Parse Server runs on ${path.label}`,
+    );
     throw new CliUsageError(
-      `Set one database: ${CLI_ENV.postgresURI} (--postgres-uri) when Parse Server runs on PostgreSQL, or ${CLI_ENV.mongodbURI} (--mongodb-uri) when it runs on MongoDB, not both.`,
+      `Set one database: ${choices.join(', or ')}, ${choices.length === 2 ? 'not both' : 'only one of them'}.`,
     );
   }
-  if (postgres) {
-    if (!/^postgres(ql)?:\/\//i.test(postgres)) {
-      throw new CliUsageError(
-        `${CLI_ENV.postgresURI} must be a postgres:// or postgresql:// connection string (the database Parse Server stores its data in).`,
-      );
-    }
-    return { kind: 'postgres', uri: postgres };
+  const [given] = named;
+  if (!given) return undefined;
+  const { path, uri } = given;
+  // Schemes are case-insensitive here, as in a URL.
+  if (!path.uri.schemes.some((scheme) => uri!.toLowerCase().startsWith(`${scheme}//`))) {
+    throw new CliUsageError(
+      `${path.uri.env} must be a ${schemesText(path.uri.schemes)} connection string (the database Parse Server stores its data in).`,
+    );
   }
-  if (mongo) {
-    if (!/^mongodb(\+srv)?:\/\//i.test(mongo)) {
-      throw new CliUsageError(
-        `${CLI_ENV.mongodbURI} must be a mongodb:// or mongodb+srv:// connection string (the database Parse Server stores its data in).`,
-      );
-    }
-    return { kind: 'mongo', uri: mongo };
-  }
-  return undefined;
+  return { kind: path.kind, uri: uri! };
 }
 
 /** A positive integer from the environment, or undefined; anything else is a usage error. */

@@ -1,5 +1,6 @@
 import { Command, CommanderError, Option } from 'commander';
 import type { Writable } from 'node:stream';
+import { BUILTIN_DATA_PATHS } from '../composition/data-paths';
 import { ParseAgentConfigError } from '../core/errors';
 import { PARSE_AGENT_VERSION } from '../version';
 import { EXIT, type CliContext, type CliDependencies } from './cli-command';
@@ -7,6 +8,7 @@ import { sessionTokenFromFlags, warnDatabaseUrisOnArgv } from './cli-secrets';
 import { openCliSession } from './cli-session';
 import {
   CLI_ENV,
+  databaseUrisFromFlags,
   loadEnvFile,
   readCliSettings,
   type CliGlobalOptions,
@@ -66,9 +68,10 @@ function cliContext(
   const settingsOf = async (command: Command, stdinBusy?: string): Promise<CliSettings> => {
     const options = command.optsWithGlobals<CliGlobalOptions>();
     loadEnvFile(options.envFile, env);
-    warnDatabaseUrisOnArgv(options, log);
+    const databaseUris = databaseUrisFromFlags(options);
+    warnDatabaseUrisOnArgv(databaseUris, log);
     const sessionToken = await sessionTokenFromFlags(options, { stdin, stdinBusy, warn: log });
-    return readCliSettings({ ...options, sessionToken }, env);
+    return readCliSettings({ ...options, sessionToken, databaseUris }, env);
   };
   return {
     deps,
@@ -94,7 +97,7 @@ function cliContext(
 
 /** The program with its global options and help; the commands add themselves (CLI_COMMANDS). */
 function createProgram(stdout: Writable, stderr: Writable): Command {
-  return new Command('parse-agent')
+  const program = new Command('parse-agent')
     .description(
       'Talk to a Parse Server app’s data as a user or the operator: chat with a language model, call tools, or serve MCP (stdio or HTTP).',
     )
@@ -129,14 +132,6 @@ function createProgram(stdout: Writable, stderr: Writable): Command {
       '--models <module>',
       `load decorated model classes from a compiled module (${CLI_ENV.models})`,
     )
-    .option(
-      '--postgres-uri <uri>',
-      `the PostgreSQL database Parse Server stores its data in, for analytics (prefer ${CLI_ENV.postgresURI}: the URI holds a password)`,
-    )
-    .option(
-      '--mongodb-uri <uri>',
-      `the MongoDB database Parse Server stores its data in, for analytics (prefer ${CLI_ENV.mongodbURI}: the URI holds a password)`,
-    )
     .showHelpAfterError('(run with --help for usage)')
     .configureOutput({
       writeOut: (text) => stdout.write(terminalSafe(text, 'multiline')),
@@ -148,7 +143,7 @@ function createProgram(stdout: Writable, stderr: Writable): Command {
       `
 Without a session token or username the CLI acts as the operator with the master key.
 Settings come from the environment or ./.env (see .env.sample). Secrets (the master key, the
-session token, PARSE_PASSWORD, POSTGRES_URI, MONGODB_URI, LLM_API_KEY, MCP_API_KEY) belong
+session token, PARSE_PASSWORD, ${BUILTIN_DATA_PATHS.map((path) => path.uri.env).join(', ')}, LLM_API_KEY, MCP_API_KEY) belong
 there, never on the command line; the session token may also come from a file or stdin
 (--session-token-file). Models scoped by tenant need --tenant (or PARSE_AGENT_TENANT_ID).
 A desktop user who only has the app's URL and a session token runs \`parse-agent connect <url>\`.
@@ -159,4 +154,12 @@ Examples:
   $ pass show parse/session | parse-agent --session-token-file - describe
   $ parse-agent chat --username alice`,
     );
+  // One connection-string flag per database path (--postgres-uri, --mongodb-uri).
+  for (const path of BUILTIN_DATA_PATHS) {
+    program.option(
+      `${path.uri.flag} <uri>`,
+      `the ${path.label} database Parse Server stores its data in, for analytics (prefer ${path.uri.env}: the URI holds a password)`,
+    );
+  }
+  return program;
 }

@@ -1,5 +1,5 @@
 import type { LlmMessage } from '../ports/llm-provider';
-import type { AskOptions, FinishReason, ToolCallRecord } from './conversation.types';
+import type { AskOptions, FinishReason, ToolCallRecord } from '../ports/conversation';
 import type { ConversationUsage } from './conversation-usage';
 
 /** What one question produced. `reply` continues the same conversation. */

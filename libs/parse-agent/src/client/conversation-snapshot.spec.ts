@@ -2,7 +2,7 @@ import type { ToolEnvelope } from '../core/envelope';
 import { ParseAgentConfigError } from '../core/errors';
 import { unwrapUntrusted } from '../core/untrusted-data';
 import type { LlmProvider, LlmRequest, LlmResponse, LlmToolCall } from '../ports/llm-provider';
-import type { ConversationAgent } from './conversation-agent';
+import type { ConversationAgent } from '../ports/conversation';
 import { historyFromSnapshot } from './conversation-snapshot';
 import { ParseAgentConversation } from './parse-agent-conversation';
 

@@ -1,6 +1,7 @@
 import { ParseAgentConfigError } from '../core/errors';
 import { unwrapUntrusted, wrapUntrusted } from '../core/untrusted-data';
 import type { LlmMessage, LlmToolCall } from '../ports/llm-provider';
+import { isPlainObject } from '../core/plain-object';
 
 /** The format version `toJSON()` writes and `restore()` reads. */
 export const CONVERSATION_SNAPSHOT_VERSION = 1;
@@ -44,10 +45,6 @@ function refuse(detail: string): never {
   throw new ParseAgentConfigError(`Cannot restore the conversation: ${detail}`);
 }
 
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
 function onlyKeys(value: Record<string, unknown>, allowed: string[], where: string): void {
   const extra = Object.keys(value).filter((key) => !allowed.includes(key));
   if (extra.length) refuse(`${where} has unexpected field(s) ${extra.join(', ')}.`);
@@ -87,7 +84,7 @@ export function historyFromSnapshot(data: unknown, limits: RestoreLimits = {}): 
       `it is ${bytes} bytes, over the maxBytes limit of ${maxBytes}. Compact the conversation before exporting it, or raise maxBytes.`,
     );
   }
-  if (!isRecord(data)) refuse('the snapshot must be the object toJSON() returned.');
+  if (!isPlainObject(data)) refuse('the snapshot must be the object toJSON() returned.');
   onlyKeys(data, ['version', 'messages'], 'the snapshot');
   if (data.version !== CONVERSATION_SNAPSHOT_VERSION) {
     refuse(
@@ -105,7 +102,7 @@ export function historyFromSnapshot(data: unknown, limits: RestoreLimits = {}): 
   let open = new Map<string, string>();
   data.messages.forEach((raw: unknown, index: number) => {
     const where = `message ${index}`;
-    if (!isRecord(raw)) refuse(`${where} must be an object.`);
+    if (!isPlainObject(raw)) refuse(`${where} must be an object.`);
     const role = raw.role;
     if (role !== 'tool' && open.size) {
       refuse(
@@ -129,12 +126,12 @@ export function historyFromSnapshot(data: unknown, limits: RestoreLimits = {}): 
         }
         const toolCalls: LlmToolCall[] = raw.toolCalls.map((call: unknown, n: number) => {
           const at = `${where}.toolCalls[${n}]`;
-          if (!isRecord(call)) refuse(`${at} must be an object.`);
+          if (!isPlainObject(call)) refuse(`${at} must be an object.`);
           onlyKeys(call, ['id', 'name', 'arguments'], at);
           const id = text(call.id, `${at}.id`);
           if (!id || seenCallIds.has(id)) refuse(`${at}.id must be a non-empty id used once.`);
           seenCallIds.add(id);
-          if (!isRecord(call.arguments)) refuse(`${at}.arguments must be an object.`);
+          if (!isPlainObject(call.arguments)) refuse(`${at}.arguments must be an object.`);
           return { id, name: text(call.name, `${at}.name`), arguments: call.arguments };
         });
         open = new Map(toolCalls.map((call) => [call.id, call.name]));

@@ -8,7 +8,7 @@ import type {
   LlmStreamEvent,
   LlmToolCall,
 } from '../ports/llm-provider';
-import type { ConversationAgent } from './conversation-agent';
+import type { ConversationAgent } from '../ports/conversation';
 import { ConversationBusyError, LlmProviderError } from './conversation-errors';
 import { ParseAgentConversation } from './parse-agent-conversation';
 import { unwrapUntrusted } from '../core/untrusted-data';

@@ -13,16 +13,15 @@ import type {
   LlmToolDefinition,
 } from '../ports/llm-provider';
 import { compactionRequest, shouldAutoCompact, summaryMessage } from './compaction';
-import type { ConversationAgent } from './conversation-agent';
+import type { ConversationAgent } from '../ports/conversation';
 import { ConversationBusyError, LlmProviderError } from './conversation-errors';
 import { ConversationResult, type ConversationEvent } from './conversation-result';
-import {
-  DEFAULT_MAX_ITERATIONS,
-  type AskOptions,
-  type ConversationOptions,
-  type FinishReason,
-  type ToolCallRecord,
-} from './conversation.types';
+import type {
+  AskOptions,
+  ConversationOptions,
+  FinishReason,
+  ToolCallRecord,
+} from '../ports/conversation';
 import { ConversationUsage } from './conversation-usage';
 import {
   costOf,
@@ -51,6 +50,9 @@ import {
   notRunEnvelope,
   toolResultContent,
 } from './tool-result-content';
+
+/** Model turns one question may take before it stops with `max_iterations`. */
+export const DEFAULT_MAX_ITERATIONS = 8;
 
 type Emit = ((event: ConversationEvent) => void) | undefined;
 

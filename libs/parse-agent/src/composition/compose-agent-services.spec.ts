@@ -57,7 +57,7 @@ describe('composeAgentServices', () => {
     const mine = ownPath('mine');
     const built = composeAgentServices({ parse, dataPathProviders: [mine] });
     expect(built.dataPathProviders).toEqual([mine]);
-    expect(built.postgres).toBeNull();
+    expect(built.opened).toEqual([]);
     void built.close();
   });
 

@@ -4,26 +4,19 @@ import { AgentEvents } from '../core/agent-events';
 import { ParseAgentConfigError } from '../core/errors';
 import { DataRouter } from '../data/data-router';
 import { AclScopedWriteProvider } from '../security/acl-scoped-write-path';
-import {
-  createMongoDataPathProvider,
-  type MongoPathOptions,
-} from '../data/mongo/create-mongo-data-path';
 import { ParseRestClient, type ParseConnectionOptions } from '../data/parse-rest/parse-rest-client';
 import {
   ParseRestDataPathProvider,
   type ParseDatabaseKind,
 } from '../data/parse-rest/parse-rest-data-path';
-import {
-  PostgresDataAccess,
-  PostgresDataPathProvider,
-  type PostgresDataPathOptions,
-} from '../data/postgres/postgres-data-path';
+import type { OpenedDataPath } from '../data/data-path-descriptor';
 import { SchemaCache } from '../data/schema-cache';
 import { BUILTIN_PROMPTS } from '../mcp/builtin-prompts';
 import { McpDispatcher } from '../mcp/mcp-dispatcher';
 import { PromptRegistry } from '../mcp/prompt-registry';
 import type { UnregisteredClassPolicy } from '../metadata/builtin-hidden-classes';
 import { MetadataRegistry } from '../metadata/metadata-registry';
+import { warnUnscopedClasses } from '../metadata/unscoped-classes';
 import type { ModelClass } from '../metadata/metadata.types';
 import type { ConversationFactory, LlmProviderOptions } from '../ports/conversation';
 import type { DataPathProvider, DataPathProvidersOption } from '../ports/data-path';
@@ -34,17 +27,18 @@ import type { RedisConnection, RedisStoreLogger } from '../redis/redis-connectio
 import { RedisRateLimiter } from '../redis/redis-rate-limiter';
 import { BUILTIN_TOOLS } from '../tools/builtin';
 import { ToolRegistry } from '../tools/tool-registry';
+import { BUILTIN_DATA_PATHS, openDataPaths, type DataPathOptions } from './data-paths';
 
-/** What the services are built from: the part of `ParseAgentModule.forRoot`'s options they use. */
-export interface AgentCompositionOptions {
+/**
+ * What the services are built from: the part of `ParseAgentModule.forRoot`'s options they use. The
+ * built-in database paths' options (`postgres`, `mongo`) come from their descriptors; a pool or
+ * client made from a `uri` is closed by `close()`.
+ */
+export interface AgentCompositionOptions extends DataPathOptions {
   parse: ParseConnectionOptions & {
     /** What Parse Server runs on; only `'mongo'` sends master-key pipelines to REST /aggregate. */
     database?: ParseDatabaseKind;
   };
-  /** The direct PostgreSQL path; a pool made from `uri` is ended by `close()`. */
-  postgres?: PostgresDataPathOptions;
-  /** The direct MongoDB path; a client made from `uri` is closed by `close()`. */
-  mongo?: MongoPathOptions;
   models?: ModelClass[];
   hiddenClasses?: Array<string | { className: string; except?: 'masterKey' }>;
   unregisteredClasses?: UnregisteredClassPolicy;
@@ -92,8 +86,11 @@ export interface AgentComposition {
   rateLimiter: RateLimiter;
   parse: ParseRestClient;
   schemas: SchemaCache;
-  /** The direct PostgreSQL access when `postgres` is configured and its path is in use. */
-  postgres: PostgresDataAccess | null;
+  /**
+   * The built-in database paths opened from the options (none when a `dataPathProviders` list
+   * replaced them): the start-up check probes them, `close()` closes them.
+   */
+  opened: readonly OpenedDataPath[];
   /** The providers the router tries: the library's, or the application's. */
   dataPathProviders: DataPathProvider[];
   data: DataRouter;
@@ -128,6 +125,9 @@ export function composeAgentServices(
     if (typeof entry === 'string') metadata.hide(entry);
     else metadata.hide(entry.className, { except: entry.except });
   }
+  // Once per class: a visible class without a tenant scope beside scoped ones (the Nest module
+  // checks again at bootstrap, once forFeature models are registered too).
+  warnUnscopedClasses(metadata);
   // Failing subscribers of the public streams are reported where the host's warnings go.
   const tools = new ToolRegistry(BUILTIN_TOOLS, { warn: context.warn });
   const prompts = new PromptRegistry(BUILTIN_PROMPTS, { warn: context.warn });
@@ -159,7 +159,7 @@ export function composeAgentServices(
       'dataPathProviders returned something other than a list of DataPathProviders (objects with kind, refusal() and bind()).',
     );
   }
-  const postgres = library?.postgres ?? null;
+  const opened = library?.opened ?? [];
   // The ACL-scoped write provider reads through the router once it exists (`() => data`).
   const data = new DataRouter(dataPathProviders);
 
@@ -190,8 +190,7 @@ export function composeAgentServices(
     (closing ??= (async () => {
       parse.close();
       // Only the clients the library's own paths opened; an application's providers stay open.
-      for (const path of library?.opened ?? []) await path.close?.();
-      await postgres?.close();
+      for (const path of opened) await path.close();
     })());
 
   return {
@@ -204,7 +203,7 @@ export function composeAgentServices(
     rateLimiter,
     parse,
     schemas,
-    postgres,
+    opened,
     dataPathProviders,
     data,
     llm,
@@ -212,13 +211,13 @@ export function composeAgentServices(
   };
 }
 
-/** Parse REST, then the direct database paths that are configured. */
+/** Parse REST, then the built-in database paths the options configure. */
 function libraryDataPaths(
   options: AgentCompositionOptions,
   parse: ParseRestClient,
   warn: ((message: string) => void) | undefined,
   router: () => DataRouter,
-): { paths: DataPathProvider[]; postgres?: PostgresDataAccess; opened: DataPathProvider[] } {
+): { paths: DataPathProvider[]; opened: OpenedDataPath[] } {
   const rest = new ParseRestDataPathProvider(parse, options.parse.database);
   // aclUser/aclRole writes: checked against CLP and row ACL here, then written with the master key.
   const aclWrites = new AclScopedWriteProvider({
@@ -229,21 +228,9 @@ function libraryDataPaths(
     },
     schema: (className, signal) => parse.schema(className, signal),
   });
-  const paths: DataPathProvider[] = [rest, aclWrites];
-  const opened: DataPathProvider[] = [];
-  let postgres: PostgresDataAccess | undefined;
-  if (options.postgres) {
-    // The pg driver is loaded here, on first use.
-    postgres = new PostgresDataAccess(options.postgres, parse, warn);
-    paths.push(new PostgresDataPathProvider(postgres));
-  }
-  if (options.mongo) {
-    // The driver is loaded and connected on first use, so boot never waits on MongoDB.
-    const mongo = createMongoDataPathProvider(options.mongo, parse);
-    paths.push(mongo);
-    opened.push(mongo);
-  }
-  return { paths, postgres, opened };
+  // No driver connects here: each path connects on first use, so boot never waits on a database.
+  const opened = openDataPaths(options, { parse, warn });
+  return { paths: [rest, aclWrites, ...opened.map((path) => path.provider)], opened };
 }
 
 function isDataPathProvider(value: unknown): value is DataPathProvider {
@@ -272,7 +259,7 @@ function checkPortOptions(options: AgentCompositionOptions, fail: (problem: stri
           'dataPathProviders must hold at least one DataPathProvider (an object with kind, refusal() and bind()).',
         );
       }
-      const unused = (['postgres', 'mongo'] as const).filter((key) => options[key]);
+      const unused = BUILTIN_DATA_PATHS.map((path) => path.kind).filter((kind) => options[kind]);
       if (unused.length) {
         fail(
           `a dataPathProviders list replaces the library's data paths, so ${unused.join(' and ')} would be ignored. Pass a function instead to keep them, e.g. dataPathProviders: (paths) => [...paths, myProvider], or drop ${unused.join(' and ')}.`,

@@ -1,27 +1,24 @@
 import type { AgentServices } from '../agent/parse-agent';
-import type { MongoPathOptions } from '../data/mongo/create-mongo-data-path';
 import type { ParseConnectionOptions, ParseRestClient } from '../data/parse-rest/parse-rest-client';
 import type { ParseDatabaseKind } from '../data/parse-rest/parse-rest-data-path';
-import type { PostgresDataPathOptions } from '../data/postgres/postgres-data-path';
 import type { ModelClass } from '../metadata/metadata.types';
 import type { ConversationFactory } from '../ports/conversation';
 import type { DataPathProvider, DataPathProvidersOption } from '../ports/data-path';
 import type { LlmProvider } from '../ports/llm-provider';
 import type { RateLimiter } from '../ports/rate-limiter';
 import { composeAgentServices } from './compose-agent-services';
+import type { DataPathOptions } from './data-paths';
 
-export interface CreateAgentServicesOptions {
+/**
+ * The built-in database paths' options come from their descriptors: `postgres` (Parse-on-PostgreSQL,
+ * the `pg` package) and `mongo` (Parse-on-MongoDB, the `mongodb` package), each loaded on first
+ * use; a pool or client made from `uri` is closed by `close()`.
+ */
+export interface CreateAgentServicesOptions extends DataPathOptions {
   parse: ParseConnectionOptions & {
     /** What Parse Server runs on; only `'mongo'` sends master-key pipelines to REST /aggregate. */
     database?: ParseDatabaseKind;
   };
-  /**
-   * The direct PostgreSQL path (Parse-on-PostgreSQL): ACL-safe analytics for every identity. Needs
-   * the `pg` package, loaded on first use; a pool made from `uri` is ended by `close()`.
-   */
-  postgres?: PostgresDataPathOptions;
-  /** The direct MongoDB path (Parse-on-MongoDB); needs the `mongodb` package, loaded on first use. */
-  mongo?: MongoPathOptions;
   models?: ModelClass[];
   /** Classes to hide by name, for classes without a model. */
   hiddenClasses?: Array<string | { className: string; except?: 'masterKey' }>;

@@ -4,15 +4,14 @@ import type { DataPathProvidersOption } from '../ports/data-path';
 import type { EventStore } from '../ports/event-store';
 import type { SessionStore } from '../ports/session-store';
 import type { ParseAgentAuthOptions } from '../auth/auth-options';
-import type { PgPoolLike } from '../data/postgres/pg-driver';
-import type { PostgresDataPathOptions } from '../data/postgres/postgres-data-path';
+import type { DataPathOption, DataPathOptions } from '../composition/data-paths';
 import type { LlmProviderOptions } from '../ports/conversation';
 import type { LlmProvider } from '../ports/llm-provider';
 import type { RateLimiter } from '../ports/rate-limiter';
 import type { ModelClass } from '../metadata/metadata.types';
 import type { UnregisteredClassPolicy } from '../metadata/builtin-hidden-classes';
 import type { QueryCostLimits } from '../core/constants';
-import type { McpRequest } from '../transport/http/mcp-request-gate';
+import type { McpRequest } from '../transport/http/mcp-request';
 import type { StartupCheckMode, StartupCheckOptions } from './startup-check';
 
 /**
@@ -66,20 +65,11 @@ export interface ParseConnectionConfig {
   requestTimeoutMs?: number;
 }
 
-export interface MongoConnectionConfig {
-  uri?: string;
-  /** An existing MongoClient (from the mongodb driver); the library never closes it. */
-  client?: unknown;
-  dbName?: string;
-  /** Parse Server's `collectionPrefix`, when it uses one. */
-  collectionPrefix?: string;
-  /** How long `_SCHEMA` (fields, CLP) is cached (ms, default one hour). */
-  schemaCacheTtlMs?: number;
-  /** How long a user's or role's expanded roles are cached (ms, default 60 000). */
-  principalCacheTtlMs?: number;
-  /** Parse Server's `protectedFields` option (default: `{ _User: { '*': ['email'] } }`, as Parse's). */
-  protectedFields?: Record<string, Record<string, string[]>>;
-}
+/**
+ * The `mongo` option: the direct MongoDB path (Parse-on-MongoDB), as its descriptor takes it
+ * (`uri` or an existing `client`, `dbName`, caches, `atlasSearch`). Needs the `mongodb` package.
+ */
+export type MongoConnectionConfig = DataPathOption<'mongo'>;
 
 /** Switches for explain and the COLLSCAN guard (both off by default). */
 export interface AnalyticsOptions {
@@ -90,13 +80,11 @@ export interface AnalyticsOptions {
 }
 
 /**
- * The direct PostgreSQL path (Parse-on-PostgreSQL): ACL-safe analytics for every identity and
- * aclUser/aclRole reads. Needs the `pg` package; pass `uri` or an existing `pg.Pool` as `pool`.
+ * The `postgres` option: the direct PostgreSQL path (Parse-on-PostgreSQL), ACL-safe analytics for
+ * every identity and aclUser/aclRole reads, as its descriptor takes it. Needs the `pg` package;
+ * pass `uri` or an existing `pg.Pool` as `pool` (left open when the module shuts down).
  */
-export type PostgresConnectionConfig = Omit<PostgresDataPathOptions, 'pool'> & {
-  /** An existing `pg.Pool` (left open when the module shuts down). */
-  pool?: PgPoolLike;
-};
+export type PostgresConnectionConfig = DataPathOption<'postgres'>;
 
 /** Defaults applied to every agent ParseAgentFactory creates (per-call options win). */
 export type AgentDefaults = Omit<
@@ -104,10 +92,12 @@ export type AgentDefaults = Omit<
   'parent' | 'signal' | 'sessionToken' | 'aclUser' | 'aclRole'
 >;
 
-export interface ParseAgentModuleOptions {
+/**
+ * `forRoot`'s options. The direct database paths (`postgres`, `mongo`) are the built-in paths'
+ * options, one key per descriptor in `composition/data-paths.ts`.
+ */
+export interface ParseAgentModuleOptions extends DataPathOptions {
   parse: ParseConnectionConfig;
-  mongo?: MongoConnectionConfig;
-  postgres?: PostgresConnectionConfig;
   analytics?: AnalyticsOptions;
   /** Models to register (feature modules can add theirs with ParseAgentModule.forFeature). */
   models?: ModelClass[];

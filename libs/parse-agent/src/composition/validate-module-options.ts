@@ -1,7 +1,8 @@
 import { authOptionsProblems } from '../auth/auth-options';
 import { DEFAULT_QUERY_COST_LIMITS } from '../core/constants';
+import { BUILTIN_DATA_PATHS } from '../composition/data-paths';
 import { ParseAgentConfigError } from '../core/errors';
-import { isPlainObject } from '../query/field-names';
+import { isPlainObject } from '../core/plain-object';
 import { validateRedisOptions } from '../redis/redis-connection';
 import type { ParseAgentModuleOptions } from './parse-agent-options.interface';
 import { resolveStartupCheck } from './startup-check';
@@ -33,51 +34,12 @@ export function validateModuleOptions(
     fail('parse.serverURL must use http or https.');
   if (parse.database !== undefined && parse.database !== 'mongo' && parse.database !== 'postgres')
     fail(`parse.database must be 'mongo' or 'postgres' (got ${JSON.stringify(parse.database)}).`);
-  const mongo = options.mongo;
-  if (mongo !== undefined) {
-    if (!isPlainObject(mongo) || (!mongo.uri && !mongo.client))
-      fail('mongo needs a uri or a client.');
-    if (typeof mongo.uri === 'string' && !/^mongodb(\+srv)?:\/\//.test(mongo.uri)) {
-      fail('mongo.uri must start with mongodb:// or mongodb+srv://.');
-    }
-  }
-  const postgres = options.postgres;
-  if (postgres !== undefined) {
-    if (!isPlainObject(postgres) || (!postgres.uri && !postgres.pool)) {
-      fail(
-        'postgres needs a uri (postgres://user:pass@host:5432/db) or a pool (an existing pg.Pool).',
-      );
-    }
-    if (postgres.uri !== undefined && postgres.pool !== undefined) {
-      fail('postgres takes a uri or a pool, not both.');
-    }
-    if (
-      postgres.uri !== undefined &&
-      (typeof postgres.uri !== 'string' || !/^postgres(ql)?:\/\//.test(postgres.uri))
-    ) {
-      fail('postgres.uri must start with postgres:// or postgresql://.');
-    }
-    if (
-      postgres.pool !== undefined &&
-      (typeof (postgres.pool as { connect?: unknown })?.connect !== 'function' ||
-        typeof (postgres.pool as { query?: unknown })?.query !== 'function')
-    ) {
-      fail('postgres.pool must be a pg.Pool (with connect() and query()).');
-    }
-    for (const key of [
-      'maxConnections',
-      'schemaCacheTtlMs',
-      'sessionCacheTtlMs',
-      'roleCacheTtlMs',
-      'sessionLookupTimeoutMs',
-      'statementTimeoutMs',
-      'collscanMinRows',
-    ] as const) {
-      const value = postgres[key];
-      if (value !== undefined && !(typeof value === 'number' && value >= 0)) {
-        fail(`postgres.${key} must be a non-negative number.`);
-      }
-    }
+  // Each built-in database path checks its own option (postgres, mongo...).
+  for (const path of BUILTIN_DATA_PATHS) {
+    const option: unknown = options[path.kind];
+    if (option === undefined) continue;
+    const [problem] = path.validate(option);
+    if (problem) fail(problem);
   }
   if (options.redis !== undefined) validateRedisOptions(options.redis);
   if (

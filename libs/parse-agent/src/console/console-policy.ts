@@ -124,7 +124,7 @@ async function addFields(
   if (!schema) return;
   const hidden = new Set(await protectedFieldsOf(agent, services, entry.class_name));
   for (const name of Object.keys(schema.fields).sort()) {
-    if (name === 'ACL' || isInternalField(name)) continue;
+    if (isInternalField(name)) continue;
     if (allowlist && !allowlist.includes(name)) {
       entry.not_allowlisted_count++;
       if (operator) entry.fields_withheld.push({ name, reason: 'not_allowlisted' });

@@ -8,14 +8,12 @@ export const PERMISSION_HIERARCHY: Readonly<Record<PermissionLevel, number>> = O
   admin: 2,
 });
 
-export const PERMISSION_LEVEL_NAMES = Object.keys(PERMISSION_HIERARCHY) as PermissionLevel[];
-
 export function isPermissionLevel(value: unknown): value is PermissionLevel {
   return typeof value === 'string' && value in PERMISSION_HIERARCHY;
 }
 
-/** Whether `level` reaches `required` (tiers are cumulative). */
-export function permits(level: PermissionLevel, required: PermissionLevel): boolean {
+/** Whether `level` reaches `required` (tiers are cumulative): the one tier comparison. */
+export function tierReaches(level: PermissionLevel, required: PermissionLevel): boolean {
   return PERMISSION_HIERARCHY[required] <= PERMISSION_HIERARCHY[level];
 }
 

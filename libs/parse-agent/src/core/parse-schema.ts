@@ -16,8 +16,9 @@ export interface SchemaSource {
   /** Drops cached schemas so the next read fetches them again. */
   invalidate(): void;
   /**
-   * Drops the cached schemas when they are older than `minAgeMs` (a class created after they were
-   * fetched); true when it did. Bounds how often misses can make the cache refetch.
+   * The schemas from a fetch that started after this call (concurrent callers share one), so a
+   * class created before the call is in them however young the cached copy is. A class missing
+   * from `all()` is looked up here before it is called unknown. Without it, `all()` is trusted.
    */
-  refreshIfOlderThan?(minAgeMs: number): boolean;
+  fresh?(signal?: AbortSignal): Promise<ReadonlyMap<string, ParseSchema>>;
 }

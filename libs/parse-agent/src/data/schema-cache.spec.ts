@@ -69,25 +69,72 @@ describe('SchemaCache', () => {
     await expect(cache.get('Order')).resolves.toBe(ORDER);
   });
 
-  it('invalidate() and refreshIfOlderThan() drop the copy only when asked to', async () => {
-    let now = 0;
+  it('invalidate() drops the copy, so the next read fetches again', async () => {
     const { client, calls } = pendingSchemas();
-    const cache = new SchemaCache(client, 30_000, () => now);
+    const cache = new SchemaCache(client);
     const warm = cache.all();
     calls[0]([ORDER]);
     await warm;
-    now = 500;
-    expect(cache.refreshIfOlderThan(1_000)).toBe(false);
     await cache.all();
     expect(calls).toHaveLength(1);
-    now = 1_000;
-    expect(cache.refreshIfOlderThan(1_000)).toBe(true);
-    void cache.all();
-    expect(calls).toHaveLength(2);
-    calls[1]([ORDER]);
-    await cache.all();
     cache.invalidate();
     void cache.all();
-    expect(calls).toHaveLength(3);
+    expect(calls).toHaveLength(2);
+  });
+
+  it('fresh() fetches again however young the copy is, and the answer becomes the copy', async () => {
+    const now = 1_000;
+    const { client, calls } = pendingSchemas();
+    const cache = new SchemaCache(client, 30_000, () => now);
+    const warm = cache.all();
+    calls[0]([]);
+    await warm;
+    // Same instant as the copy: a class created since is still found.
+    const fresh = cache.fresh();
+    expect(calls).toHaveLength(2);
+    calls[1]([ORDER]);
+    expect((await fresh).get('Order')).toBe(ORDER);
+    await expect(cache.get('Order')).resolves.toBe(ORDER);
+    expect(calls).toHaveLength(2);
+  });
+
+  it('fresh() waits out a fetch that started before it, then one new fetch serves every waiter', async () => {
+    const { client, calls } = pendingSchemas();
+    const cache = new SchemaCache(client);
+    const early = cache.all();
+    const first = cache.fresh();
+    const second = cache.fresh();
+    expect(calls).toHaveLength(1);
+    calls[0]([]);
+    await expect(early).resolves.toEqual(new Map());
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(calls).toHaveLength(2);
+    calls[1]([ORDER]);
+    for (const answer of [first, second]) {
+      expect((await answer).get('Order')).toBe(ORDER);
+    }
+    expect(calls).toHaveLength(2);
+  });
+
+  it('fresh() reports its own fetch failing, not an earlier one', async () => {
+    let attempt = 0;
+    const releases: Array<() => void> = [];
+    const client = {
+      schemas: () => {
+        attempt++;
+        if (attempt === 1) {
+          return new Promise<ParseSchema[]>((_, reject) =>
+            releases.push(() => reject(new Error('parse down'))),
+          );
+        }
+        return Promise.resolve([ORDER]);
+      },
+    } as unknown as ParseRestClient;
+    const cache = new SchemaCache(client);
+    const early = cache.all();
+    const fresh = cache.fresh();
+    releases[0]();
+    await expect(early).rejects.toThrow('parse down');
+    expect((await fresh).get('Order')).toBe(ORDER);
   });
 });

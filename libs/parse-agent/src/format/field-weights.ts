@@ -1,4 +1,4 @@
-import { isRecord } from './is-record';
+import { isPlainRecord } from '../core/plain-object';
 
 /** Rows inspected to find heavy fields; a handful is representative and keeps the check cheap. */
 export const WEIGHT_SAMPLE_SIZE = 5;
@@ -17,7 +17,7 @@ export function sampleRecords(rows: readonly unknown[]): Array<Record<string, un
   const sample: Array<Record<string, unknown>> = [];
   for (const row of rows) {
     if (sample.length === WEIGHT_SAMPLE_SIZE) break;
-    if (isRecord(row)) sample.push(row);
+    if (isPlainRecord(row)) sample.push(row);
   }
   return sample;
 }

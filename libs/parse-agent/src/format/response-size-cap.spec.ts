@@ -2,6 +2,7 @@ import { buildNextCall, formatQueryResult } from './query-result';
 import {
   byteLength,
   capQueryResult,
+  capToolResult,
   MAX_TOOL_RESPONSE_BYTES,
   sizeDiagnostic,
 } from './response-size-cap';
@@ -82,13 +83,14 @@ describe('capQueryResult', () => {
     expect(truncation.hint).not.toContain('skip:');
   });
 
-  it('removes the stale counts and next_call but keeps class_name and pagination', () => {
+  it('removes the stale notes and next_call, counts what it kept, keeps class_name and pagination', () => {
     const data = queryData(20, 2000);
     expect(data).toHaveProperty('next_call');
     const out = capQueryResult(data, 6000)!;
-    for (const stale of ['result_count', 'truncated', 'truncated_note', 'next_call']) {
+    for (const stale of ['truncated', 'truncated_note', 'next_call']) {
       expect(out).not.toHaveProperty(stale);
     }
+    expect(out.result_count).toBe((out._truncated as Truncation).kept_count);
     expect(out.class_name).toBe('Post');
     expect(out.pagination).toEqual(data.pagination);
     expect(Object.keys(out).slice(-2)).toEqual(['results', '_truncated']);
@@ -208,6 +210,16 @@ describe('capQueryResult', () => {
   });
 });
 
+/** Argument names of a few tools, as their input schemas declare them. */
+const ARGS = {
+  aggregate: ['class_name', 'pipeline', 'apply_canonical_filter', 'compact_pointers'],
+  get_objects: ['class_name', 'ids', 'include', 'apply_canonical_filter'],
+  get_object: ['class_name', 'object_id', 'include', 'apply_canonical_filter'],
+  query_class: ['class_name', 'where', 'keys', 'include', 'order', 'limit', 'skip', 'format'],
+  export_data: ['class_name', 'format', 'columns', 'where', 'keys', 'limit', 'row_cap', 'pipeline'],
+} as const;
+const ctx = (toolName: keyof typeof ARGS) => ({ toolName, argumentNames: ARGS[toolName] });
+
 describe('sizeDiagnostic', () => {
   const secret = 'SECRET-VALUE-';
   const rows = Array.from({ length: 8 }, (_, i) => ({
@@ -216,10 +228,10 @@ describe('sizeDiagnostic', () => {
     body: secret + 'x'.repeat(100000 - secret.length),
   }));
 
-  it('names the heaviest fields with per-record sizes and proposes keys without the heaviest', () => {
+  it('names the heaviest fields with per-record sizes and how to ask for less with keys', () => {
     const data = { class_name: 'Post', results: rows };
-    const text = sizeDiagnostic('aggregate', data, 4096);
-    expect(text).toContain('aggregate');
+    const text = sizeDiagnostic(data, 4096, ctx('query_class'));
+    expect(text).toContain('query_class');
     expect(text).toContain(`${byteLength(data)} bytes`);
     expect(text).toContain('4096');
     expect(text).toContain('body ~97.7 KB, objectId ~5 B, title ~3 B');
@@ -230,36 +242,60 @@ describe('sizeDiagnostic', () => {
     expect(text).not.toContain('xxxx');
   });
 
+  it("names only the tool's own arguments: aggregate gets pipeline stages, never keys or select", () => {
+    const text = sizeDiagnostic({ class_name: 'Post', results: rows }, 4096, ctx('aggregate'));
+    expect(text).toContain('end pipeline: with {"$project":{"body":0}}');
+    expect(text).toContain('a $project or $limit stage in pipeline:');
+    for (const foreign of ['keys:', 'select:', 'limit:', 'where:'])
+      expect(text).not.toContain(foreign);
+  });
+
   it('samples get_objects values and a get_object object', () => {
     const objects = Object.fromEntries(rows.map((row) => [row.objectId, row]));
-    const many = sizeDiagnostic('get_objects', { class_name: 'Post', objects }, 4096);
+    const many = sizeDiagnostic({ class_name: 'Post', objects }, 4096, ctx('get_objects'));
     expect(many).toContain('body ~97.7 KB');
-    const one = sizeDiagnostic('get_object', { class_name: 'Post', object: rows[0] }, 4096);
+    expect(many).toContain('fewer ids:');
+    expect(many).not.toContain('keys:');
+    const one = sizeDiagnostic({ class_name: 'Post', object: rows[0] }, 4096, ctx('get_object'));
     expect(one).toContain('body ~97.7 KB');
-    expect(one).toContain('keys: ["objectId","title","createdAt","updatedAt"]');
+    expect(one).not.toContain('keys:');
   });
 
   it('omits the field diagnostic for rendered text (export_data, tabular results)', () => {
     const text = sizeDiagnostic(
-      'export_data',
       { headers: ['a'], output: 'y'.repeat(10000), row_count: 1 },
       4096,
+      ctx('export_data'),
     );
     expect(text).toContain('export_data');
+    expect(text).toContain('a lower row_cap:');
     expect(text).not.toContain('keys: [');
-    expect(text).not.toContain('Heaviest');
+    expect(text).not.toContain('heaviest');
   });
 
   it('offers no keys list when only identity fields exist', () => {
-    const text = sizeDiagnostic('query_class', { results: [{ objectId: 'x'.repeat(100) }] }, 4096);
+    const text = sizeDiagnostic(
+      { results: [{ objectId: 'x'.repeat(100) }] },
+      4096,
+      ctx('query_class'),
+    );
     expect(text).toContain('objectId ~102 B');
     expect(text).not.toContain('keys: [');
+  });
+
+  it('says only "Ask for less." for a tool without arguments to narrow', () => {
+    const text = sizeDiagnostic({ blob: 'x'.repeat(5000) }, 4096, {
+      toolName: 'custom',
+      argumentNames: ['name'],
+    });
+    expect(text).toContain('Ask for less.');
+    expect(text).not.toMatch(/[a-z_]+:/);
   });
 
   it('shortens the message to fit small limits, never exceeding them', () => {
     const data = { class_name: 'Post', results: rows };
     for (let maxBytes = 2; maxBytes <= 600; maxBytes += 7) {
-      expect(byteLength(sizeDiagnostic('get_objects', data, maxBytes))).toBeLessThanOrEqual(
+      expect(byteLength(sizeDiagnostic(data, maxBytes, ctx('query_class')))).toBeLessThanOrEqual(
         maxBytes,
       );
     }
@@ -268,13 +304,81 @@ describe('sizeDiagnostic', () => {
   it('gives up the keys suggestion before the field sizes, and those before the advice', () => {
     const data = { class_name: 'Post', results: rows };
     const texts = Array.from({ length: 120 }, (_, i) =>
-      sizeDiagnostic('get_objects', data, 100 + i * 5),
+      sizeDiagnostic(data, 100 + i * 5, ctx('query_class')),
     );
     expect(texts[texts.length - 1]).toContain('keys: [');
-    expect(texts.some((t) => t.includes('Heaviest') && !t.includes('keys: ['))).toBe(true);
-    expect(texts.some((t) => t.includes('Ask for less') && !t.includes('Heaviest'))).toBe(true);
+    expect(texts.some((t) => t.includes('heaviest') && !t.includes('keys: ['))).toBe(true);
+    expect(texts.some((t) => t.includes('Ask for less') && !t.includes('heaviest'))).toBe(true);
     for (const text of texts) {
-      if (text.includes('keys: [')) expect(text).toContain('Heaviest');
+      if (text.includes('keys: [')) expect(text).toContain('heaviest');
     }
+  });
+});
+
+describe('capToolResult: every result with rows recovers', () => {
+  const big = (i: number) => ({ objectId: `id${i}`, title: `t${i}`, body: 'x'.repeat(3000) });
+
+  it('aggregate: drops the heaviest field, keeps leading rows, pages with a $skip stage', () => {
+    const data = {
+      class_name: 'Post',
+      pipeline_stages: 1,
+      result_count: 40,
+      results: Array.from({ length: 40 }, (_, i) => ({ ...big(i), note: 'y'.repeat(60) })),
+    };
+    const out = capToolResult(data, 1500, ctx('aggregate'))!;
+    expect(byteLength(out)).toBeLessThanOrEqual(1500);
+    const truncation = out._truncated as Truncation;
+    expect(truncation.dropped_fields).toEqual(['body']);
+    expect(truncation.kept_count).toBeLessThan(40);
+    expect(out.result_count).toBe(truncation.kept_count);
+    expect(truncation.next_skip).toBe(truncation.kept_count);
+    expect(truncation.hint).toContain(`{"$skip":${truncation.kept_count}}`);
+    expect(truncation.hint).toContain('pipeline:');
+    for (const foreign of ['keys:', 'select:', 'skip:', 'get_object']) {
+      expect(truncation.hint).not.toContain(foreign);
+    }
+  });
+
+  it('get_objects: keeps the objects that fit and lists the ids of the rest', () => {
+    const objects = Object.fromEntries(
+      Array.from({ length: 10 }, (_, i) => [`id${i}`, { ...big(i), note: 'y'.repeat(200) }]),
+    );
+    const data = { class_name: 'Post', objects, missing: ['zz'], requested: 11, found: 10 };
+    const out = capToolResult(data, 1800, ctx('get_objects'))!;
+    expect(byteLength(out)).toBeLessThanOrEqual(1800);
+    const truncation = out._truncated as Truncation & { not_returned: string[] };
+    const kept = Object.keys(out.objects as object);
+    expect(kept.length).toBe(truncation.kept_count);
+    expect([...kept, ...truncation.not_returned]).toEqual(Object.keys(objects));
+    expect(out.missing).toEqual(['zz']);
+    expect(truncation.dropped_fields).toEqual(['body']);
+    expect(truncation.hint).toContain('ids:');
+    expect(truncation.hint).toContain('get_object(class_name: "Post", object_id: <id>)');
+    expect(truncation.hint).not.toContain('skip:');
+  });
+
+  it('get_object: drops the heaviest fields until the object fits', () => {
+    const object = { objectId: 'a', a: 'x'.repeat(3000), b: 'y'.repeat(2000), c: 'small' };
+    const data = { class_name: 'Post', object_id: 'a', object };
+    const out = capToolResult(data, 1000, ctx('get_object'))!;
+    expect(out.object).toEqual({ objectId: 'a', c: 'small' });
+    const truncation = out._truncated as Truncation;
+    expect(truncation.dropped_fields).toEqual(['a', 'b']);
+    expect(truncation.hint).not.toContain('get_object(');
+  });
+
+  it('get_object: names include: when an included object made it large', () => {
+    const object = {
+      objectId: 'a',
+      author: { __type: 'Object', className: 'Author', bio: 'x'.repeat(3000) },
+    };
+    const out = capToolResult({ class_name: 'Post', object }, 1000, ctx('get_object'))!;
+    expect((out._truncated as Truncation).hint).toContain('include:');
+  });
+
+  it('returns null when even one object stripped to its identity does not fit', () => {
+    expect(
+      capToolResult({ object: { objectId: 'x'.repeat(5000) } }, 1000, ctx('get_object')),
+    ).toBeNull();
   });
 });

@@ -1,4 +1,4 @@
-import { isRecord } from './is-record';
+import { isPlainRecord } from '../core/plain-object';
 
 /** Removed at every level: ACL maps are enforcement data, not content, and name users and roles. */
 const DROPPED_KEYS: ReadonlySet<string> = new Set(['ACL']);
@@ -17,7 +17,7 @@ export function simplifyObject(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(simplifyObject);
   // The direct MongoDB path can hand back driver Dates instead of `{__type:'Date'}` wrappers.
   if (value instanceof Date) return Number.isNaN(value.getTime()) ? null : value.toISOString();
-  if (!isRecord(value)) return value;
+  if (!isPlainRecord(value)) return value;
   return simplifyPlain(value);
 }
 

@@ -1,3 +1,5 @@
+import { isInternalField } from '../query/internal-fields';
+
 /** Text layouts for query rows; `json` is handled by the query envelope itself. */
 export type TabularFormat = 'csv' | 'markdown' | 'table';
 
@@ -8,16 +10,10 @@ export interface TabularOutput {
   output: string;
 }
 
-/** Never rendered as columns: wrapper tags, ACL data and secrets that must not reach a table. */
-const EXCLUDED_COLUMNS: ReadonlySet<string> = new Set([
-  '__type',
-  'className',
-  'ACL',
-  '_rperm',
-  '_wperm',
-  '_hashed_password',
-  '_session_token',
-]);
+/** Wrapper tags never rendered as columns (internal fields never are either: see below). */
+const WRAPPER_COLUMNS: ReadonlySet<string> = new Set(['__type', 'className']);
+
+const excludedColumn = (key: string): boolean => WRAPPER_COLUMNS.has(key) || isInternalField(key);
 
 type Renderer = (headers: string[], rows: string[][]) => string;
 
@@ -45,7 +41,7 @@ export function renderTabular(
     );
   }
   const named = columns ?? (rows.length === 0 ? [] : Object.keys(rows[0]));
-  const headers = named.filter((key) => !EXCLUDED_COLUMNS.has(key));
+  const headers = named.filter((key) => !excludedColumn(key));
   if (headers.length === 0) return { headers, output: '' };
   const cells = rows.map((row) => headers.map((header) => cellText(row[header])));
   return { headers, output: render(headers, cells) };

@@ -13,7 +13,7 @@ import {
 import type { ParseAgent } from '../agent/parse-agent';
 import type { ElicitationChannel } from '../ports/elicitation-channel';
 import { MAX_TOOL_RESPONSE_BYTES } from '../format/response-size-cap';
-import { isPlainObject } from '../query/field-names';
+import { isPlainObject } from '../core/plain-object';
 import type { ProgressUpdate } from '../tools/tool-context';
 import type { ToolRegistry } from '../tools/tool-registry';
 import { unknownToolError } from '../tools/unknown-tool';
@@ -283,7 +283,7 @@ export class McpDispatcher {
       token === undefined
         ? undefined
         : (update: ProgressUpdate) => call.notify(progressNotification(token, update));
-    const envelope = await agent.execute(name, args, {
+    const envelope = await agent.executeTool(definition, args, {
       signal,
       onProgress,
       elicitation: call.elicitation,
@@ -295,6 +295,8 @@ export class McpDispatcher {
       toolName: name,
       outputSchema: definition.outputSchema,
       oversize: definition.oversize,
+      inputSchema: definition.inputSchema,
+      args,
       cancelled,
       cancelledText: cancelled ? cancellationText(signal, agent) : undefined,
       maxBytes: this.maxResponseBytes,

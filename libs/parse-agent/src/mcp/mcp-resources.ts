@@ -1,6 +1,6 @@
 import { AgentValidationError } from '../core/errors';
 import type { ParseAgent } from '../agent/parse-agent';
-import { isRecord } from '../format/is-record';
+import { isPlainRecord } from '../core/plain-object';
 import { MAX_TOOL_RESPONSE_BYTES } from '../format/response-size-cap';
 import { McpMethodError } from './mcp-method-error';
 import { JSON_RPC_ERROR_CODES } from './protocol.constants';
@@ -80,14 +80,14 @@ export async function listResources(
 ): Promise<{ resources: McpResource[] }> {
   const envelope = await agent.execute('get_all_schemas', {}, { signal });
   assertAuthorized(envelope);
-  if (!envelope.success || !isRecord(envelope.data)) return { resources: [] };
+  if (!envelope.success || !isPlainRecord(envelope.data)) return { resources: [] };
   const data = envelope.data;
   const entries = [data.custom, data.built_in].some(Array.isArray)
     ? [data.custom, data.built_in]
     : [data.classes];
   const names = entries
     .flatMap((list) => (Array.isArray(list) ? list : []))
-    .map((entry) => (isRecord(entry) ? entry.name : entry))
+    .map((entry) => (isPlainRecord(entry) ? entry.name : entry))
     .filter((name): name is string => typeof name === 'string' && name.length > 0);
   return {
     resources: names.flatMap((className) =>

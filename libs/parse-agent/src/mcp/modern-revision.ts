@@ -1,6 +1,6 @@
 import { defer, from, map, mergeMap, Observable, of } from 'rxjs';
 import type { ParseAgent } from '../agent/parse-agent';
-import { isPlainObject } from '../query/field-names';
+import { isPlainObject } from '../core/plain-object';
 import type { McpDispatcher } from './mcp-dispatcher';
 import type {
   DispatchContext,

@@ -2,7 +2,7 @@ import { Subject, type Observable } from 'rxjs';
 import { isolateSubscribers, reportToStderr } from '../core/isolated-observable';
 import { AgentValidationError, ParseAgentConfigError } from '../core/errors';
 import type { ParseAgent } from '../agent/parse-agent';
-import { isPlainObject } from '../query/field-names';
+import { isPlainObject } from '../core/plain-object';
 import { requireArg, type PromptArgs } from './prompt-arguments';
 
 export interface PromptArgument {

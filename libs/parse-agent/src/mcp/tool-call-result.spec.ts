@@ -149,7 +149,21 @@ describe('toCallToolResult', () => {
       dropped_fields: ['body'],
       original_count: 20,
     });
-    expect(sent).not.toHaveProperty('result_count');
+    // The count follows the rows that were kept.
+    expect(sent.result_count).toBe((sent._truncated as { kept_count: number }).kept_count);
+  });
+
+  it("names only the tool's own arguments in a refusal (from its input schema)", () => {
+    const data = { class_name: 'Post', results: rows(3, 2 * 1024 * 1024) };
+    const result = toCallToolResult(success(data), {
+      toolName: 'aggregate',
+      oversize: 'refuse',
+      inputSchema: { type: 'object', properties: { class_name: {}, pipeline: {} } },
+    });
+    const text = result.content[0].text;
+    expect(text).toContain('pipeline:');
+    for (const foreign of ['keys:', 'select:', 'limit:', 'where:'])
+      expect(text).not.toContain(foreign);
   });
 });
 

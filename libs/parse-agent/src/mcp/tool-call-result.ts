@@ -5,12 +5,13 @@ import {
   LIMITER_UNAVAILABLE,
   RateLimiterUnavailableError,
 } from '../core/errors';
-import { isRecord } from '../format/is-record';
+import { isPlainRecord } from '../core/plain-object';
 import { takeSerializedJson } from '../format/serialized-json';
 import {
-  capQueryResult,
+  capToolResult,
   MAX_TOOL_RESPONSE_BYTES,
   sizeDiagnostic,
+  type OversizeContext,
 } from '../format/response-size-cap';
 import type { JsonSchema } from '../tools/tool-definition';
 import { withPreserializedText } from './preserialized';
@@ -39,8 +40,15 @@ export interface CallToolResultOptions {
   /** Text for a cancellation the envelope does not describe. */
   cancelledText?: string;
   maxBytes?: number;
-  /** 'trim-rows': an oversized result keeps the leading `results` rows that fit (query_class). */
+  /**
+   * 'trim-rows': an oversized result is cut down to what fits (its heaviest field left out, the
+   * leading rows or objects kept) and says so in `_truncated`; 'refuse' sends only the refusal.
+   */
   oversize?: 'refuse' | 'trim-rows';
+  /** The tool's input schema: oversize hints name only the arguments it declares. */
+  inputSchema?: JsonSchema;
+  /** The call's arguments, for the next-page hint of a cut result. */
+  args?: Record<string, unknown>;
   /**
    * Wrap successful text results in a per-response random delimiter with one line saying the
    * content is data, not instructions (default true). `structuredContent` is never wrapped.
@@ -57,8 +65,9 @@ const text = (value: string): TextContent => ({ type: 'text', text: value });
 /**
  * Turns an `execute()` envelope into the MCP tool result. Tool failures are results with
  * `isError: true` (never JSON-RPC errors); their `error_code` travels in `_meta` so clients can
- * branch without parsing prose. Results over the byte cap never leave: `query_class` rows are
- * trimmed and annotated, everything else is refused with a description of what made it large.
+ * branch without parsing prose. Results over the byte cap never leave: a tool that recovers
+ * (`oversize: 'trim-rows'`) sends what fits, annotated; any other is refused with a description of
+ * what made it large and how to ask for less with its own arguments.
  */
 export function toCallToolResult(
   envelope: ToolEnvelope,
@@ -109,11 +118,14 @@ export function toCallToolResult(
   let json = serialized?.json ?? compactJson(data);
   let sent: unknown = data;
   if ((serialized?.bytes ?? Buffer.byteLength(json, 'utf8')) > budget) {
+    const context = oversizeContext(options);
     const recovered =
-      oversizeOf(options) === 'trim-rows' && isRecord(data) ? capQueryResult(data, budget) : null;
+      oversizeOf(options) === 'trim-rows' && isPlainRecord(data)
+        ? capToolResult(data, budget, context)
+        : null;
     if (!recovered) {
       return {
-        content: [text(sizeDiagnostic(options.toolName, data, maxBytes))],
+        content: [text(sizeDiagnostic(data, maxBytes, context))],
         isError: true,
         _meta: { [ERROR_CODE_META_KEY]: RESPONSE_TOO_LARGE },
       };
@@ -126,7 +138,7 @@ export function toCallToolResult(
     : { value: json, quoted: [JSON.stringify(json)] };
   const result: CallToolResult = { content: [text(value)], isError: false };
   // MCP requires structured content to be an object; other shapes stay text-only.
-  if (options.outputSchema && isRecord(sent)) result.structuredContent = sent;
+  if (options.outputSchema && isPlainRecord(sent)) result.structuredContent = sent;
   return withResultJson(result, quoted, json);
 }
 
@@ -152,13 +164,23 @@ function acceptsFailure(schema: JsonSchema): boolean {
   return (
     Array.isArray(alternatives) &&
     alternatives.some(
-      (alt: unknown) => isRecord(alt) && isRecord(alt.properties) && 'error_code' in alt.properties,
+      (alt: unknown) =>
+        isPlainRecord(alt) && isPlainRecord(alt.properties) && 'error_code' in alt.properties,
     )
   );
 }
 
 function oversizeOf(options: CallToolResultOptions): 'refuse' | 'trim-rows' {
   return options.oversize ?? (options.toolName === 'query_class' ? 'trim-rows' : 'refuse');
+}
+
+function oversizeContext(options: CallToolResultOptions): OversizeContext {
+  const properties = options.inputSchema?.properties;
+  return {
+    toolName: options.toolName,
+    argumentNames: isPlainRecord(properties) ? Object.keys(properties) : [],
+    args: options.args,
+  };
 }
 
 /**

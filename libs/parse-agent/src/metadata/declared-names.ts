@@ -9,7 +9,8 @@
  */
 import { ALWAYS_KEEP_FIELDS } from '../core/constants';
 import type { Where } from '../query/constraint-translator';
-import { isPlainObject, toCamelCase } from '../query/field-names';
+import { toCamelCase } from '../query/field-names';
+import { isPlainObject } from '../core/plain-object';
 import type { ClassMetadata } from './metadata.types';
 
 /** Which declaration named a field. */

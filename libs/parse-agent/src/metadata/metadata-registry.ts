@@ -278,6 +278,7 @@ export class MetadataRegistry {
         ? Object.freeze(renameWhereFields(canonicalFilter, column))
         : undefined,
       tenantScope: tenantScope ? { ...tenantScope, field: column(tenantScope.field) } : undefined,
+      tenantShared: get<boolean>(METADATA.tenantShared) === true,
       allowCollscan: get<boolean>(METADATA.allowCollscan) ?? false,
       fieldDocs,
       propertyToWire,

@@ -10,6 +10,7 @@ export const METADATA = {
   largeFields: 'parse-agent:large-fields',
   canonicalFilter: 'parse-agent:canonical-filter',
   tenantScope: 'parse-agent:tenant-scope',
+  tenantShared: 'parse-agent:tenant-shared',
   allowCollscan: 'parse-agent:allow-collscan',
   fieldDocs: 'parse-agent:field-docs',
   relations: 'parse-agent:relations',

@@ -97,6 +97,8 @@ export interface ClassMetadata {
   largeFields: string[];
   canonicalFilter?: Where;
   tenantScope?: TenantScope;
+  /** `@AgentTenantShared()`: no tenant scope, on purpose (its rows belong to every tenant). */
+  tenantShared?: boolean;
   allowCollscan: boolean;
   fieldDocs: Record<string, FieldDoc>;
   propertyToWire: Record<string, string>;

@@ -11,6 +11,7 @@ import type { InstanceWrapper } from '@nestjs/core/injector/instance-wrapper';
 import type { Module as NestModule } from '@nestjs/core/injector/module';
 import { AccessDeniedError } from '../core/errors';
 import { agentToolOptionsOf } from '../tools/agent-tool.decorator';
+import type { PolicedToolContext, ToolRegistration } from '../tools/custom-tool';
 import type { ToolContext } from '../tools/tool-context';
 import { ToolRegistry } from '../tools/tool-registry';
 import { isParseAgentLibraryModule } from './parse-agent-library.marker';
@@ -86,11 +87,12 @@ export class AgentToolExplorer implements OnApplicationBootstrap {
       }
       // A DTO's JSON Schema is derived once, here; each call is validated with the class.
       const dto = isDtoClass(options!.inputSchema) ? options!.inputSchema : undefined;
+      // The registry gives the method the policed view unless the options say access: 'master'.
       this.tools.register({
         ...options!,
         inputSchema: dto ? dtoJsonSchema(dto) : (options!.inputSchema as Record<string, unknown>),
         handler: this.handlerFor(instance, methodName, options!.name, dto),
-      });
+      } as ToolRegistration<unknown>);
     }
   }
 
@@ -112,7 +114,7 @@ export class AgentToolExplorer implements OnApplicationBootstrap {
       { guards: true, interceptors: true, filters: false },
       AGENT_TOOL_CONTEXT_TYPE,
     );
-    return async (args: unknown, context: ToolContext): Promise<unknown> => {
+    return async (args: unknown, context: ToolContext | PolicedToolContext): Promise<unknown> => {
       try {
         return (await run(args, context)) as unknown;
       } catch (error) {

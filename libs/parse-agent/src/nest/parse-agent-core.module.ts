@@ -13,7 +13,6 @@ import { DiscoveryModule } from '@nestjs/core';
 import { AgentEvents } from '../core/agent-events';
 import { DataRouter } from '../data/data-router';
 import { ParseRestClient } from '../data/parse-rest/parse-rest-client';
-import { PostgresDataAccess } from '../data/postgres/postgres-data-path';
 import { SchemaCache } from '../data/schema-cache';
 import { McpDispatcher } from '../mcp/mcp-dispatcher';
 import { PromptRegistry } from '../mcp/prompt-registry';
@@ -38,6 +37,8 @@ import { parseAgentProviders } from './parse-agent.providers';
 import { ParseAgentStartupCheck } from './parse-agent-startup-check';
 import { parseAgentAuthProviders } from './auth/parse-agent-auth.providers';
 import { ParseSessionVerifier } from '../auth/session-verifier';
+import { warnUnconfirmedWrites } from '../agent/unconfirmed-writes';
+import { warnUnscopedClasses } from '../metadata/unscoped-classes';
 import { UnexposedClassesReporter } from './unexposed-classes.reporter';
 import { DeclaredNamesReporter } from './declared-names.reporter';
 
@@ -63,7 +64,6 @@ import { DeclaredNamesReporter } from './declared-names.reporter';
     AgentEvents,
     ParseRestClient,
     SchemaCache,
-    PostgresDataAccess,
     DataRouter,
     RateLimiter,
     LlmProvider,
@@ -102,6 +102,9 @@ export class ParseAgentCoreModule
   audit?: Promise<void>;
 
   onApplicationBootstrap(): void {
+    // Every model is registered by now, forFeature ones included.
+    warnUnscopedClasses(this.composition.metadata);
+    warnUnconfirmedWrites(this.options?.defaults);
     if (!this.options?.auditMetadataOnBoot) return;
     // After Parse Server answered: one that is not listening yet (mounted by this same app) is no
     // reason to skip the audit or to warn; one that never answers is reported by the start-up check.

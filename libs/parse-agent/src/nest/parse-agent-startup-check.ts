@@ -2,23 +2,20 @@ import {
   Inject,
   Injectable,
   Logger,
-  Optional,
   type OnApplicationBootstrap,
   type OnApplicationShutdown,
 } from '@nestjs/common';
 import type { ParseAgentConfigError } from '../core/errors';
-import { PostgresDataAccess } from '../data/postgres/postgres-data-path';
-import { DataPathProvider } from '../ports/data-path';
+import type { AgentComposition } from '../composition/compose-agent-services';
+import { printClassAs } from '../core/secret-display';
+import { PARSE_AGENT_COMPOSITION } from './parse-agent.constants';
 import { PARSE_AGENT_MODULE_OPTIONS } from './parse-agent.module-definition';
 import type { ParseAgentModuleOptions } from '../composition/parse-agent-options.interface';
+import { probeParse } from '../data/parse-rest/parse-server-probe';
+import { redactedEndpoint, type ProbeOutcome } from '../data/probe';
 import {
-  probeMongo,
-  probeParse,
-  probePostgres,
-  redactedEndpoint,
   resolveStartupCheck,
   startupCheckError,
-  type ProbeOutcome,
   type ResolvedStartupCheck,
 } from '../composition/startup-check';
 
@@ -29,12 +26,6 @@ export interface StartupCheckStatus {
   state: 'checking' | 'ok' | 'failed';
   /** One line per wrong setting, starting with its name (`parse.masterKey: ...`). */
   problems: string[];
-}
-
-/** A data path that can prove its connection (the MongoDB path). */
-interface ProbingPath {
-  kind: string;
-  probe?: (signal: AbortSignal) => Promise<void>;
 }
 
 /** Delays between attempts to reach Parse Server: quick at first, then every few seconds. */
@@ -65,8 +56,7 @@ export class ParseAgentStartupCheck implements OnApplicationBootstrap, OnApplica
 
   constructor(
     @Inject(PARSE_AGENT_MODULE_OPTIONS) protected readonly options: ParseAgentModuleOptions,
-    @Inject(DataPathProvider) protected readonly dataPaths: ProbingPath[],
-    @Optional() @Inject(PostgresDataAccess) protected readonly postgres?: PostgresDataAccess | null,
+    @Inject(PARSE_AGENT_COMPOSITION) protected readonly composition: AgentComposition,
   ) {
     this.settings = resolveStartupCheck(options.startupCheck);
     this.readyPromise = new Promise<void>((resolve, reject) => {
@@ -139,16 +129,10 @@ export class ParseAgentStartupCheck implements OnApplicationBootstrap, OnApplica
       this.settleReady();
       return;
     }
-    const parse = this.options.parse;
-    const mongo = this.dataPaths.find((p) => p.kind === 'mongo' && typeof p.probe === 'function');
+    // Parse Server, then each built-in database path the options configure (one query each).
     const [parseOutcome, ...databases] = await Promise.all([
-      probeParse(parse, timeoutMs),
-      ...(this.postgres
-        ? [probePostgres(this.postgres.pool, this.options.postgres?.uri, timeoutMs)]
-        : []),
-      ...(mongo?.probe
-        ? [probeMongo(mongo.probe.bind(mongo), this.options.mongo?.uri, timeoutMs)]
-        : []),
+      probeParse(this.options.parse, timeoutMs),
+      ...this.composition.opened.map((path) => path.probe(timeoutMs)),
     ]);
     const found = [parseOutcome, ...databases].filter(
       (o): o is Problem => !o.ok && !(o === parseOutcome && o.transient),
@@ -234,3 +218,6 @@ export class ParseAgentStartupCheck implements OnApplicationBootstrap, OnApplica
     if (this.state === 'ok') this.settleReady();
   }
 }
+
+// Holds the module options.
+printClassAs(ParseAgentStartupCheck);

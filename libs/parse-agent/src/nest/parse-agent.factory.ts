@@ -2,6 +2,7 @@ import { Inject, Injectable, Optional } from '@nestjs/common';
 import { ParseAgent, type AgentOptions, type AgentServices } from '../agent/parse-agent';
 import { ParseSessionVerifier } from '../auth/session-verifier';
 import { AgentUnauthorizedError, ParseAgentConfigError } from '../core/errors';
+import { identityValue } from '../core/identity-value';
 import { auditMetadata, type MetadataAuditReport } from '../metadata/metadata-audit';
 import { conversationFactory } from '../client/conversation-factory';
 import type { ParseAgentConversation } from '../client/parse-agent-conversation';
@@ -10,6 +11,7 @@ import { LlmProvider } from '../ports/llm-provider';
 import { PARSE_AGENT_SERVICES } from './parse-agent.constants';
 import { PARSE_AGENT_MODULE_OPTIONS } from './parse-agent.module-definition';
 import type { ParseAgentModuleOptions } from '../composition/parse-agent-options.interface';
+import { printClassAs } from '../core/secret-display';
 
 /** Creates agents bound to the module's Parse connection, registries and defaults. */
 @Injectable()
@@ -40,7 +42,8 @@ export class ParseAgentFactory {
    */
   async createValidated(options: AgentOptions = {}): Promise<ParseAgent> {
     const merged = { ...this.options.defaults, ...options, validateSession: undefined };
-    const token = merged.sessionToken || merged.parent?.sessionToken;
+    // A blank token is refused here, before anything is checked or built: never "no token".
+    const token = identityValue('sessionToken', merged.sessionToken) ?? merged.parent?.sessionToken;
     if (token) {
       if (!this.sessions) {
         throw new ParseAgentConfigError(
@@ -91,3 +94,6 @@ export class ParseAgentFactory {
     return conversationFactory({ provider: this.llm ?? undefined })(agent, conversationOptions);
   }
 }
+
+// Holds the module options (the master key, the operator key) and the services.
+printClassAs(ParseAgentFactory);

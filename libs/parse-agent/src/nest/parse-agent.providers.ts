@@ -5,7 +5,6 @@ import { AgentEvents } from '../core/agent-events';
 import { routeSecurityBanners, suppressSecurityBanners } from '../core/security-banner';
 import { DataRouter } from '../data/data-router';
 import { ParseRestClient } from '../data/parse-rest/parse-rest-client';
-import { PostgresDataAccess } from '../data/postgres/postgres-data-path';
 import { SchemaCache } from '../data/schema-cache';
 import { McpDispatcher } from '../mcp/mcp-dispatcher';
 import { PromptRegistry } from '../mcp/prompt-registry';
@@ -71,8 +70,6 @@ export const parseAgentProviders: Provider[] = [
   part(RateLimiter, (c): RateLimiter => c.rateLimiter),
   part(ParseRestClient, (c) => c.parse),
   part(SchemaCache, (c) => c.schemas),
-  // Null unless `postgres` is configured.
-  part(PostgresDataAccess, (c) => c.postgres),
   // The providers the DataRouter ranks: the library's, or the application's.
   part(DataPathProvider, (c): DataPathProvider[] => c.dataPathProviders),
   part(DataRouter, (c) => c.data),

@@ -151,6 +151,15 @@ export type DataPrincipals = { master: true } | { master: false; principals: str
 export interface DataPath {
   /** Which implementation answers: 'parse-rest', 'mongo', 'postgres', or an application's own. */
   readonly kind: string;
+  /**
+   * True when `aggregate` runs the pipeline on documents exactly as the database stores them,
+   * internal columns included (Parse REST `/aggregate` on MongoDB). Whole documents (`$$ROOT`, a
+   * `$facet` output, a joined row) would then carry password hashes and tokens into comparisons,
+   * so the reader opens every class the pipeline reads with a projection to the fields the agent
+   * may see. A path that presents its own view of each class first (the direct paths) leaves it
+   * unset.
+   */
+  readonly aggregatesStoredDocuments?: boolean;
   find(className: string, query: DataFindQuery, signal?: AbortSignal): Promise<DataRow[]>;
   /** Undefined when the object does not exist or this identity may not read it. */
   get(

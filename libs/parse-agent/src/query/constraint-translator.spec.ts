@@ -288,7 +288,7 @@ describe('validateWhere', () => {
     it('does not refuse ordinary fields that merely resemble internal ones', () => {
       expect(() =>
         validateWhere({
-          password: 'x',
+          passwordHint: 'x',
           hashed_password: 'x',
           sessionTokenCount: { $gt: 1 },
           email: 'a@b.c',

@@ -10,7 +10,7 @@ import {
   PointerShapeError,
   SecurityBlockedError,
 } from '../core/errors';
-import { isPlainObject } from './field-names';
+import { isPlainObject } from '../core/plain-object';
 import { isInternalField } from './internal-fields';
 
 export type Where = Record<string, unknown>;
@@ -94,15 +94,6 @@ interface Walk {
   clauses: number;
   regexes: number;
 }
-
-/** Operators whose operand names another class (each is a subquery Parse runs). */
-export const SUBQUERY_OPERATORS: ReadonlySet<string> = new Set([
-  '$inQuery',
-  '$notInQuery',
-  '$select',
-  '$dontSelect',
-  '$relatedTo',
-]);
 
 function overBudget(what: string, limit: number, fix: string): never {
   throw new InvalidQueryError(`where is too costly to run: more than ${limit} ${what}. ${fix}`);

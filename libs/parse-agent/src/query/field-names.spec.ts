@@ -1,4 +1,4 @@
-import { fieldSpellings, isPlainObject, toCamelCase, toSnakeCase } from './field-names';
+import { fieldSpellings, toCamelCase, toSnakeCase } from './field-names';
 
 describe('toCamelCase', () => {
   it.each([
@@ -33,18 +33,5 @@ describe('fieldSpellings', () => {
     expect(fieldSpellings('tenantId')).toEqual(['tenantId', 'tenant_id']);
     expect(fieldSpellings('tenant_id')).toEqual(['tenant_id', 'tenantId']);
     expect(fieldSpellings('name')).toEqual(['name']);
-  });
-});
-
-describe('isPlainObject', () => {
-  it('accepts objects and refuses arrays, null and primitives', () => {
-    expect(isPlainObject({})).toBe(true);
-    expect(isPlainObject({ a: 1 })).toBe(true);
-    expect(isPlainObject(Object.create(null))).toBe(true);
-    expect(isPlainObject([])).toBe(false);
-    expect(isPlainObject(null)).toBe(false);
-    expect(isPlainObject(undefined)).toBe(false);
-    expect(isPlainObject('x')).toBe(false);
-    expect(isPlainObject(1)).toBe(false);
   });
 });

@@ -13,7 +13,3 @@ export function toSnakeCase(name: string): string {
 export function fieldSpellings(name: string): string[] {
   return [...new Set([name, toCamelCase(name), toSnakeCase(name)])];
 }
-
-export function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}

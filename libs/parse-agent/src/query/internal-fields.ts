@@ -1,9 +1,13 @@
 /**
- * Credential and bookkeeping columns that no agent may read, filter on or sort by, in any class,
- * declared or not. This floor holds under the master key too.
+ * Credential and bookkeeping columns that no agent may read, filter on, sort by, group, project or
+ * write, in any class, declared or not. This floor holds under the master key too. It is the one
+ * list: the read policy, the pipeline validator, redaction, the direct paths' projections, the
+ * tabular formats and the write policy all ask `isInternalField`.
  */
 export const INTERNAL_FIELDS: ReadonlySet<string> = new Set([
   '_hashed_password',
+  // _User's password as a client sends it; on any other class a plain-text credential column.
+  'password',
   '_password_history',
   '_session_token',
   '_sessionToken',
@@ -21,6 +25,8 @@ export const INTERNAL_FIELDS: ReadonlySet<string> = new Set([
   '_auth_data',
   'authData',
   '_acl',
+  // The API form of a row's access list: who may read and write it, never an agent's business.
+  'ACL',
   // Push device tokens (_Installation): addresses a device, so as secret as a session token.
   'deviceToken',
 ]);

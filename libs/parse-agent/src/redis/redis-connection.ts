@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Cluster, ClusterNode, ClusterOptions, Redis, RedisOptions } from 'ioredis';
 import { ParseAgentConfigError } from '../core/errors';
+import { printClassAs } from '../core/secret-display';
 
 /** A command connection: one Redis server, or a Redis Cluster (ioredis' cluster client). */
 export type RedisClient = Redis | Cluster;
@@ -223,6 +224,13 @@ export class RedisConnection {
     return subscriber;
   }
 }
+
+// Holds the Redis client, whose options hold the URL and password.
+printClassAs(RedisConnection, (connection) => ({
+  keyPrefix: connection.keyPrefix,
+  cluster: connection.cluster,
+  nodeId: connection.nodeId,
+}));
 
 /**
  * Commands fail at once while Redis is unreachable instead of queueing: the stores turn the failure

@@ -9,7 +9,6 @@ import {
 } from '../core/errors';
 import type { ParseSchema } from '../core/parse-schema';
 import {
-  DATA_PATH_RANK,
   type DataClassSpec,
   type DataCreateResult,
   type DataFindQuery,
@@ -291,10 +290,6 @@ export class AclScopedWriteProvider implements DataPathProvider {
       return 'no configured path serves this agent’s reads, so its writes cannot be checked';
     }
     return this.options.writer.refusal('write', masterIdentity(identity));
-  }
-
-  rank(): number {
-    return DATA_PATH_RANK.preferred;
   }
 
   bind(identity: AgentIdentity): AclScopedWritePath {

@@ -1,3 +1,4 @@
+import { isPlainObject } from '../core/plain-object';
 /**
  * Parse's write rules, checked by the library for identities Parse Server cannot act as (aclUser,
  * aclRole agents write with the master key, which Parse exempts from every rule). Pure: the caller
@@ -15,9 +16,6 @@ export type ClpWriteDecision =
   | { allowed: true; pointerFields?: undefined }
   | { allowed: true; pointerFields: string[] }
   | { allowed: false; reason: string };
-
-const isObject = (value: unknown): value is Record<string, unknown> =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
 
 const strings = (value: unknown): string[] =>
   Array.isArray(value) ? value.filter((v): v is string => typeof v === 'string' && !!v) : [];
@@ -43,7 +41,7 @@ export function clpWriteDecision(
 ): ClpWriteDecision {
   const entry = clp?.[operation];
   if (entry === undefined || entry === null) return { allowed: true };
-  if (!isObject(entry)) {
+  if (!isPlainObject(entry)) {
     return entry === true
       ? { allowed: true }
       : { allowed: false, reason: `its '${operation}' permission is not an object of grants` };
@@ -83,7 +81,7 @@ export function pointerFieldsName(
 ): boolean {
   const names = (value: unknown): boolean => {
     if (Array.isArray(value)) return value.some(names);
-    if (isObject(value)) return value.objectId === userId;
+    if (isPlainObject(value)) return value.objectId === userId;
     // The PostgreSQL adapter can hand back a bare objectId for a pointer column.
     return value === userId;
   };
@@ -96,9 +94,9 @@ export function pointerFieldsName(
  */
 export function aclGrantsWrite(acl: unknown, principals: readonly string[]): boolean {
   if (acl === undefined || acl === null) return true;
-  if (!isObject(acl)) return false;
+  if (!isPlainObject(acl)) return false;
   return principals.some((p) => {
     const grant = acl[p];
-    return isObject(grant) && grant.write === true;
+    return isPlainObject(grant) && grant.write === true;
   });
 }

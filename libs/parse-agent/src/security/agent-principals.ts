@@ -1,10 +1,21 @@
 import { ParseAgentConfigError } from '../core/errors';
 import type { DataPath, DataPrincipals } from '../ports/data-path';
 
-/** What the principal helpers read of a tool context (a `ToolContext` or `AgentMethodContext`). */
+/** Who an agent is for row ACLs, as the policed reader of a custom tool's context answers it. */
+interface PrincipalSource {
+  principals(signal?: AbortSignal): Promise<DataPrincipals>;
+  refreshPrincipals(signal?: AbortSignal): Promise<void>;
+}
+
+/**
+ * What the principal helpers read of a tool context: a custom tool's policed context (`read`), a
+ * master tool's `ToolContext` or an `AgentMethodContext` (`data`).
+ */
 export interface PrincipalContext {
+  /** The agent's policed reader (a custom tool's context). */
+  read?: PrincipalSource;
   /** The agent's read path, bound to its identity. */
-  data: DataPath;
+  data?: DataPath;
   signal?: AbortSignal;
 }
 
@@ -16,6 +27,7 @@ export interface PrincipalContext {
  * data path cannot tell (fail closed: no principals never means "no filter").
  */
 export async function agentPrincipals(context: PrincipalContext): Promise<DataPrincipals> {
+  if (context.read) return context.read.principals(context.signal);
   const path = context.data;
   if (typeof path?.principals !== 'function') {
     throw new ParseAgentConfigError(
@@ -31,6 +43,7 @@ export async function agentPrincipals(context: PrincipalContext): Promise<DataPr
  * membership at run time, so the next queries use the new roles.
  */
 export async function refreshAgentPrincipals(context: PrincipalContext): Promise<DataPrincipals> {
-  await context.data?.refreshPrincipals?.(context.signal);
+  if (context.read) await context.read.refreshPrincipals(context.signal);
+  else await context.data?.refreshPrincipals?.(context.signal);
   return agentPrincipals(context);
 }

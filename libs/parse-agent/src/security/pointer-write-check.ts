@@ -1,6 +1,6 @@
 import { AccessDeniedError, AgentValidationError, ParseRequestError } from '../core/errors';
 import type { DataPath, DataRow } from '../ports/data-path';
-import { isPlainObject } from '../query/field-names';
+import { isPlainObject } from '../core/plain-object';
 import { andWhere } from '../query/where-composer';
 import type { ReadPolicy } from './read-policy';
 

@@ -1,4 +1,5 @@
 import type { ParseSchema } from '../core/parse-schema';
+import { isInternalField } from '../query/internal-fields';
 import type { PipelinePolicy, Where } from './pipeline/pipeline-policy';
 import type { ReadPolicy } from './read-policy';
 
@@ -11,6 +12,25 @@ export interface PipelinePolicyOptions {
    * only what the agent may see and refusals never list them. Unknown classes keep the allowlist.
    */
   withheld?: ReadonlyMap<string, readonly string[]>;
+  /**
+   * true: a class without an allowlist is projected to its schema's visible fields wherever it
+   * enters the pipeline, as an allowlisted class is. For paths that aggregate documents as stored
+   * (`DataPath.aggregatesStoredDocuments`), where a whole document would carry internal columns.
+   */
+  projectEverySource?: boolean;
+}
+
+/**
+ * The fields of a class an agent could read at all: its schema's fields without ACL, relations
+ * (never stored in the row) and internal columns. Empty for a class without a schema.
+ */
+function visibleSchemaFields(schema: ParseSchema | undefined): string[] {
+  return Object.entries(schema?.fields ?? {})
+    .filter(
+      ([name, field]) =>
+        field.type !== 'ACL' && field.type !== 'Relation' && !isInternalField(name),
+    )
+    .map(([name]) => name);
 }
 
 /**
@@ -34,10 +54,17 @@ export async function pipelinePolicyFor(
       access.tenant(className);
     },
     allowedFields(className) {
-      const fields = access.meta(className)?.fields;
-      if (!fields) return undefined;
       const withheld = options.withheld?.get(className) ?? [];
-      return new Set(fields.filter((f) => !withheld.includes(f)));
+      const unreadable = hiddenPointerFields(access, schemas.get(className), className);
+      const fields = access.meta(className)?.fields;
+      if (fields) {
+        return new Set(fields.filter((f) => !withheld.includes(f) && !unreadable.has(f)));
+      }
+      if (!unreadable.size && !options.projectEverySource) return undefined;
+      // No allowlist, but a pointer into a hidden class (or documents as stored): every other
+      // visible column stays readable, and only those.
+      const columns = visibleSchemaFields(schemas.get(className));
+      return new Set(columns.filter((f) => !withheld.includes(f) && !unreadable.has(f)));
     },
     scopeMatches(className) {
       const out: Where[] = [];
@@ -64,4 +91,27 @@ export async function pipelinePolicyFor(
       return out;
     },
   };
+}
+
+/**
+ * Pointer columns whose target class the agent may not see. A pipeline cannot read them at all:
+ * its output has no lineage to tell a pointer's id or "Class$id" from a computed string, so the
+ * column is kept out of the documents (and a reference to it is refused as an unreadable field)
+ * instead of guessing at strings afterwards. group_by and distinct refuse such a field too.
+ */
+function hiddenPointerFields(
+  access: ReadPolicy,
+  schema: ParseSchema | undefined,
+  className: string,
+): ReadonlySet<string> {
+  const out = new Set<string>();
+  for (const [name, field] of Object.entries(schema?.fields ?? {})) {
+    if (field.type === 'Pointer' && field.targetClass && access.isDenied(field.targetClass)) {
+      out.add(name);
+    }
+  }
+  for (const [field, target] of Object.entries(access.meta(className)?.references ?? {})) {
+    if (access.isDenied(target)) out.add(field);
+  }
+  return out;
 }

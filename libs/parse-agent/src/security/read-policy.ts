@@ -38,7 +38,7 @@ import {
   UnknownFieldError,
 } from '../core/errors';
 import type { QueryCostLimits } from '../core/constants';
-import { isPlainObject } from '../query/field-names';
+import { isPlainObject } from '../core/plain-object';
 import { closestNames } from './closest-names';
 
 /** Fields every Parse object has, whether or not a schema lists them. */
@@ -51,9 +51,6 @@ const FIELD_DECLARATIONS: ReadonlySet<string> = new Set([
   '@AgentLargeFields',
   '@AgentField',
 ]);
-
-/** A class missing from cached schemas refetches them at most this often (ms). */
-const SCHEMA_MISS_REFRESH_MS = 1000;
 
 export interface PlannedRead {
   where: Where;
@@ -241,12 +238,15 @@ export class ReadPolicy {
     let schemas = await this.schemas.all();
     if (
       typeof className === 'string' &&
+      CLASS_NAME_PATTERN.test(className) &&
       !schemas.has(className) &&
       this.denialOf(className) === undefined &&
-      this.schemas.refreshIfOlderThan?.(SCHEMA_MISS_REFRESH_MS)
+      this.schemas.fresh
     ) {
-      // The class may have been created after the schemas were cached (a seed, a migration).
-      schemas = await this.schemas.all();
+      // The class may have been created after the schemas were cached (a seed, a migration, a
+      // class made through Parse a moment ago): ask Parse again before calling it unknown. Hidden
+      // classes and names that cannot be classes never cause a fetch.
+      schemas = await this.schemas.fresh();
     }
     return this.requireReadableClassIn(className, schemas);
   }
@@ -891,11 +891,34 @@ export class ReadPolicy {
     className?: string,
     options: Pick<RedactOptions, 'simplifyTyped'> = {},
   ): T {
+    const references = new Map<string, Readonly<Record<string, string>>>();
     return redact(rows, (c) => this.isDenied(c), {
       allowlistFor: (c) => this.allowSet(c),
       rootClass: className,
       simplifyTyped: options.simplifyTyped,
+      referenceFieldsOf: (c) => {
+        let fields = references.get(c);
+        if (!fields) references.set(c, (fields = this.referenceFields(c)));
+        return fields;
+      },
     }) as T;
+  }
+
+  /**
+   * The Pointer and Relation columns of a class, field -> target class: the schemas the class gate
+   * loaded, completed by `@BelongsTo`. Redaction reads only these columns as references.
+   */
+  protected referenceFields(className: string): Readonly<Record<string, string>> {
+    const out: Record<string, string> = {};
+    for (const [name, field] of Object.entries(this.schemaSnapshot?.get(className)?.fields ?? {})) {
+      if ((field.type === 'Pointer' || field.type === 'Relation') && field.targetClass) {
+        out[name] = field.targetClass;
+      }
+    }
+    for (const [field, target] of Object.entries(this.meta(className)?.references ?? {})) {
+      out[field] ??= target;
+    }
+    return out;
   }
 }
 

@@ -56,27 +56,107 @@ describe('redact', () => {
     ]);
   });
 
-  it('replaces "Class$id" strings of denied classes under any key', () => {
-    const out = redact(
-      {
-        _p_session: '_Session$s1',
-        ref: 'Secret$k1',
-        list: ['Secret$k2', 'Author$a1'],
-        nested: { anything: '_Session$s2' },
-      },
-      isDenied,
-    );
-    expect(out).toEqual({
-      _p_session: { className: '_Session', __redacted: true },
-      ref: { className: 'Secret', __redacted: true },
-      list: [{ className: 'Secret', __redacted: true }, 'Author$a1'],
-      nested: { anything: { className: '_Session', __redacted: true } },
+  it('returns strings exactly as stored, "Class$id"-like text and hidden class names included', () => {
+    const values = {
+      total: 'Total$100',
+      ref: 'Secret$k1',
+      list: ['Secret$k2', '_Session$s1', 'Author$a1'],
+      nested: { anything: '_Session$s2' },
+      other: ['Secret', 'Secret$', '$5', 'costs Secret$5', '9Secret$k1', ''],
+    };
+    expect(redact(values, isDenied)).toEqual(values);
+  });
+
+  it('reads a _p_<field> storage column (Parse on MongoDB) as a pointer, by its name', () => {
+    expect(
+      redact({ _p_vault: 'Secret$k1', _p_owner: 'Author$a1', p_note: 'Secret$k2' }, isDenied),
+    ).toEqual({
+      _p_vault: { className: 'Secret', __redacted: true },
+      _p_owner: 'Author$a1',
+      p_note: 'Secret$k2',
     });
   });
 
-  it('leaves strings that are not "Class$id" alone', () => {
-    const values = ['Secret', 'Secret$', '$5', 'costs Secret$5', '9Secret$k1', ''];
-    expect(redact(values, isDenied)).toEqual(values);
+  it('keeps plain objects with a className (no Parse type tag) as data', () => {
+    const row = {
+      meta: { className: 'Secret', note: 'plain JSON naming a class' },
+      list: [{ className: '_Session', objectId: 'x' }],
+    };
+    expect(redact(row, isDenied)).toEqual(row);
+  });
+
+  it("reads a row's Pointer and Relation columns by the schema, whatever the value's shape", () => {
+    const referenceFieldsOf = (c: string) =>
+      c === 'Order' ? { vault: 'Secret', owner: 'Author' } : undefined;
+    const out = redact(
+      [
+        {
+          vault: 'Secret$k1',
+          owner: 'Author$a1',
+          note: 'Secret$k2',
+          meta: { vault: 'Secret$k3' },
+          missing: null,
+        },
+        { vault: 'k1', owner: 'a1' },
+        { vault: { objectId: 'k1' }, owner: { objectId: 'a1' } },
+        { vault: null },
+      ],
+      isDenied,
+      { rootClass: 'Order', referenceFieldsOf },
+    );
+    expect(out).toEqual([
+      {
+        vault: { className: 'Secret', __redacted: true },
+        owner: 'Author$a1',
+        note: 'Secret$k2',
+        meta: { vault: 'Secret$k3' },
+        missing: null,
+      },
+      { vault: { className: 'Secret', __redacted: true }, owner: 'a1' },
+      { vault: { className: 'Secret', __redacted: true }, owner: { objectId: 'a1' } },
+      { vault: null },
+    ]);
+  });
+
+  it("applies a joined row's own class schema to its columns", () => {
+    const referenceFieldsOf = (c: string): Record<string, string> =>
+      c === 'Author' ? { safe: 'Secret' } : {};
+    const out = redact(
+      { author: { __type: 'Object', className: 'Author', safe: 'k9', name: 'Secret$k9' } },
+      isDenied,
+      { rootClass: 'Order', referenceFieldsOf },
+    );
+    expect(out).toEqual({
+      author: {
+        __type: 'Object',
+        className: 'Author',
+        safe: { className: 'Secret', __redacted: true },
+        name: 'Secret$k9',
+      },
+    });
+  });
+
+  it('walks an object with an unknown __type as data: internal keys go, references are checked', () => {
+    const simplifyTyped = (v: Record<string, unknown>) => ({ simplified: v.__type });
+    const out = redact(
+      {
+        data: {
+          __type: 'Custom',
+          sessionToken: 'r:secret',
+          inner: { __type: 'Pointer', className: 'Secret', objectId: 'k1' },
+          when: { __type: 'Date', iso: '2024-01-01T00:00:00.000Z' },
+        },
+      },
+      isDenied,
+      { simplifyTyped },
+    );
+    expect(out).toEqual({
+      data: {
+        __type: 'Custom',
+        inner: { className: 'Secret', __redacted: true },
+        when: { simplified: 'Date' },
+      },
+    });
   });
 
   it('drops ACL and internal fields at every depth', () => {
@@ -160,7 +240,8 @@ describe('redact', () => {
       predicate,
     );
     expect(predicate).toHaveBeenCalledWith('Author');
-    expect(predicate).toHaveBeenCalledWith('Team');
+    // A string is not a reference: no class is looked up for it.
+    expect(predicate).not.toHaveBeenCalledWith('Team');
   });
 });
 

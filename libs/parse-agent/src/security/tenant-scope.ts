@@ -1,7 +1,8 @@
 import { AccessDeniedError } from '../core/errors';
 import type { ClassMetadata, TenantScopeSubject } from '../metadata/metadata.types';
 import type { Where } from '../query/constraint-translator';
-import { fieldSpellings, isPlainObject } from '../query/field-names';
+import { fieldSpellings } from '../query/field-names';
+import { isPlainObject } from '../core/plain-object';
 
 export interface ResolvedTenant {
   field: string;

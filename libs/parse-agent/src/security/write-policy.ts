@@ -1,12 +1,12 @@
-import { OBJECT_ID_PATTERN } from '../core/constants';
-import { AccessDeniedError, AgentValidationError, ObjectNotFoundError } from '../core/errors';
-import type { DataPath, DataRow } from '../ports/data-path';
-import { fieldSpellings, isPlainObject } from '../query/field-names';
+import { CLASS_NAME_PATTERN } from '../core/constants';
+import { AccessDeniedError, AgentValidationError } from '../core/errors';
+import type { DataClassSpec, DataRow } from '../ports/data-path';
+import { fieldSpellings } from '../query/field-names';
+import { isPlainObject } from '../core/plain-object';
 import { isInternalField } from '../query/internal-fields';
 import { checkPointerWrite } from '../query/constraint-translator';
-import { andWhere } from '../query/where-composer';
 import type { ReadPolicy } from './read-policy';
-import { rowInTenant, type ResolvedTenant } from './tenant-scope';
+import type { ResolvedTenant } from './tenant-scope';
 import { checkEntityRules } from '../validation/entity-rules';
 
 /** Most fields one write may set (a guard against a model dumping a whole document). */
@@ -15,6 +15,27 @@ export const MAX_WRITE_FIELDS = 64;
 /** Columns Parse manages or that grant access: no agent sets them, whatever the allowlist says. */
 const NEVER_WRITABLE = new Set(['objectId', 'createdAt', 'updatedAt', 'ACL', 'authData']);
 const WRITE_FIELD_NAME = /^[A-Za-z][A-Za-z0-9_]{0,127}$/;
+
+/** The field types a new class may declare (Parse's). */
+export const CLASS_FIELD_TYPES: readonly string[] = [
+  'String',
+  'Number',
+  'Boolean',
+  'Date',
+  'Object',
+  'Array',
+  'GeoPoint',
+  'File',
+  'Pointer',
+  'Relation',
+  'Polygon',
+];
+
+/** A checked new class: what the path is sent, and the field names for the audit. */
+export interface PlannedClass {
+  spec: DataClassSpec;
+  fieldNames: string[];
+}
 
 export interface PlannedWrite {
   /** The values to send: checked, with the tenant field forced on create. */
@@ -28,7 +49,9 @@ export interface PlannedWrite {
  * What an agent may change, on top of Parse's own ACL/CLP (which the session-bound write path gets
  * enforced by Parse Server): reachable classes only, allowlisted existing fields only, never
  * Parse-managed, credential or access-control columns, the tenant field forced to the agent's
- * tenant on create and never changed, and rows only where the agent's reads would find them.
+ * tenant on create and never changed, and schema changes that keep to the agent's classes. The
+ * policed writer (tools/write/) runs these plans, then checks that an updated or deleted row is
+ * one the agent's reads find.
  */
 export class WritePolicy {
   constructor(readonly read: ReadPolicy) {}
@@ -66,33 +89,92 @@ export class WritePolicy {
   }
 
   /**
-   * Fetches the row an update or delete targets the way a read would (class gate, tenant scope,
-   * per-agent filters, canonical filter), so an agent can only change rows it can see. A row of
-   * another tenant, filtered out, or missing answers the same "not found".
+   * The row half of a create, for writes whose fields are the application's choice (an agent
+   * method's `ctx.data`): the class gate and the tenant field forced to the agent's tenant, no
+   * field rules.
    */
-  async assertRowWritable(
-    data: DataPath,
-    className: string,
-    objectId: unknown,
-    signal?: AbortSignal,
-  ): Promise<DataRow> {
+  async scopeCreate(className: string, values: unknown): Promise<PlannedWrite> {
     await this.read.requireReadableClass(className);
-    if (typeof objectId !== 'string' || !OBJECT_ID_PATTERN.test(objectId)) {
+    const checked = this.plainValues(values);
+    const tenant = this.read.tenant(className);
+    if (tenant) {
+      this.assertTenantValue(className, checked, tenant);
+      for (const name of fieldSpellings(tenant.field)) delete checked[name];
+      checked[tenant.field] = tenant.value;
+    }
+    return { values: checked, changedKeys: Object.keys(checked).sort(), tenant };
+  }
+
+  /** The row half of an update (see scopeCreate): the class gate; the tenant field never changes. */
+  async scopeUpdate(className: string, values: unknown): Promise<PlannedWrite> {
+    await this.read.requireReadableClass(className);
+    const checked = this.plainValues(values);
+    const tenant = this.read.tenant(className);
+    if (tenant) this.assertTenantValue(className, checked, tenant);
+    return { values: checked, changedKeys: Object.keys(checked).sort(), tenant };
+  }
+
+  /**
+   * A new class: a valid name that is not a system class and does not exist yet, reachable by
+   * the agent; fields with valid names and types, Pointer and Relation fields naming a target
+   * class the agent can see (and only those).
+   */
+  async planCreateClass(className: string, fields: unknown): Promise<PlannedClass> {
+    if (!CLASS_NAME_PATTERN.test(className) || className.startsWith('_')) {
       throw new AgentValidationError(
-        `object_id ${JSON.stringify(objectId)} is not a valid objectId.`,
+        `'${className}' is not a valid new class name (letters, digits, underscores; no leading underscore).`,
       );
     }
-    const { where, tenant } = await this.read.planWhere(className, {}, true, true);
-    const rows = await data.find(
-      className,
-      { where: andWhere(where, { objectId }), keys: ['objectId'], limit: 1 },
-      signal,
-    );
-    const row = rows[0];
-    if (!row || (tenant && tenant.field in row && !rowInTenant(row, tenant))) {
-      throw new ObjectNotFoundError(className, objectId);
+    this.read.assertClassAccessible(className);
+    if (await this.read.schema(className)) {
+      throw new AgentValidationError(`Class '${className}' already exists.`);
     }
-    return row;
+    if (!isPlainObject(fields)) throw new AgentValidationError('fields must be an object.');
+    const spec: DataClassSpec['fields'] = {};
+    for (const [name, field] of Object.entries(fields)) {
+      if (!WRITE_FIELD_NAME.test(name) || NEVER_WRITABLE.has(name)) {
+        throw new AgentValidationError(`fields: '${name}' is not a field name you can declare.`);
+      }
+      if (!isPlainObject(field) || !CLASS_FIELD_TYPES.includes(field.type as string)) {
+        throw new AgentValidationError(
+          `fields.${name}: type must be one of ${CLASS_FIELD_TYPES.join(', ')}.`,
+        );
+      }
+      const type = field.type as string;
+      const target = field.target_class;
+      const needsTarget = type === 'Pointer' || type === 'Relation';
+      if (needsTarget !== (target !== undefined) || (needsTarget && typeof target !== 'string')) {
+        throw new AgentValidationError(
+          `fields.${name}: target_class is required for Pointer and Relation fields, and only for them.`,
+        );
+      }
+      if (typeof target === 'string' && this.read.isDenied(target)) {
+        throw new AccessDeniedError(
+          `fields.${name} points to '${target}', which is not accessible to this agent.`,
+          { kind: 'hidden_class', deniedField: name },
+        );
+      }
+      spec[name] = typeof target === 'string' ? { type, targetClass: target } : { type };
+    }
+    return { spec: { fields: spec }, fieldNames: Object.keys(spec) };
+  }
+
+  /** A class to delete: reachable, not a system class, declared by no model, existing. */
+  async planDeleteClass(className: string): Promise<void> {
+    await this.read.requireReadableClass(className);
+    if (className.startsWith('_')) {
+      throw new AgentValidationError(
+        `'${className}' is a Parse system class and cannot be deleted.`,
+      );
+    }
+    if (this.read.meta(className)) {
+      throw new AgentValidationError(
+        `'${className}' is declared by a model of this application; remove the model before deleting its class.`,
+      );
+    }
+    if (!(await this.read.schema(className))) {
+      throw new AgentValidationError(`Class '${className}' does not exist.`);
+    }
   }
 
   /** The model's class-validator rules: all of them on create, the sent fields' on update. */
@@ -114,6 +196,17 @@ export class WritePolicy {
         );
       }
     }
+  }
+
+  /** A copy of the values, refused unless they are an object of at most MAX_WRITE_FIELDS fields. */
+  protected plainValues(values: unknown): DataRow {
+    if (!isPlainObject(values)) {
+      throw new AgentValidationError('values must be an object of { field: value }.');
+    }
+    if (Object.keys(values).length > MAX_WRITE_FIELDS) {
+      throw new AgentValidationError(`values may set at most ${MAX_WRITE_FIELDS} fields.`);
+    }
+    return { ...values };
   }
 
   protected async checkValues(

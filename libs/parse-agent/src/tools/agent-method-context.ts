@@ -1,6 +1,8 @@
 import type { DataPath, DataRow } from '../ports/data-path';
 import type { ReadPolicy } from '../security/read-policy';
+import type { PolicedReader } from './read/policed-reader';
 import type { ProgressUpdate, ToolAgent } from './tool-context';
+import type { PolicedWriter } from './write/policed-writer';
 
 /**
  * What an @AgentMethod receives as its second argument (the first is its validated arguments).
@@ -11,12 +13,24 @@ export interface AgentMethodContext<TObject extends DataRow = DataRow> {
   agent: ToolAgent;
   className: string;
   /**
-   * The agent's data path, bound to its identity: a session agent reads and writes with its own
-   * token (Parse enforces its ACL/CLP), only a master-key agent uses the master key. Write and
-   * admin methods get a path that can write; readonly methods the read path.
+   * The agent's data, policed, in the `DataPath` shape: `find`, `get` and `count` read as the
+   * agent reads (class gate, allowlist, tenant scope, filters, canonical filter, redaction);
+   * `create`, `update`, `delete`, `createClass` and `deleteClass` write at the agent's identity
+   * (a session agent with its own token, so Parse enforces its ACL/CLP) through the policed
+   * writer: classes the agent can see, rows its reads find, the tenant field forced on create and
+   * never changed, pointers only to rows it can read. Each write is recorded for the audit; in a
+   * preview or a readonly method every write is refused. `principals` says who the agent is.
    */
   data: DataPath;
-  /** The agent's read policy (class gate, allowlists, tenant scope) for any further reads. */
+  /** The agent's PolicedReader, for reads `data` has no form for (pipelines, search, getMany). */
+  read: PolicedReader;
+  /**
+   * The agent's PolicedWriter, with the field rules of the raw write tools (the `@AgentFields`
+   * allowlist, no internal columns, the model's validation rules) on top of `data`'s; its writes
+   * are recorded and refused like `data`'s.
+   */
+  write: PolicedWriter;
+  /** The agent's read policy (class gate, allowlists, tenant scope) for schema questions. */
   access: ReadPolicy;
   /** The object named by `object_id`, fetched through the read policy (tenant, filters, allowlist). */
   object?: TObject;

@@ -1,5 +1,5 @@
 import { ParseAgentConfigError } from '../core/errors';
-import type { ToolRegistration } from './tool-definition';
+import type { ToolRegistration } from './custom-tool';
 import { METADATA } from '../metadata/metadata.constants';
 import type { DtoClass } from '../validation/dto';
 

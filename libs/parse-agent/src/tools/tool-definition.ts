@@ -2,8 +2,12 @@ import type { PermissionLevel } from '../core/constants';
 import type { DataOperation } from '../ports/data-path';
 import type { ToolEnvGate } from './env-gates';
 import type { ToolContext } from './tool-context';
+import type { ToolConfirmation } from './write/write-confirmation';
 
 export type JsonSchema = Record<string, unknown>;
+
+/** How an application's tool reaches data: see ToolDefinition.access. */
+export type ToolAccess = 'policed' | 'master';
 
 /** Seconds a tool may run when its definition names no timeout. */
 export const DEFAULT_TOOL_TIMEOUT = 30;
@@ -50,7 +54,13 @@ export interface ToolDefinition<TArgs = Record<string, unknown>, TResult = unkno
    * configure.
    */
   dataOperation?: DataOperation;
-  /** Results over the response cap: 'trim-rows' keeps the leading `results` rows that fit. */
+  /**
+   * Results over the response cap. 'trim-rows': the result is cut down to what fits (rows in
+   * `results`/`samples`/`groups`/`values`, objects in `objects`, one `object`): the heaviest field
+   * left out, the leading rows kept, and `_truncated` saying what happened and how to ask for the
+   * rest with the tool's own arguments. 'refuse' (the default but for query_class): a refusal that
+   * names the heaviest fields and the tool's arguments that ask for less.
+   */
   oversize?: 'refuse' | 'trim-rows';
   annotations?: ToolAnnotations;
   /** Human-readable name for clients' menus (MCP 2025-06-18+); `annotations.title` is the fallback. */
@@ -59,22 +69,18 @@ export interface ToolDefinition<TArgs = Record<string, unknown>, TResult = unkno
   icons?: McpIcon[];
   /** Registered tools marked safe for client (session-token, no master key) deployments. */
   clientSafe?: boolean;
-  handler: (args: TArgs, context: ToolContext) => Promise<TResult> | TResult;
-}
-
-/** What the application passes to ToolRegistry.register(). */
-export interface ToolRegistration<TArgs = Record<string, unknown>, TResult = unknown> {
-  name: string;
-  description: string;
-  inputSchema?: JsonSchema;
-  outputSchema?: JsonSchema;
-  permission?: PermissionLevel;
-  category?: string;
-  timeout?: number;
-  annotations?: ToolAnnotations;
-  title?: string;
-  icons?: McpIcon[];
-  clientSafe?: boolean;
+  /**
+   * How a registered tool reaches data (built-in tools leave it unset). `policed` (the default
+   * for registrations): its handler gets the agent's policed reader and writer, no data path.
+   * `master`: raw data paths; only master-key agents are offered the tool or may call it.
+   */
+  access?: ToolAccess;
+  /**
+   * Which writes of the tool ask a person first (MCP elicitation), run by the policed writer
+   * after every check and before the write: delete_object and delete_class ask for deletes,
+   * call_method for admin methods; an application's policed tool asks before deletes.
+   */
+  confirm?: ToolConfirmation;
   handler: (args: TArgs, context: ToolContext) => Promise<TResult> | TResult;
 }
 

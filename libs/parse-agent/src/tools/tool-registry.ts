@@ -3,7 +3,9 @@ import { Subject, type Observable } from 'rxjs';
 import { isolateSubscribers, reportToStderr } from '../core/isolated-observable';
 import { isPermissionLevel } from '../core/constants';
 import { ParseAgentConfigError } from '../core/errors';
-import type { ToolDefinition, ToolRegistration } from './tool-definition';
+import { policedHandler, type ToolRegistration } from './custom-tool';
+import type { ToolDefinition } from './tool-definition';
+import { DELETES_ASK } from './write/write-confirmation';
 import { defaultAnnotations } from './builtin/tool-annotations';
 import { withFailureAlternative } from './builtin/output-schemas';
 
@@ -100,12 +102,24 @@ export class ToolRegistry {
         `Tool '${name}': icons must be [{ src, mimeType?, sizes? }] with an https: URL or a data:image/ URI as src.`,
       );
     }
+    const access = registration.access ?? 'policed';
+    if (access !== 'policed' && access !== 'master') {
+      throw new ParseAgentConfigError(
+        `Tool '${name}': access must be 'policed' (the default: the agent's own policed reads and writes) or 'master' (raw data paths, offered to master-key agents only).`,
+      );
+    }
+    if (access === 'master' && registration.clientSafe === true) {
+      throw new ParseAgentConfigError(
+        `Tool '${name}': access 'master' tools are never offered to session-token agents, so clientSafe: true contradicts it. Drop clientSafe, or drop access: 'master' to give the tool the agent's policed access.`,
+      );
+    }
+    const permission = registration.permission ?? 'readonly';
     const definition: ToolDefinition = {
       name,
       description: registration.description,
       inputSchema: registration.inputSchema ?? EMPTY_OBJECT_SCHEMA,
       outputSchema: registration.outputSchema,
-      permission: registration.permission ?? 'readonly',
+      permission,
       category: registration.category ?? 'custom',
       timeout: registration.timeout,
       // Every tool tells clients whether it changes data; registrations that say nothing are
@@ -117,7 +131,16 @@ export class ToolRegistry {
       title: registration.title,
       icons: registration.icons,
       clientSafe: registration.clientSafe,
-      handler: registration.handler as ToolDefinition['handler'],
+      access,
+      // A policed tool's writer asks the person before a delete; a master tool asks itself.
+      ...(access === 'policed' ? { confirm: DELETES_ASK } : {}),
+      handler: (registration.access === 'master'
+        ? registration.handler
+        : policedHandler(registration.handler, {
+            name,
+            permission,
+            confirm: DELETES_ASK,
+          })) as ToolDefinition['handler'],
     };
     try {
       this.validators.set(name, this.ajv.compile(definition.inputSchema));

@@ -1,6 +1,6 @@
 import { Option, type Command } from 'commander';
 import type { CliCommand } from '../cli-command';
-import { connectOverStdio, type ConnectOptions } from '../cli-connect';
+import { connectOverStdio, type ConnectOptions } from '../connect/cli-connect';
 import { sessionTokenFromFlags } from '../cli-secrets';
 import { CLI_ENV, loadEnvFile, type CliGlobalOptions } from '../cli-settings';
 

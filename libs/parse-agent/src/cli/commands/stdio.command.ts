@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { serveMcpOverStdio } from '../../transport/stdio/mcp-stdio.transport';
+import { StdioTransport } from '../../transport/stdio/stdio.transport';
 import { PARSE_AGENT_VERSION } from '../../version';
 import type { CliCommand } from '../cli-command';
 
@@ -30,13 +30,13 @@ Example (a client's MCP server entry):
           cli.log(
             `parse-agent ${PARSE_AGENT_VERSION}: MCP over stdio as ${session.principal.label}, ${session.agent.allowedTools().length} tools`,
           );
-          const stdio = serveMcpOverStdio({
-            dispatcher: session.dispatcher,
+          const stdio = new StdioTransport({
             agent: session.agent,
             input: cli.stdin,
             output: cli.stdout,
             log: (line) => cli.log(`[parse-agent] ${line}`),
           });
+          await stdio.start(session.transportContext);
           await stdio.closed;
         },
         'stdio reads JSON-RPC from it',

@@ -10,6 +10,7 @@ import { MongoDataPathProvider, type MongoPathServices } from './mongo-data-path
 import { MongoPrincipalResolver } from './mongo-principals';
 import { MongoSchemaCache } from './mongo-schema';
 import { collectionNamer } from './mongo-storage';
+import { PARSE_DEFAULT_PROTECTED_FIELDS } from '../parse-server-defaults';
 
 export interface MongoPathOptions extends MongoConnection {
   /** Parse Server's `collectionPrefix`, when it uses one. */
@@ -27,9 +28,6 @@ export interface MongoPathOptions extends MongoConnection {
    */
   atlasSearch?: boolean;
 }
-
-/** Parse Server's default for its `protectedFields` option. */
-export const PARSE_DEFAULT_PROTECTED_FIELDS = Object.freeze({ _User: { '*': ['email'] } });
 
 /**
  * Builds the direct MongoDB provider. `parse` resolves session tokens through `/users/me` (once per

@@ -40,7 +40,10 @@ const C = fixture.collections;
 type Ran = RanPipeline;
 
 /** The driver surface the path uses, answered by mingo over the fixture. */
-const mingoDatabase = (ran: Ran[] = []): MongoDatabaseLike => mingoOver(C, ran);
+const mingoDatabase = (
+  ran: Ran[] = [],
+  collections: Record<string, StorageDoc[]> = C,
+): MongoDatabaseLike => mingoOver(collections, ran);
 
 const noParse = {
   request: async () => {
@@ -410,11 +413,15 @@ class OrderModel {}
 class CustomerModel {}
 
 /** ParseAgent with the mongo path (over mingo) as its only data path: the tools end to end. */
-function agentOnMongo(options: ConstructorParameters<typeof ParseAgent>[0]): ParseAgent {
+function agentOnMongo(
+  options: ConstructorParameters<typeof ParseAgent>[0],
+  collections: Record<string, StorageDoc[]> = C,
+  models: Array<new () => object> = [OrderModel, CustomerModel],
+): ParseAgent {
   const metadata = new MetadataRegistry();
-  metadata.register(OrderModel, CustomerModel);
+  metadata.register(...models);
   const parsed = new Map<string, ParseSchema>(
-    C._SCHEMA.map((doc) => {
+    collections._SCHEMA.map((doc) => {
       const s = schemaFromMongoDoc(doc);
       return [s.className, { className: s.className, fields: s.fields }];
     }),
@@ -424,7 +431,9 @@ function agentOnMongo(options: ConstructorParameters<typeof ParseAgent>[0]): Par
     all: async () => parsed,
     invalidate: () => undefined,
   };
-  const provider = createMongoDataPathProvider({}, noParse, async () => mingoDatabase());
+  const provider = createMongoDataPathProvider({}, noParse, async () =>
+    mingoDatabase([], collections),
+  );
   return new ParseAgent(options, {
     data: new DataRouter([provider]),
     schemas,
@@ -539,5 +548,135 @@ describe('aggregation tools on the direct MongoDB path (mingo)', () => {
       pipeline: [{ $match: { $where: 'true' } }],
     });
     expect(r2.success).toBe(false);
+  });
+});
+
+@ParseClass('Note')
+class NoteModel {}
+
+@ParseClass('Customer')
+class PlainCustomerModel {}
+
+/**
+ * Values that only look like pointers, on the direct MongoDB path (mingo over storage documents):
+ * a String column holding "Class$id"-like text, an Object column naming a class, and real pointer
+ * columns (`_p_<field>`) into a visible class and into a class no agent may see (Vault, left
+ * unregistered, so hidden).
+ */
+describe('pointer-like values on the direct MongoDB path (mingo)', () => {
+  const labels = ['Total$100', 'USD$5', 'Vault$v1', 'Customer$c1', 'Plan$Pro'];
+  const notes: StorageDoc[] = labels.map((label, i) => ({
+    _id: `n${i}`,
+    label,
+    meta: { className: 'Vault', note: 'Vault$v2' },
+    _p_customer: `Customer$c${i % 2}`,
+    _p_vault: 'Vault$v1',
+    _rperm: ['*'],
+    _created_at: new Date(Date.UTC(2024, 0, 1 + i)),
+    _updated_at: new Date(Date.UTC(2024, 0, 1 + i)),
+  }));
+  const collections: Record<string, StorageDoc[]> = {
+    _SCHEMA: [
+      {
+        _id: 'Note',
+        objectId: 'string',
+        createdAt: 'date',
+        updatedAt: 'date',
+        label: 'string',
+        meta: 'object',
+        customer: '*Customer',
+        vault: '*Vault',
+      },
+      { _id: 'Customer', objectId: 'string', name: 'string' },
+      { _id: 'Vault', objectId: 'string', code: 'string' },
+    ],
+    Note: notes,
+    Customer: [
+      { _id: 'c0', name: 'Ann', _rperm: ['*'] },
+      { _id: 'c1', name: 'Bo', _rperm: ['*'] },
+    ],
+    Vault: [{ _id: 'v1', code: 'x', _rperm: ['*'] }],
+  };
+  const agent = () =>
+    agentOnMongo({ aclUser: 'u_alice' }, collections, [NoteModel, PlainCustomerModel]);
+  type Data = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+  const data = async (tool: string, args: Record<string, unknown>): Promise<Data> => {
+    const result = await agent().execute(tool, { class_name: 'Note', ...args });
+    if (!result.success) throw new Error(`${tool}: ${result.error_code} ${result.error}`);
+    return result.data as Data;
+  };
+
+  it('row reads return String and Object values as stored; the hidden pointer is redacted', async () => {
+    const rows = (await data('query_class', { order: 'objectId' })).results as Data[];
+    expect(rows.map((r) => r.label)).toEqual(labels);
+    for (const row of rows) {
+      expect(row.meta).toEqual({ className: 'Vault', note: 'Vault$v2' });
+      expect(row.vault).toEqual({ className: 'Vault', __redacted: true });
+      expect(row.customer).toMatch(/^Customer\$c[01]$/);
+    }
+  });
+
+  it('group_by, distinct and aggregate keys on a String column are the stored strings', async () => {
+    const groups = (await data('group_by', { field: 'label' })).groups as Data[];
+    expect(groups.map((g) => g.key).sort()).toEqual([...labels].sort());
+    const values = (await data('distinct', { field: 'label' })).values as unknown[];
+    expect([...values].sort()).toEqual([...labels].sort());
+    const agg = await data('aggregate', {
+      pipeline: [{ $group: { _id: '$label', n: { $sum: 1 } } }],
+    });
+    expect((agg.results as Data[]).map((r) => r._id).sort()).toEqual([...labels].sort());
+    expect(agg.pointer_classes).toBeUndefined();
+  });
+
+  it('aggregate compacts columns that come from a pointer column, by lineage, and names the class', async () => {
+    const grouped = await data('aggregate', {
+      pipeline: [{ $group: { _id: '$customer', n: { $sum: 1 } } }, { $sort: { _id: 1 } }],
+    });
+    expect(grouped.results).toEqual([
+      { _id: 'c0', n: 3 },
+      { _id: 'c1', n: 2 },
+    ]);
+    expect(grouped.pointer_classes).toEqual({ _id: 'Customer' });
+    const copied = await data('aggregate', {
+      pipeline: [{ $project: { owner: '$customer', text: '$label' } }, { $limit: 2 }],
+    });
+    expect(copied.pointer_classes).toEqual({ owner: 'Customer' });
+    expect((copied.results as Data[]).map((r) => r.text)).toEqual(['Total$100', 'USD$5']);
+  });
+
+  it('a string computed in the pipeline that looks like "Class$id" comes back as computed', async () => {
+    const computed = await data('aggregate', {
+      pipeline: [
+        { $sort: { objectId: 1 } },
+        { $project: { made: { $concat: ['Vault', { $literal: '$' }, '$label'] } } },
+        { $limit: 2 },
+      ],
+    });
+    expect((computed.results as Data[]).map((r) => r.made)).toEqual([
+      'Vault$Total$100',
+      'Vault$USD$5',
+    ]);
+    expect(computed.pointer_classes).toBeUndefined();
+  });
+
+  it('a pointer column into a hidden class is not readable in a pipeline, and never named', async () => {
+    const passthrough = await data('aggregate', { pipeline: [{ $limit: 5 }] });
+    for (const row of passthrough.results as Data[]) expect(row).not.toHaveProperty('vault');
+    expect(JSON.stringify(passthrough.pointer_classes)).not.toContain('Vault');
+    const refused = await agent().execute('aggregate', {
+      class_name: 'Note',
+      pipeline: [{ $group: { _id: '$vault', n: { $sum: 1 } } }],
+    });
+    expect(refused).toMatchObject({ success: false, error_code: 'access_denied' });
+    expect(JSON.stringify(refused)).not.toContain('Vault');
+  });
+
+  it('export_data CSV cells hold the stored strings', async () => {
+    const out = await data('export_data', {
+      keys: ['label'],
+      order: 'objectId',
+      columns: ['objectId', 'label'],
+    });
+    expect(String(out.output).split('\n').slice(1)).toEqual(labels.map((l, i) => `n${i},${l}`));
   });
 });

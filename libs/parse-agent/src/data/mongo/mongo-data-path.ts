@@ -1,7 +1,6 @@
 import type { AgentIdentity } from '../../core/agent-identity';
 import { AgentValidationError, ParseAgentError } from '../../core/errors';
 import {
-  directDatabaseRank,
   type AggregateOptions,
   type DataFindQuery,
   type DataOperation,
@@ -23,6 +22,7 @@ import type { MongoClassSchema, MongoSchemaCache } from './mongo-schema';
 import { SEARCH_SCORE_FIELD, searchPipeline } from './mongo-search';
 import { aclMatchStage, storageViewStage } from './mongo-storage';
 import { handOverRows } from '../handed-over-rows';
+import { printClassAs } from '../../core/secret-display';
 
 /** MongoDB stopped the operation at its `maxTimeMS` (wire: `timeout`). */
 export class MongoTimeLimitError extends ParseAgentError {
@@ -56,7 +56,7 @@ export interface MongoPathServices {
   /** Resolves a session token to its user's objectId (Parse's `/users/me`), once per token. */
   sessionUser: (sessionToken: string, signal?: AbortSignal) => Promise<string>;
   /** Server-level protectedFields Parse Server merges into every class's CLP (`{ _User: { '*': ['email'] } }`). */
-  serverProtectedFields: Record<string, Record<string, string[]>>;
+  serverProtectedFields: Readonly<Record<string, Readonly<Record<string, readonly string[]>>>>;
 }
 
 /**
@@ -431,11 +431,6 @@ export class MongoDataPathProvider implements DataPathProvider {
     return undefined;
   }
 
-  /** Analytics here first; row reads and writes go through Parse Server when it serves them. */
-  rank(operation: DataOperation): number {
-    return directDatabaseRank(operation);
-  }
-
   bind(identity: AgentIdentity): MongoDataPath {
     return new MongoDataPath(this.services, identity);
   }
@@ -446,3 +441,6 @@ export class MongoDataPathProvider implements DataPathProvider {
     this.services.principals.invalidate();
   }
 }
+
+// Reaches the MongoDB client, whose options hold the connection string.
+printClassAs(MongoDataPathProvider, (provider) => ({ kind: provider.kind }));

@@ -8,6 +8,7 @@ import { AgentValidationError } from '../../core/errors';
 import type { MongoDoc } from './mongo-driver';
 import type { MongoClassSchema } from './mongo-schema';
 import { apiMatch, storageMatch } from './mongo-storage';
+import { isPlainObject } from '../../core/plain-object';
 
 /** What opens every source of one class's documents. */
 export interface MongoClassSource {
@@ -27,9 +28,6 @@ type Stage = Record<string, unknown>;
 
 /** The join variable; the pipeline validator reserves this name, so no agent `let` can shadow it. */
 const LOOKUP_LOCAL_VARIABLE = 'pa_local';
-
-const isObject = (v: unknown): v is Record<string, unknown> =>
-  typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** The pipeline to run on the root class's collection. */
 export function mongoPipeline(
@@ -55,7 +53,7 @@ function sourcePipeline(
   const hoisted: MongoDoc[] = [];
   const kept: MongoDoc[] = [];
   let index = 0;
-  for (; index < stages.length && isObject(stages[index].$match); index++) {
+  for (; index < stages.length && isPlainObject(stages[index].$match); index++) {
     const match = apiMatch(stages[index].$match as MongoDoc, source.schema);
     const storage = storageMatch(match, source.schema);
     if (storage) hoisted.push({ $match: storage });
@@ -109,7 +107,7 @@ function scopeStage(stage: Stage, ctx: MongoPipelineContext): MongoDoc {
 function lookup(arg: Record<string, unknown>, ctx: MongoPipelineContext): MongoDoc {
   const from = arg.from as string;
   const sub = (arg.pipeline as Stage[] | undefined) ?? [];
-  const vars: Record<string, unknown> = isObject(arg.let) ? { ...arg.let } : {};
+  const vars: Record<string, unknown> = isPlainObject(arg.let) ? { ...arg.let } : {};
   const storageJoin: MongoDoc[] = [];
   const apiJoin: MongoDoc[] = [];
   if (typeof arg.localField === 'string' && typeof arg.foreignField === 'string') {

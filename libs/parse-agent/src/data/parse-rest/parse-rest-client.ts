@@ -6,8 +6,10 @@ import {
   ParseRequestError,
   quotingUntrusted,
 } from '../../core/errors';
+import { INSPECT, inspectAs } from '../../core/secret-display';
 import type { ParseSchema } from '../../core/parse-schema';
 import { handOverRows } from '../handed-over-rows';
+import type { DataFindQuery } from '../../ports/data-path';
 
 export interface ParseConnectionOptions {
   serverURL: string;
@@ -29,15 +31,6 @@ export const DEFAULT_PARSE_REQUEST_TIMEOUT_MS = 15_000;
 
 /** Who a request runs as: a user's session (Parse enforces ACL/CLP/protectedFields) or the master key. */
 export type ParseAuth = { sessionToken: string } | { masterKey: true };
-
-export interface FindOptions {
-  where?: Record<string, unknown>;
-  keys?: string[];
-  include?: string[];
-  order?: string;
-  limit?: number;
-  skip?: number;
-}
 
 export type ParseRow = Record<string, unknown>;
 
@@ -228,6 +221,19 @@ export class ParseRestClient {
     return this.baseURL;
   }
 
+  /** Printed without the keys it holds, nor its sockets (whose pending requests carry them). */
+  [INSPECT](
+    _depth: number,
+    options: object,
+    inspect: (value: unknown, options?: object) => string,
+  ): string {
+    return inspectAs('ParseRestClient', this.toJSON(), options, inspect);
+  }
+
+  toJSON(): Record<string, unknown> {
+    return { serverURL: this.baseURL, appId: this.options.appId, masterKey: '[hidden]' };
+  }
+
   async request<T>(
     method: 'GET' | 'POST' | 'PUT' | 'DELETE',
     path: string,
@@ -288,7 +294,7 @@ export class ParseRestClient {
 
   async find(
     className: string,
-    query: FindOptions,
+    query: DataFindQuery,
     auth: ParseAuth,
     signal?: AbortSignal,
   ): Promise<ParseRow[]> {
@@ -333,7 +339,7 @@ export class ParseRestClient {
   async get(
     className: string,
     objectId: string,
-    query: Pick<FindOptions, 'keys' | 'include'>,
+    query: Pick<DataFindQuery, 'keys' | 'include'>,
     auth: ParseAuth,
     signal?: AbortSignal,
   ): Promise<ParseRow> {

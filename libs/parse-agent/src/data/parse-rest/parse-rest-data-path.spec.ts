@@ -1,4 +1,6 @@
+import { UNUSABLE_IDENTITIES } from '../../../../../test/fixtures/blank-identities';
 import type { AgentIdentity, AuthType } from '../../core/agent-identity';
+import { AgentUnauthorizedError } from '../../core/errors';
 import type { ParseRestClient } from './parse-rest-client';
 import { ParseRestDataPathProvider } from './parse-rest-data-path';
 
@@ -44,5 +46,25 @@ describe('Parse REST routing of analytics', () => {
       expect(rest.refusal('explain', who('master_key'))).toBeDefined();
       expect(rest.refusal('aggregate', who('acl_user'))).toMatch(/aclUser\/aclRole/);
     }
+  });
+});
+
+describe('Parse REST binding of an identity', () => {
+  const rest = new ParseRestDataPathProvider(client);
+
+  it('refuses a session identity whose token is blank or missing, rather than send the master key', () => {
+    for (const sessionToken of UNUSABLE_IDENTITIES) {
+      expect(() =>
+        rest.bind({ ...who('session_token'), sessionToken: sessionToken as string }),
+      ).toThrow(AgentUnauthorizedError);
+    }
+    expect(() => rest.bind({ ...who('session_token'), sessionToken: undefined })).toThrow(
+      /session_token identity without a session token/,
+    );
+  });
+
+  it('uses the master key only for an identity that says it is a master-key agent', () => {
+    expect(() => rest.bind(who('master_key'))).not.toThrow();
+    expect(() => rest.bind(who('session_token'))).not.toThrow();
   });
 });

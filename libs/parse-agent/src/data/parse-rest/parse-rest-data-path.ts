@@ -1,5 +1,12 @@
 import type { AgentIdentity } from '../../core/agent-identity';
-import { AccessDeniedError, ParseRequestError } from '../../core/errors';
+import {
+  AccessDeniedError,
+  AgentUnauthorizedError,
+  AgentValidationError,
+  ParseRequestError,
+} from '../../core/errors';
+import { BLANK_IDENTITY_REASON, identityValue } from '../../core/identity-value';
+import { INSPECT, inspectAs, shownSecret } from '../../core/secret-display';
 import {
   DATA_PATH_RANK,
   PARSE_SERVER_FIRST,
@@ -24,6 +31,27 @@ export class ParseRestDataPath implements DataPath {
   readonly kind = 'parse-rest';
   aggregate?: DataPath['aggregate'];
   distinct?: DataPath['distinct'];
+  /** Parse's MongoDB `/aggregate` runs on the stored documents, credential columns included. */
+  aggregatesStoredDocuments?: boolean;
+
+  /** Printed with its credential as a kind and a fingerprint, never the token. */
+  [INSPECT](
+    _depth: number,
+    options: object,
+    inspect: (value: unknown, options?: object) => string,
+  ): string {
+    return inspectAs('ParseRestDataPath', this.toJSON(), options, inspect);
+  }
+
+  toJSON(): Record<string, unknown> {
+    return 'masterKey' in this.auth
+      ? { kind: this.kind, auth: 'master key' }
+      : {
+          kind: this.kind,
+          auth: 'session token',
+          session_token: shownSecret(this.auth.sessionToken),
+        };
+  }
 
   constructor(
     protected readonly client: ParseRestClient,
@@ -35,6 +63,7 @@ export class ParseRestDataPath implements DataPath {
     this.distinct = (className, spec, options) => this.restDistinct(className, spec, options);
     // Parse's PostgreSQL adapter mistranslates pipelines: only a MongoDB-backed server gets them.
     if (database === 'mongo') {
+      this.aggregatesStoredDocuments = true;
       this.aggregate = (className, pipeline, options) =>
         this.client.aggregate(className, pipeline, options?.signal);
     }
@@ -46,7 +75,13 @@ export class ParseRestDataPath implements DataPath {
     options: AggregateOptions = {},
   ): Promise<unknown[]> {
     // REST distinct has no limit: every value comes back, so the tool can sort before it cuts.
-    return this.client.distinct(className, spec.field, spec.where, options.signal);
+    const values = await this.client.distinct(className, spec.field, spec.where, options.signal);
+    if (values.some(isAlteredByAggregateRouter)) {
+      throw new AgentValidationError(
+        `distinct cannot list the values of '${spec.field}' through Parse REST: they are objects, and Parse Server's /aggregate removes every key that is not a plain identifier from each one, so the values would differ from what is stored. Read the field with query_class instead.`,
+      );
+    }
+    return values;
   }
 
   find(className: string, query: DataFindQuery, signal?: AbortSignal): Promise<DataRow[]> {
@@ -176,10 +211,44 @@ export class ParseRestDataPathProvider implements DataPathProvider {
     return PARSE_SERVER_FIRST.has(operation) ? DATA_PATH_RANK.preferred : DATA_PATH_RANK.fallback;
   }
 
+  /**
+   * The master key only for an identity that says it is a master-key agent and carries no token;
+   * a blank token, or a scoped identity without one, is refused rather than read as "no identity".
+   */
   bind(identity: AgentIdentity): ParseRestDataPath {
-    const auth: ParseAuth = identity.sessionToken
-      ? { sessionToken: identity.sessionToken }
-      : { masterKey: true };
+    let auth: ParseAuth;
+    if (identity.sessionToken !== undefined) {
+      auth = { sessionToken: identityValue('sessionToken', identity.sessionToken)! };
+    } else if (identity.authType === 'master_key') {
+      auth = { masterKey: true };
+    } else {
+      throw new AgentUnauthorizedError(
+        `A ${identity.authType} identity without a session token cannot use Parse REST; it is refused rather than sent with the master key.`,
+        { reason: BLANK_IDENTITY_REASON },
+      );
+    }
     return new ParseRestDataPath(this.client, auth, this.database);
   }
+}
+
+/** Typed values whose keys are all identifiers: /aggregate leaves them as they are. */
+const INTACT_TYPES: ReadonlySet<string> = new Set([
+  'Pointer',
+  'Date',
+  'File',
+  'GeoPoint',
+  'Polygon',
+  'Bytes',
+  'Relation',
+]);
+
+/**
+ * An object value of an Object (or Array) column: Parse Server's /aggregate deletes the keys of
+ * each such value that are not identifiers (`naïve`, `with space`, `a-b`), so it cannot be trusted
+ * to be what is stored. Typed values (Pointer, Date...) have identifier keys only.
+ */
+function isAlteredByAggregateRouter(value: unknown): boolean {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
+  const type = (value as Record<string, unknown>).__type;
+  return !(typeof type === 'string' && INTACT_TYPES.has(type));
 }

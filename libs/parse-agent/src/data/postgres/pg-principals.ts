@@ -5,6 +5,7 @@ import type { PgReader } from './class-level-permissions';
 import { isUndefinedTableError, rolePrincipalsQuery, userRolesQuery } from './role-principals-sql';
 import { translate } from './pg-read-transaction';
 import type { SqlQuery } from './sql-params';
+import { printClassAs } from '../../core/secret-display';
 
 export interface PgPrincipalOptions {
   /** How long a session token's user is remembered (ms, default 10 000). */
@@ -159,3 +160,6 @@ export class PgPrincipalResolver {
     }
   }
 }
+
+// Caches users by session token: printed by name only.
+printClassAs(PgPrincipalResolver);

@@ -5,6 +5,7 @@ import { ownField, type PgField } from './pg-schema';
 import { SqlParams, type SqlQuery } from './sql-params';
 import { scopedSource, type SqlContext } from './scoped-source';
 import { compileWhere, fieldsHint } from './where-to-sql';
+import { isPlainObject } from '../../core/plain-object';
 
 export const SUPPORTED_STAGES = [
   '$match',
@@ -78,10 +79,6 @@ export function compilePipeline(
     ...params.query(`SELECT ${list(rel.fields, a)} FROM (${rel.sql}) AS ${a}${order}${limit}`),
     fields: rel.fields,
   };
-}
-
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 /** `a."x", a."y"`: the columns of `fields` read from alias `a`. */

@@ -1,12 +1,10 @@
 import type { AgentIdentity } from '../../core/agent-identity';
 import { AccessDeniedError, AgentValidationError } from '../../core/errors';
 import {
-  directDatabaseRank,
   type AggregateOptions,
   type DataFindQuery,
   type DataOperation,
   type DataPath,
-  type DataPathProvider,
   type DataPrincipals,
   type DataRow,
   type DistinctSpec,
@@ -16,7 +14,6 @@ import {
   type GroupRow,
 } from '../../ports/data-path';
 import { isInternalField } from '../../query/internal-fields';
-import type { ParseRestClient } from '../parse-rest/parse-rest-client';
 import {
   aclGroup,
   checkClassPermission,
@@ -30,112 +27,22 @@ import { distinctSql } from './distinct-sql';
 import { groupByDateSql, type DateInterval } from './group-by-date-sql';
 import { handOverRows } from '../handed-over-rows';
 import { groupBySql, type GroupOrder } from './group-by-sql';
-import { PgCatalog, type PgCatalogSnapshot } from './pg-catalog';
-import { createPgPool, type PgPoolLike } from './pg-driver';
+import type { PgCatalogSnapshot } from './pg-catalog';
 import { explainQuery, summarizePlan, tableSizeQuery, type TableSize } from './pg-explain';
-import { PgPrincipalResolver } from './pg-principals';
 import { readOnly, type RunQuery } from './pg-read-transaction';
 import { apiRow } from './pg-row-shape';
 import { isColumnField } from './pg-schema';
 import { compilePipeline } from './pipeline-to-sql';
+import type { PostgresDataAccess } from './postgres-data-access';
 import type { SqlContext } from './scoped-source';
 import { selectSql } from './select-sql';
 import type { Where } from './where-to-sql';
-
-export interface PostgresDataPathOptions {
-  /** A connection string for a pool this library creates (and ends on shutdown). */
-  uri?: string;
-  /** An application's existing `pg.Pool` (left open on shutdown). */
-  pool?: PgPoolLike;
-  /** Connections in a pool created from `uri` (default 10). */
-  maxConnections?: number;
-  /** How long `_SCHEMA` (fields, CLP, protectedFields) is cached (ms, default 30 000). */
-  schemaCacheTtlMs?: number;
-  /** How long a session token's user is remembered (ms, default 10 000). */
-  sessionCacheTtlMs?: number;
-  /** How long role expansions are remembered (ms, default 30 000). */
-  roleCacheTtlMs?: number;
-  /** Time limit for resolving a session token through `/users/me` (ms, default 5 000). */
-  sessionLookupTimeoutMs?: number;
-  /** `statement_timeout` for reads that carry no time limit of their own (ms, default 30 000). */
-  statementTimeoutMs?: number;
-  /**
-   * Parse Server's `protectedFields` option, if the app sets one; default Parse's own default
-   * `{ _User: { '*': ['email'] } }`. Merged into each class's CLP as Parse Server does.
-   */
-  protectedFields?: Record<string, Record<string, readonly string[]>>;
-  /** From how many rows a sequential scan counts as a collection scan in `explain` (default 1 000). */
-  collscanMinRows?: number;
-}
-
-/** Parse Server's default for its `protectedFields` option. */
-export const PARSE_DEFAULT_PROTECTED_FIELDS: Record<string, Record<string, string[]>> = {
-  _User: { '*': ['email'] },
-};
 
 /** System classes a non-master reader may query (Parse serves the others only to the master key). */
 const USER_READABLE_SYSTEM_CLASSES = new Set(['_User', '_Role']);
 
 /** Parse's default page size when a find names no limit. */
 const DEFAULT_FIND_LIMIT = 100;
-
-/**
- * Shared state of the direct PostgreSQL path: the pool, the `_SCHEMA` catalog and the principal
- * resolver. One per module; `invalidate()` drops the cached schemas and role expansions.
- */
-export class PostgresDataAccess {
-  readonly pool: PgPoolLike;
-  readonly catalog: PgCatalog;
-  readonly principals: PgPrincipalResolver;
-  protected readonly ownsPool: boolean;
-  /** Session tokens are resolved through Parse REST's `/users/me`. */
-  readonly resolvesSessions: boolean;
-
-  constructor(
-    readonly options: PostgresDataPathOptions,
-    parse?: ParseRestClient,
-    /** Told when an idle connection of the library's own pool is closed by the server. */
-    warn?: (message: string) => void,
-  ) {
-    this.resolvesSessions = !!parse;
-    if (options.pool) {
-      this.pool = options.pool;
-      this.ownsPool = false;
-    } else if (typeof options.uri === 'string' && options.uri) {
-      this.pool = createPgPool(options.uri, options.maxConnections ?? 10, (error) =>
-        warn?.(
-          `PostgreSQL closed an idle connection of the direct path's pool (${error.message}); ` +
-            'the next query opens a new one.',
-        ),
-      );
-      this.ownsPool = true;
-    } else {
-      throw new AgentValidationError('postgres needs a uri or a pool.');
-    }
-    const run = async (q: { text: string; values: unknown[] }) =>
-      (await this.pool.query(q.text, q.values)).rows;
-    this.catalog = new PgCatalog(run, {
-      ttlMs: options.schemaCacheTtlMs,
-      serverProtectedFields: options.protectedFields ?? PARSE_DEFAULT_PROTECTED_FIELDS,
-    });
-    this.principals = new PgPrincipalResolver(run, parse, {
-      sessionTtlMs: options.sessionCacheTtlMs,
-      roleTtlMs: options.roleCacheTtlMs,
-      sessionLookupTimeoutMs: options.sessionLookupTimeoutMs,
-    });
-  }
-
-  /** Forget cached schemas, CLP and role expansions (after a schema or role change). */
-  invalidate(): void {
-    this.catalog.invalidate();
-    this.principals.invalidate();
-  }
-
-  /** Ends the pool if this library created it; an application's own pool is left alone. */
-  async close(): Promise<void> {
-    if (this.ownsPool) await this.pool.end();
-  }
-}
 
 interface ReadScope {
   ctx: SqlContext;
@@ -482,39 +389,6 @@ export class PostgresDataPath implements DataPath {
         }
       }
     }
-  }
-}
-
-/**
- * Serves every read operation for every identity (session token, aclUser, aclRole, master key);
- * writes stay with Parse REST, where Parse Server runs its triggers and validation.
- */
-export class PostgresDataPathProvider implements DataPathProvider {
-  readonly kind = 'postgres';
-
-  constructor(readonly access: PostgresDataAccess) {}
-
-  /** Drops the cached schemas and role expansions of the shared access. */
-  invalidate(): void {
-    this.access.invalidate();
-  }
-
-  refusal(operation: DataOperation, identity: AgentIdentity): string | undefined {
-    if (operation === 'write') return 'the PostgreSQL path only reads';
-    if (operation === 'search') return 'full-text search runs on MongoDB Atlas Search only';
-    if (identity.sessionToken && !this.access.resolvesSessions) {
-      return 'session tokens need Parse REST to resolve the user';
-    }
-    return undefined;
-  }
-
-  /** Analytics here first; row reads and writes go through Parse Server when it serves them. */
-  rank(operation: DataOperation): number {
-    return directDatabaseRank(operation);
-  }
-
-  bind(identity: AgentIdentity): PostgresDataPath {
-    return new PostgresDataPath(this.access, identity);
   }
 }
 

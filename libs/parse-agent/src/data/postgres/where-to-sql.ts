@@ -3,6 +3,7 @@ import { withinBox } from '../../query/constraint-translator';
 import { columnRef } from './pg-identifiers';
 import { isColumnField, ownField, type PgField } from './pg-schema';
 import type { SqlParams } from './sql-params';
+import { isPlainRecord } from '../../core/plain-object';
 
 /** A Parse query `where` in API field names. */
 export type Where = Record<string, unknown>;
@@ -79,21 +80,6 @@ function unsupported(op: string, place: string): InvalidQueryError {
   );
 }
 
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  // Tag check rather than prototype identity: values cloned with structuredClone (or made in
-  // another realm) have a different Object.prototype but are still plain objects.
-  return (
-    typeof value === 'object' &&
-    value !== null &&
-    !Array.isArray(value) &&
-    Object.prototype.toString.call(value) === '[object Object]' &&
-    (() => {
-      const proto = Object.getPrototypeOf(value) as object | null;
-      return proto === null || Object.getPrototypeOf(proto) === null;
-    })()
-  );
-}
-
 interface Target {
   name: string;
   field: PgField;
@@ -113,7 +99,7 @@ class WhereCompiler {
     if (depth > MAX_DEPTH) {
       throw new InvalidQueryError(`where is nested deeper than ${MAX_DEPTH} levels.`);
     }
-    if (!isPlainObject(where)) throw new InvalidQueryError('where must be a JSON object.');
+    if (!isPlainRecord(where)) throw new InvalidQueryError('where must be a JSON object.');
     const parts: string[] = [];
     for (const [key, value] of Object.entries(where)) {
       if (key.startsWith('$')) parts.push(this.logical(key, value, depth));
@@ -167,10 +153,10 @@ class WhereCompiler {
   }
 
   private field(path: string, value: unknown): string {
-    if (isPlainObject(value) && '$within' in value) return this.within(path, value);
+    if (isPlainRecord(value) && '$within' in value) return this.within(path, value);
     const target = this.resolve(path);
     const isOperatorObject =
-      isPlainObject(value) && Object.keys(value).some((key) => key.startsWith('$'));
+      isPlainRecord(value) && Object.keys(value).some((key) => key.startsWith('$'));
     if (!isOperatorObject) return this.equals(target, value);
     const ops = value as Record<string, unknown>;
     const keys = Object.keys(ops);
@@ -398,7 +384,7 @@ class WhereCompiler {
         return value;
       case 'File':
         if (typeof value === 'string') return value;
-        if (isPlainObject(value) && value.__type === 'File' && typeof value.name === 'string') {
+        if (isPlainRecord(value) && value.__type === 'File' && typeof value.name === 'string') {
           return value.name;
         }
         throw bad("a file name or {__type:'File', name}");
@@ -430,7 +416,7 @@ class WhereCompiler {
     }
     if (value instanceof Date) return { __type: 'Date', iso: value.toISOString() };
     if (Array.isArray(value)) return value.map((v) => this.jsonValue(target, v, depth + 1));
-    if (isPlainObject(value)) {
+    if (isPlainRecord(value)) {
       const out: Record<string, unknown> = {};
       for (const [key, v] of Object.entries(value)) {
         if (key.startsWith('$')) throw unsupported(key, `inside the value of '${target.name}'`);
@@ -445,7 +431,7 @@ class WhereCompiler {
 function dateValue(value: unknown, bad: (expected: string) => Error): string {
   let iso: unknown = value;
   if (value instanceof Date) iso = value.toISOString();
-  else if (isPlainObject(value)) {
+  else if (isPlainRecord(value)) {
     if (value.__type !== 'Date') throw bad("{__type:'Date', iso}");
     iso = value.iso;
   }
@@ -461,7 +447,7 @@ function pointerValue(
   bad: (expected: string) => Error,
 ): string {
   if (typeof value === 'string') return value;
-  if (isPlainObject(value) && value.__type === 'Pointer' && typeof value.objectId === 'string') {
+  if (isPlainRecord(value) && value.__type === 'Pointer' && typeof value.objectId === 'string') {
     if (targetClass && value.className !== undefined && value.className !== targetClass) {
       throw bad(`a pointer to ${targetClass}`);
     }

@@ -1,6 +1,6 @@
 import { ParseAgentError } from '../../core/errors';
 import { validateWhere, type Where } from '../../query/constraint-translator';
-import { isPlainObject } from '../../query/field-names';
+import { isPlainObject } from '../../core/plain-object';
 import { METADATA } from '../metadata.constants';
 import { decoratorError } from './decorator-errors';
 

@@ -3,6 +3,7 @@ import { METADATA } from '../metadata.constants';
 import type { AgentMethodDeclaration, AgentMethodOptions } from '../metadata.types';
 import { decoratorError } from './decorator-errors';
 import { dtoJsonSchema, isDtoClass } from '../../validation/dto';
+import { isPlainObject } from '../../core/plain-object';
 
 /** Declares a model method agents may call through `call_method`. */
 export function AgentMethod(options: AgentMethodOptions = {}): MethodDecorator {
@@ -21,7 +22,7 @@ export function AgentMethod(options: AgentMethodOptions = {}): MethodDecorator {
       throw decoratorError('AgentMethod', target, 'permittedKeys must be an array of field names.');
     }
     const dto = isDtoClass(options.parameters) ? options.parameters : undefined;
-    if (options.parameters !== undefined && !dto && !isPlainSchema(options.parameters)) {
+    if (options.parameters !== undefined && !dto && !isPlainObject(options.parameters)) {
       throw decoratorError(
         'AgentMethod',
         target,
@@ -43,8 +44,4 @@ export function AgentMethod(options: AgentMethodOptions = {}): MethodDecorator {
     });
     Reflect.defineMetadata(METADATA.methods, list, target);
   };
-}
-
-function isPlainSchema(value: unknown): boolean {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

@@ -20,6 +20,9 @@ export function AgentTenantScope(field: string, options: TenantScopeOptions = {}
         `${JSON.stringify(field)} is not a usable tenant field name.`,
       );
     }
+    if (Reflect.hasOwnMetadata(METADATA.tenantShared, target)) {
+      throw decoratorError('AgentTenantScope', target, SCOPED_AND_SHARED);
+    }
     if (options.from !== undefined && typeof options.from !== 'function') {
       throw decoratorError(
         'AgentTenantScope',
@@ -40,5 +43,23 @@ export function AgentTenantScope(field: string, options: TenantScopeOptions = {}
       bypass: options.bypass,
     };
     Reflect.defineMetadata(METADATA.tenantScope, scope, target);
+  };
+}
+
+const SCOPED_AND_SHARED =
+  'the class is declared both @AgentTenantScope and @AgentTenantShared: its rows either belong to one tenant each, or to every tenant. Keep one.';
+
+/**
+ * Declares that the class has no tenant scope on purpose: its rows are shared by every tenant (a
+ * country list, the tenants themselves). It changes no query; it only records the choice, so the
+ * start-up warning about agent-visible classes without a tenant scope (while others have one)
+ * leaves this class out.
+ */
+export function AgentTenantShared(): ClassDecorator {
+  return (target) => {
+    if (Reflect.hasOwnMetadata(METADATA.tenantScope, target)) {
+      throw decoratorError('AgentTenantShared', target, SCOPED_AND_SHARED);
+    }
+    Reflect.defineMetadata(METADATA.tenantShared, true, target);
   };
 }

@@ -13,6 +13,7 @@ import { ParseAgentConfigError } from '../../core/errors';
 import { PARSE_AGENT_MODULE_OPTIONS } from '../parse-agent.module-definition';
 import type { ParseAgentModuleOptions } from '../../composition/parse-agent-options.interface';
 import type { GuardedRequest } from './parse-session.guard';
+import { printClassAs } from '../../core/secret-display';
 
 /**
  * `X-MCP-API-Key: <auth.apiKey>`: the operator. The key is compared in constant time (both sides
@@ -51,3 +52,6 @@ export class McpApiKeyGuard implements CanActivate {
       : undefined;
   }
 }
+
+// Holds the operator key.
+printClassAs(McpApiKeyGuard);

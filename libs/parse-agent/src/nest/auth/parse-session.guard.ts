@@ -17,6 +17,7 @@ import {
   SessionCheckUnavailableError,
   type VerifiedSession,
 } from '../../auth/session-verifier';
+import { printClassAs } from '../../core/secret-display';
 
 /** The HTTP request as the shipped guards read it (a parsed body may or may not be there). */
 export type GuardedRequest = IncomingMessage & { body?: unknown };
@@ -80,3 +81,6 @@ export class ParseSessionGuard implements CanActivate {
     };
   }
 }
+
+// Holds the session verifier (and, as ParseAgentAuthGuard, the module options).
+printClassAs(ParseSessionGuard);

@@ -8,13 +8,15 @@ import { ParseAgent, type AgentServices } from '../../agent/parse-agent';
 import { principalOf } from '../../auth/parse-agent-principal';
 import { SessionCheckUnavailableError } from '../../auth/session-verifier';
 import { AgentUnauthorizedError, ParseAgentConfigError } from '../../core/errors';
-import type { McpRequest } from '../../transport/http/mcp-request-gate';
+import type { McpRequest } from '../../transport/http/mcp-request';
+import { agentFromFactoryResult } from '../../transport/shared/resolve-agent';
 import { PARSE_AGENT_SERVICES } from '../parse-agent.constants';
 import { ParseAgentFactory } from '../parse-agent.factory';
 import { PARSE_AGENT_MODULE_OPTIONS } from '../parse-agent.module-definition';
 import type { ParseAgentModuleOptions } from '../../composition/parse-agent-options.interface';
 import { CONSOLE_OPTIONS } from './console.constants';
 import type { ConsoleCaller, ResolvedConsoleOptions } from './console-options';
+import { printClassAs } from '../../core/secret-display';
 
 /**
  * The agent behind a console request: the module's own `agentFactory`, exactly as the MCP
@@ -39,11 +41,7 @@ export class ConsoleAgents {
   async agentFor(request: unknown): Promise<ParseAgent> {
     try {
       const produced = await this.moduleOptions.agentFactory!(request as McpRequest);
-      if (produced instanceof ParseAgent) return produced;
-      const options = produced ?? {};
-      return options.validateSession === true
-        ? await this.agents.createValidated(options)
-        : this.agents.create(options);
+      return await agentFromFactoryResult(produced, this.agents);
     } catch (error) {
       if (error instanceof AgentUnauthorizedError) throw new UnauthorizedException();
       if (error instanceof SessionCheckUnavailableError)
@@ -81,3 +79,6 @@ export class ConsoleAgents {
     return principalOf(request)?.kind === 'operator';
   }
 }
+
+// Holds the module options.
+printClassAs(ConsoleAgents);

@@ -11,7 +11,7 @@ import { StoreUnavailableError } from '../../core/errors';
 import { nodeRequest, nodeResponse } from './mcp-platform';
 import { MCP_LOG_CONTEXT } from '../../transport/http/mcp-http.constants';
 import { sendJsonRpcError, sendUnauthorized } from '../../transport/http/mcp-http-response';
-import { RateLimitedLogger } from '../../transport/http/rate-limited-logger';
+import { RateLimitedLogger } from '../../transport/shared/rate-limited-logger';
 import { requestIdOf, unauthorizedLogLine } from '../../transport/http/unauthorized-log';
 
 /**

@@ -1,7 +1,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { TransportLogger } from '../../transport/http/transport-logger';
+import type { TransportLogger } from '../../transport/shared/transport-logger';
 import { MCP_GATE_STATE } from '../../transport/http/mcp-http.constants';
-import type { McpRequest, McpRequestGate } from '../../transport/http/mcp-request-gate';
+import type { McpRequest } from '../../transport/http/mcp-request';
+import type { McpRequestGate } from '../../transport/http/mcp-request-gate';
 
 /**
  * The endpoint on Nest's two HTTP platforms. The handler works on Node's request and response:

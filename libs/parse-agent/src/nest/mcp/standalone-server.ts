@@ -26,22 +26,32 @@ import { ParseAgentFactory } from '../parse-agent.factory';
 import { ParseAgentModule } from '../parse-agent.module';
 import type {
   AgentDefaults,
-  MongoConnectionConfig,
   ParseAgentModuleOptions,
   ParseConnectionConfig,
-  PostgresConnectionConfig,
 } from '../../composition/parse-agent-options.interface';
+import {
+  databaseOptions,
+  dataPathOptionsOf,
+  type DatabaseSetting,
+  type DataPathOptions,
+} from '../../composition/data-paths';
 import type { McpEndpointOptions } from './mcp-endpoint-options';
 import { HEADER } from '../../transport/http/mcp-http.constants';
 import { sendJson, sendJsonRpcError } from '../../transport/http/mcp-http-response';
 import { isLoopbackAddress, isLoopbackOrigin } from '../../transport/http/transport-checks';
 
-export interface StandaloneMcpServerOptions {
+/**
+ * The standalone server's options. The direct database path (analytics for users, aclUser/aclRole
+ * reads) is `database: { kind, uri }`, or a built-in path's own option as `forRoot` takes it
+ * (`postgres: { pool }`, `mongo: { client }`) for a pool or client the application holds.
+ */
+export interface StandaloneMcpServerOptions extends DataPathOptions {
   parse: ParseConnectionConfig;
-  /** The direct MongoDB path (Parse-on-MongoDB): analytics for users, aclUser/aclRole reads. */
-  mongo?: MongoConnectionConfig;
-  /** The direct PostgreSQL path (Parse-on-PostgreSQL): analytics for users, aclUser/aclRole reads. */
-  postgres?: PostgresConnectionConfig;
+  /**
+   * The database Parse Server stores its data in, by connection string: `{ kind: 'postgres', uri }`
+   * or `{ kind: 'mongo', uri }`. Sets `parse.database` when that is not given.
+   */
+  database?: DatabaseSetting;
   /** Interface to bind (default 127.0.0.1). Anything but loopback requires an API key. */
   host?: string;
   /** Port (default 3001; 0 picks a free one). */
@@ -144,13 +154,14 @@ class StandaloneMcpModule {
     options: StandaloneMcpServerOptions,
     settings: StandaloneSettings,
   ): DynamicModule {
+    const database = databaseOptions(options.database, 'startStandaloneMcpServer');
     return {
       module: StandaloneMcpModule,
       imports: [
         ParseAgentModule.forRoot({
-          parse: options.parse,
-          mongo: options.mongo,
-          postgres: options.postgres,
+          parse: { ...options.parse, database: options.parse.database ?? database.parseDatabase },
+          ...dataPathOptionsOf(options),
+          ...database.paths,
           models: options.models,
           hiddenClasses: options.hiddenClasses,
           unregisteredClasses: options.unregisteredClasses,
@@ -209,6 +220,12 @@ function checkStandaloneOptions(options: StandaloneMcpServerOptions): void {
   }
   if (sessionToken !== undefined && (typeof sessionToken !== 'string' || !sessionToken)) {
     fail('sessionToken must be a non-empty Parse session token, or left out for the master key.');
+  }
+  // A database setting that names no built-in path fails here, naming `database`.
+  databaseOptions(options.database, 'startStandaloneMcpServer');
+  const kind = options.database?.kind;
+  if (kind !== undefined && options[kind] !== undefined) {
+    fail(`pass the database once: database: { kind: '${kind}', uri } or ${kind}, not both.`);
   }
 }
 

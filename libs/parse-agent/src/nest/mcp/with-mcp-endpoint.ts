@@ -10,23 +10,24 @@ import { resolveMcpEndpointOptions } from '../../transport/http/mcp-endpoint-opt
 import { MCP_LOG_CONTEXT } from '../../transport/http/mcp-http.constants';
 import { McpHttpHandler } from '../../transport/http/mcp-http.handler';
 import { McpRequestGate } from '../../transport/http/mcp-request-gate';
-import { RateLimitedLogger } from '../../transport/http/rate-limited-logger';
-import { MCP_ENDPOINT_OPTIONS } from '../parse-agent.constants';
+import { RateLimitedLogger } from '../../transport/shared/rate-limited-logger';
+import type { McpTransport, McpTransportContext } from '../../transport/shared/mcp-transport';
+import { createTransportContext } from '../../transport/shared/transport-context';
+import {
+  MCP_ENDPOINT_OPTIONS,
+  MCP_TRANSPORT_CONTEXT,
+  MCP_TRANSPORTS,
+} from '../parse-agent.constants';
 import { ParseAgentFactory } from '../parse-agent.factory';
 import { PARSE_AGENT_MODULE_OPTIONS } from '../parse-agent.module-definition';
 import type { ParseAgentModuleOptions } from '../../composition/parse-agent-options.interface';
-import {
-  MCP_INITIALIZE_LIMITER,
-  MCP_LIST_CHANGES,
-  mcpStoreProviders,
-  type McpListChanges,
-} from '../redis/redis.providers';
+import { MCP_INITIALIZE_LIMITER, mcpStoreProviders } from '../redis/redis.providers';
 import { ParseRestClient } from '../../data/parse-rest/parse-rest-client';
 import type { RateLimiter } from '../../ports/rate-limiter';
-import { UserKeys } from '../../transport/http/user-key';
 import { principalUserKey } from '../../auth/principal-user-key';
 import { createMcpController } from './mcp.controller';
 import { installMcpGate } from './mcp-platform';
+import { extraTransports, McpTransportHost } from './mcp-transport-host';
 import type { McpEndpointOptions, ResolvedMcpEndpointOptions } from './mcp-endpoint-options';
 
 /**
@@ -41,6 +42,7 @@ export function withMcpEndpoint(
 ): DynamicModule {
   if (mcp === undefined || mcp === null) return definition;
   const options = resolveMcpEndpointOptions(mcp);
+  const transports = extraTransports(mcp.transports);
   const providers: Provider[] = [
     { provide: MCP_ENDPOINT_OPTIONS, useValue: options },
     ...mcpStoreProviders(MCP_ENDPOINT_OPTIONS),
@@ -70,56 +72,70 @@ export function withMcpEndpoint(
       useFactory: (
         o: ResolvedMcpEndpointOptions,
         moduleOptions: ParseAgentModuleOptions,
-        agents: ParseAgentFactory,
-        dispatcher: McpDispatcher,
-        changes: McpListChanges,
         gate: McpRequestGate,
-        sessions: SessionStore,
-        cancellations: CancellationBus,
         events: EventStore | null,
         initializeLimiter: RateLimiter | null,
-        parse: ParseRestClient,
         adapterHost: HttpAdapterHost,
       ) =>
         new McpHttpHandler({
           // The shipped guards already know the user: no second /users/me to count sessions.
           options: { ...o, userKey: withPrincipalUserKey(o.userKey) },
           agentFactory: moduleOptions.agentFactory?.bind(moduleOptions),
-          agents,
-          dispatcher,
-          toolChanges$: changes.tools$,
-          promptChanges$: changes.prompts$,
           gate,
-          sessions,
-          cancellations,
           events: events ?? undefined,
           initializeLimiter: initializeLimiter ?? undefined,
-          userKeys: new UserKeys(
-            async (sessionToken) =>
-              (
-                await parse.request<{ objectId?: string }>('GET', '/users/me', undefined, {
-                  sessionToken,
-                })
-              ).objectId ?? '',
-          ),
-          logger: new RateLimitedLogger(new Logger(MCP_LOG_CONTEXT)),
           httpServer: () => adapterHost.httpAdapter?.getHttpServer?.() as Server | undefined,
         }),
       inject: [
         MCP_ENDPOINT_OPTIONS,
         PARSE_AGENT_MODULE_OPTIONS,
-        ParseAgentFactory,
-        McpDispatcher,
-        MCP_LIST_CHANGES,
         McpRequestGate,
-        SessionStore,
-        CancellationBus,
         EventStore,
         MCP_INITIALIZE_LIMITER,
-        ParseRestClient,
         HttpAdapterHost,
       ],
     },
+    {
+      // What every transport of the module runs on: the module's agents, stores and limits.
+      provide: MCP_TRANSPORT_CONTEXT,
+      useFactory: (
+        o: ResolvedMcpEndpointOptions,
+        agents: ParseAgentFactory,
+        dispatcher: McpDispatcher,
+        sessions: SessionStore,
+        cancellations: CancellationBus,
+        parse: ParseRestClient,
+      ): McpTransportContext =>
+        createTransportContext({
+          dispatcher,
+          agents,
+          sessions,
+          cancellations,
+          sessionUser: async (sessionToken) =>
+            (
+              await parse.request<{ objectId?: string }>('GET', '/users/me', undefined, {
+                sessionToken,
+              })
+            ).objectId ?? '',
+          limits: { maxMessageBytes: o.maxBodyBytes, maxJsonDepth: o.maxJsonDepth },
+          logger: new RateLimitedLogger(new Logger(MCP_LOG_CONTEXT)),
+        }),
+      inject: [
+        MCP_ENDPOINT_OPTIONS,
+        ParseAgentFactory,
+        McpDispatcher,
+        SessionStore,
+        CancellationBus,
+        ParseRestClient,
+      ],
+    },
+    {
+      // Streamable HTTP first, then the application's own (`mcp.transports`).
+      provide: MCP_TRANSPORTS,
+      useFactory: (http: McpHttpHandler): McpTransport[] => [http, ...transports],
+      inject: [McpHttpHandler],
+    },
+    McpTransportHost,
   ];
   return {
     ...definition,

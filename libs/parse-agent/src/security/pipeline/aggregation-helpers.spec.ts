@@ -235,4 +235,27 @@ describe('distinct', () => {
       pointer_class: 'Team',
     });
   });
+
+  it("leaves out the pipeline's null group (rows without the field), as a path's own distinct does", () => {
+    const shaped = shapeDistinctResult({
+      className: 'Asset',
+      field: 'tags',
+      limit: 2,
+      rows: [{ _id: null }, { _id: ['a'] }, {}, { _id: ['b', null] }],
+    });
+    expect(shaped).toEqual({
+      class_name: 'Asset',
+      field: 'tags',
+      count: 2,
+      values: [['a'], ['b', null]],
+    });
+    expect(
+      shapeDistinctResult({
+        className: 'A',
+        field: 'x',
+        limit: 1,
+        rows: [{ _id: null }, { _id: 1 }],
+      }),
+    ).not.toHaveProperty('truncated');
+  });
 });

@@ -52,11 +52,10 @@ export function shapeDistinctResult(input: {
   pointerClass?: string;
 }): DistinctEnvelope {
   const limit = input.limit ?? DISTINCT_DEFAULT_LIMIT;
-  const rows = input.rows.slice(0, limit);
-  const compacted = compactPointerKeys(
-    rows.map((r) => plainKey(r._id)),
-    input.pointerClass,
-  );
+  // Missing and null are no value, on every path: a path's own distinct leaves them out, and the
+  // pipeline's null group (rows without the field, an empty array unwound) is dropped here.
+  const present = input.rows.map((r) => plainKey(r._id)).filter((v) => v !== null);
+  const compacted = compactPointerKeys(present.slice(0, limit), input.pointerClass);
   const envelope: DistinctEnvelope = {
     class_name: input.className,
     field: input.field,
@@ -64,6 +63,6 @@ export function shapeDistinctResult(input: {
     values: compacted.keys,
   };
   if (compacted.pointerClass) envelope.pointer_class = compacted.pointerClass;
-  if (input.rows.length > limit) envelope.truncated = true;
+  if (present.length > limit) envelope.truncated = true;
   return envelope;
 }

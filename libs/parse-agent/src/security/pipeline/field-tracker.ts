@@ -19,6 +19,13 @@ export class FieldTracker {
     private readonly produced: Set<string>,
     /** After $replaceRoot to an unknown document: any non-internal name may be referenced. */
     private opaque: boolean,
+    /**
+     * Produced top-level names that hold a source column's values unchanged ("$field" copies, a
+     * grouping key on one field): output name -> source column. Source columns still in the
+     * stream are their own origin. Cleared when another class's rows join the stream.
+     */
+    private readonly origins: Map<string, string> = new Map(),
+    private mixed = false,
   ) {}
 
   static forClass(className: string, allowed: ReadonlySet<string> | undefined): FieldTracker {
@@ -27,7 +34,44 @@ export class FieldTracker {
   }
 
   clone(): FieldTracker {
-    return new FieldTracker(this.className, this.source, new Set(this.produced), this.opaque);
+    return new FieldTracker(
+      this.className,
+      this.source,
+      new Set(this.produced),
+      this.opaque,
+      new Map(this.origins),
+      this.mixed,
+    );
+  }
+
+  /**
+   * The source column whose values a top-level field holds unchanged, if the pipeline shows it:
+   * a column still in the stream, or a name a stage set to a plain "$column" copy. Anything
+   * computed, unwound, joined or mixed with another class's rows has none.
+   */
+  originOf(name: string): string | undefined {
+    if (this.mixed || name.includes('.')) return undefined;
+    if (this.produced.has(name)) return this.origins.get(name);
+    if (this.opaque || this.source === 'none') return undefined;
+    return this.source === 'all' || this.source.has(name) ? name : undefined;
+  }
+
+  /** The origin of an expression: a plain "$column" reference's, else none. */
+  originOfExpression(expression: unknown): string | undefined {
+    if (typeof expression !== 'string' || !expression.startsWith('$')) return undefined;
+    if (expression.startsWith('$$')) return undefined;
+    return this.originOf(expression.slice(1));
+  }
+
+  /** A stage set `name` to a copy of a column (`origin`), or to something computed (undefined). */
+  produceWithOrigin(name: string, origin: string | undefined): void {
+    this.produce(name);
+    if (origin !== undefined && !name.includes('.')) this.origins.set(name, origin);
+  }
+
+  /** Rows of another class joined the stream: no field's values come from one column any more. */
+  mixRows(): void {
+    this.mixed = true;
   }
 
   /** True while the documents still carry the source class's own fields. */
@@ -42,26 +86,37 @@ export class FieldTracker {
 
   /** A stage added (or overwrote) these top-level fields. */
   produce(...names: string[]): void {
-    for (const name of names) this.produced.add(rootOf(name));
+    for (const name of names) {
+      this.produced.add(rootOf(name));
+      this.origins.delete(rootOf(name));
+    }
   }
 
   /** A stage dropped these top-level fields ($unset, exclusion $project). */
   drop(...names: string[]): void {
-    for (const name of names) if (!name.includes('.')) this.produced.delete(name);
+    for (const name of names) {
+      if (name.includes('.')) continue;
+      this.produced.delete(name);
+      this.origins.delete(name);
+    }
   }
 
   /** A schema-replacing stage: only `names` exist downstream. */
-  replace(names: Iterable<string>): void {
+  replace(names: Iterable<string>, origins: ReadonlyMap<string, string> = new Map()): void {
     this.source = 'none';
     this.opaque = false;
     this.produced.clear();
+    this.origins.clear();
     for (const name of names) this.produced.add(rootOf(name));
+    for (const [name, origin] of origins)
+      if (this.produced.has(name)) this.origins.set(name, origin);
   }
 
   /** The document became something whose fields we cannot list ($replaceRoot to a sub-document). */
   becomeOpaque(): void {
     this.source = 'none';
     this.produced.clear();
+    this.origins.clear();
     this.opaque = true;
   }
 

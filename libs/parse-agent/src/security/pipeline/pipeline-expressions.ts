@@ -13,6 +13,7 @@ import {
 import { checkRegex } from '../../query/constraint-translator';
 import { FieldTracker } from './field-tracker';
 import { assertNotInternal } from './pipeline-field-rules';
+import { isPlainObject } from '../../core/plain-object';
 
 /** Operators that run server-side JavaScript or write data: refused wherever they appear. */
 export const BLOCKED_OPERATORS: ReadonlySet<string> = new Set([
@@ -257,8 +258,7 @@ function validateConditionValue(value: unknown, path: string, facts: WalkFacts):
   }
 }
 
+/** An object the validator walks into: any non-array object but a Date (a value, not fields). */
 export function isObject(value: unknown): value is Record<string, unknown> {
-  return (
-    typeof value === 'object' && value !== null && !Array.isArray(value) && !(value instanceof Date)
-  );
+  return isPlainObject(value) && !(value instanceof Date);
 }

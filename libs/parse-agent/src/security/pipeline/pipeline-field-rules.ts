@@ -1,39 +1,9 @@
 /**
- * Field names a pipeline may never touch, and the Parse-on-Mongo storage spellings an agent must write
- * in API form. Kept local so the pipeline layer imports nothing but core errors.
+ * The storage spellings an agent must write in API form, and the refusal of internal names in a
+ * pipeline (the names themselves are the one list in query/internal-fields.ts).
  */
 import { AccessDeniedError } from '../../core/errors';
-
-const INTERNAL_NAMES: ReadonlySet<string> = new Set([
-  '_hashed_password',
-  'password',
-  '_password_history',
-  '_session_token',
-  '_sessionToken',
-  'sessionToken',
-  'session_token',
-  '_email_verify_token',
-  '_email_verify_token_expires_at',
-  '_perishable_token',
-  '_perishable_token_expires_at',
-  '_failed_login_count',
-  '_account_lockout_expires_at',
-  '_rperm',
-  '_wperm',
-  '_acl',
-  'ACL',
-  '_tombstone',
-  '_auth_data',
-  'authData',
-  'deviceToken',
-]);
-
-const INTERNAL_PREFIXES: readonly string[] = ['_auth_data_'];
-
-/** True when one path segment names a credential or bookkeeping column. */
-export function isInternalName(segment: string): boolean {
-  return INTERNAL_NAMES.has(segment) || INTERNAL_PREFIXES.some((p) => segment.startsWith(p));
-}
+import { isInternalField } from '../../query/internal-fields';
 
 const STORAGE_TIMESTAMPS: Readonly<Record<string, string>> = {
   _created_at: 'createdAt',
@@ -51,7 +21,7 @@ export function apiNameForStorage(segment: string, isRoot: boolean): string | un
 /** Refuses a dotted path if any segment is internal. `shown` is how the agent wrote it. */
 export function assertNotInternal(path: string, shown: string = path): void {
   for (const segment of path.split('.')) {
-    if (isInternalName(segment)) {
+    if (isInternalField(segment)) {
       throw new AccessDeniedError(
         `'${shown}' refers to '${segment}', an internal Parse field no agent may read, filter, group or ` +
           `project. Remove it from the pipeline.`,

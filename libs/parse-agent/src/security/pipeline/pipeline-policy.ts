@@ -53,4 +53,10 @@ export interface ValidatedPipeline {
   autoLimit: number;
   /** Every class the pipeline reads, the root first, each once. */
   classes: string[];
+  /**
+   * The root class's column whose values a top-level output field holds unchanged (a column kept
+   * as is, a "$column" copy, a grouping key on one column), or undefined when the output was
+   * computed or mixed with another class's rows. What pointer compaction may rely on.
+   */
+  columnOrigin(outputField: string): string | undefined;
 }

@@ -667,3 +667,39 @@ describe('validatePipeline: the where cost caps hold in $match', () => {
     );
   });
 });
+
+describe('validatePipeline: column lineage (what pointer compaction relies on)', () => {
+  const origin = (pipeline: unknown[], field: string, className = 'Tag') =>
+    run(pipeline, className).columnOrigin(field);
+
+  it('a column kept as it is, copied with "$column" or grouped on, keeps its origin', () => {
+    expect(origin([{ $match: { a: 1 } }], 'owner')).toBe('owner');
+    expect(origin([{ $project: { owner: 1 } }], 'owner')).toBe('owner');
+    expect(origin([{ $project: { who: '$owner' } }], 'who')).toBe('owner');
+    expect(origin([{ $addFields: { who: '$owner' } }], 'who')).toBe('owner');
+    expect(origin([{ $group: { _id: '$owner', n: { $sum: 1 } } }], '_id')).toBe('owner');
+    expect(origin([{ $group: { _id: null, last: { $last: '$owner' } } }], 'last')).toBe('owner');
+    expect(origin([{ $project: { who: '$owner' } }, { $sort: { who: 1 } }], 'who')).toBe('owner');
+  });
+
+  it('anything computed, counted, unwound or overwritten has none', () => {
+    expect(origin([{ $project: { who: { $concat: ['$owner', 'x'] } } }], 'who')).toBeUndefined();
+    expect(origin([{ $group: { _id: '$owner', n: { $sum: 1 } } }], 'n')).toBeUndefined();
+    expect(origin([{ $group: { _id: { o: '$owner' } } }], '_id')).toBeUndefined();
+    expect(origin([{ $addFields: { owner: 'text' } }], 'owner')).toBeUndefined();
+    expect(origin([{ $unwind: '$owner' }], 'owner')).toBeUndefined();
+    expect(origin([{ $count: 'owner' }], 'owner')).toBeUndefined();
+    expect(origin([{ $project: { owner: 1 } }], 'other')).toBeUndefined();
+    expect(origin([{ $project: { who: '$$ROOT' } }], 'who')).toBeUndefined();
+  });
+
+  it('rows of another class in the stream ($unionWith) leave no column with an origin', () => {
+    expect(origin([{ $unionWith: 'Note' }], 'owner')).toBeUndefined();
+  });
+
+  it('$addFields reads the incoming document: a swap does not chain origins', () => {
+    const p = [{ $addFields: { a: '$b', b: '$a' } }];
+    expect(origin(p, 'a')).toBe('b');
+    expect(origin(p, 'b')).toBe('a');
+  });
+});

@@ -6,8 +6,9 @@
  */
 import { AccessDeniedError, AgentValidationError } from '../../core/errors';
 import { needsAutoLimit } from './auto-limit';
-import { ALWAYS_READABLE, FieldTracker } from './field-tracker';
-import { apiNameForStorage, assertNotInternal, isInternalName } from './pipeline-field-rules';
+import { ALWAYS_READABLE, FieldTracker, rootOf } from './field-tracker';
+import { isInternalField } from '../../query/internal-fields';
+import { apiNameForStorage, assertNotInternal } from './pipeline-field-rules';
 import {
   assertNotBlocked,
   isObject,
@@ -103,7 +104,13 @@ export function validatePipeline(
   const out: Pipeline = [...walk.sourcePrefix(className), ...body];
   const autoLimited = needsAutoLimit(body);
   if (autoLimited) out.push({ $limit: lim.autoLimit });
-  return { pipeline: out, autoLimited, autoLimit: lim.autoLimit, classes: walk.classes() };
+  return {
+    pipeline: out,
+    autoLimited,
+    autoLimit: lim.autoLimit,
+    classes: walk.classes(),
+    columnOrigin: (name) => fields.originOf(name),
+  };
 }
 
 function assertWithinSize(pipeline: unknown[], lim: PipelineLimits): void {
@@ -201,7 +208,7 @@ class PipelineWalk {
     if (!allowed) return [];
     const projection: Record<string, 1> = {};
     for (const name of [...ALWAYS_READABLE, ...[...allowed].sort()]) {
-      if (!isInternalName(name)) projection[name] = 1;
+      if (!isInternalField(name)) projection[name] = 1;
     }
     return [{ $project: projection }];
   }
@@ -330,6 +337,7 @@ class PipelineWalk {
     let keepsId = true;
     const produced: string[] = [];
     const excluded: string[] = [];
+    const origins = new Map<string, string>();
     for (const [path, value] of entries) {
       assertNotInternal(path);
       const isFlag = value === 0 || value === 1 || value === true || value === false;
@@ -348,6 +356,8 @@ class PipelineWalk {
       if (isFlag) fields.assertReadable(path, false);
       else validateExpression(value, fields, this.facts);
       produced.push(path);
+      const origin = isFlag ? fields.originOf(path) : fields.originOfExpression(value);
+      if (origin !== undefined && !path.includes('.')) origins.set(path, origin);
     }
     if (inclusion && exclusion) {
       throw new AgentValidationError(
@@ -362,8 +372,12 @@ class PipelineWalk {
     if (keepsId) {
       if (fields.isProduced('_id')) produced.push('_id');
       if (fields.sourceOpen) produced.push('objectId');
+      for (const name of ['_id', 'objectId']) {
+        const origin = fields.originOf(name);
+        if (origin !== undefined && !origins.has(name)) origins.set(name, origin);
+      }
     }
-    fields.replace(produced);
+    fields.replace(produced, origins);
     return arg;
   }
 
@@ -373,15 +387,16 @@ class PipelineWalk {
         `'${stage}' takes a non-empty object of { "newField": <expression> }.`,
       );
     }
-    const names: string[] = [];
+    const set: Array<[string, string | undefined]> = [];
     for (const [name, value] of Object.entries(arg)) {
       this.outputName(stage, name, fields, true);
       // `a.b: x` merges into an existing `a`: the agent must be allowed to read `a`.
       if (name.includes('.')) fields.assertReadable(name.split('.')[0], false);
       validateExpression(value, fields, this.facts);
-      names.push(name);
+      // Every expression reads the incoming document, so origins are taken before any is set.
+      set.push([name, fields.originOfExpression(value)]);
     }
-    fields.produce(...names);
+    for (const [name, origin] of set) fields.produceWithOrigin(name, origin);
     return arg;
   }
 
@@ -431,7 +446,17 @@ class PipelineWalk {
     validateExpression(arg._id, fields, this.facts);
     const { _id: _key, ...rest } = arg;
     const names = this.accumulators('$group', rest, fields);
-    fields.replace(['_id', ...names]);
+    // A key on one column, and $first/$last/$min/$max of one, hold that column's values.
+    const origins = new Map<string, string>();
+    const keyOrigin = fields.originOfExpression(arg._id);
+    if (keyOrigin !== undefined) origins.set('_id', keyOrigin);
+    for (const [name, acc] of Object.entries(rest)) {
+      const [op] = Object.keys(acc as Record<string, unknown>);
+      if (!['$first', '$last', '$min', '$max'].includes(op)) continue;
+      const origin = fields.originOfExpression((acc as Record<string, unknown>)[op]);
+      if (origin !== undefined) origins.set(name, origin);
+    }
+    fields.replace(['_id', ...names], origins);
     return arg;
   }
 
@@ -462,6 +487,8 @@ class PipelineWalk {
       }
     }
     fields.assertReadable(spec.path.slice(1), true);
+    // The field now holds one element per row: no longer the column's values.
+    fields.produceWithOrigin(rootOf(spec.path.slice(1)), undefined);
     if (spec.includeArrayIndex !== undefined) {
       fields.produce(
         this.outputName('$unwind.includeArrayIndex', spec.includeArrayIndex, fields, false),
@@ -714,6 +741,7 @@ class PipelineWalk {
     const sub = this.stages((spec.pipeline as unknown[] | undefined) ?? [], foreign, depth + 1);
     // Rows of the other class join the stream; only names its pipeline produced become referable.
     fields.produce(...foreign.producedNames());
+    fields.mixRows();
     return { coll, pipeline: [...this.sourcePrefix(coll), ...sub] };
   }
 }

@@ -67,3 +67,49 @@ describe('compactPointers (aggregate rows)', () => {
     expect(r.pointerClasses).toEqual({ author: '_User' });
   });
 });
+
+describe('compactPointers: which columns are pointers', () => {
+  const ptr = (className: string, objectId: string) => ({ __type: 'Pointer', className, objectId });
+
+  it('compacts a column of Parse Pointer objects of one class (direct PostgreSQL, Parse REST)', () => {
+    const r = compactPointers([
+      { objectId: 'r1', owner: ptr('Team', 't1'), _id: ptr('Team', 't1') },
+      { objectId: 'r2', owner: null, _id: ptr('Team', 't2') },
+    ]);
+    expect(r.rows).toEqual([
+      { objectId: 'r1', owner: 't1', _id: 't1' },
+      { objectId: 'r2', owner: null, _id: 't2' },
+    ]);
+    expect(r.pointerClasses).toEqual({ owner: 'Team', _id: 'Team' });
+  });
+
+  it('compacts bare objectIds only where the lineage names a pointer column', () => {
+    const rows = [
+      { owner: 't1', copy: 't1' },
+      { owner: 't2', copy: 't2' },
+    ];
+    const r = compactPointers(rows, (column) => (column === 'owner' ? 'Team' : undefined));
+    expect(r.rows).toEqual(rows);
+    expect(r.pointerClasses).toEqual({ owner: 'Team' });
+  });
+
+  it('never reads a string as a pointer by its look', () => {
+    const rows = [
+      { label: 'Total$100', ref: '_User$abc', owner: 'Team$t1' },
+      { label: 'USD$5', ref: '_User$def', owner: 'Team$t2' },
+    ];
+    // Even a lineage column: "Class$id" text there is not the bare id the path would give.
+    expect(compactPointers(rows, (c) => (c === 'owner' ? 'Team' : undefined))).toEqual({
+      rows,
+      pointerClasses: {},
+    });
+  });
+
+  it('leaves a column raw when it mixes pointers with anything else', () => {
+    const rows = [
+      { owner: ptr('Team', 't1'), other: ptr('Team', 't1') },
+      { owner: 'Team$t2', other: ptr('User', 'u1') },
+    ];
+    expect(compactPointers(rows)).toEqual({ rows, pointerClasses: {} });
+  });
+});

@@ -1,7 +1,9 @@
 /**
- * Pointer compaction for aggregate output. On Parse-on-Mongo a pointer comes back as the storage
- * column `_p_<field>: "<Class>$<objectId>"`; the repeated prefix costs bytes and confuses models, so
- * results carry the bare objectId and the class once, in `pointer_classes` / `pointer_class`.
+ * Pointer compaction for analytics output. A pointer comes back from the data paths as a Parse
+ * Pointer object, a storage string `"<Class>$<objectId>"` (Parse-on-MongoDB's `_p_<field>`) or a
+ * bare objectId; the repeated class costs bytes and confuses models, so results carry the bare
+ * objectId and the class once, in `pointer_classes` / `pointer_class`. Which values are pointers is
+ * known from the schema and the pipeline, never guessed from a string's look.
  */
 
 export interface PointerRef {
@@ -59,23 +61,32 @@ export function compactPointerKeys(
   return { keys: out, pointerClass };
 }
 
+/** The class a column's lineage points to, when the pipeline shows it copies a pointer column. */
+export type ColumnPointerClass = (column: string) => string | undefined;
+
 /**
- * Rewrites top-level `_p_<field>` columns of aggregate rows to `<field>` holding the bare objectId and
- * reports each column's class. A column is left as it is when its class varies between rows, when a
- * value is not a pointer string, or when some row already has both `_p_<field>` and `<field>`.
+ * Compacts the pointer columns of aggregate rows. A top-level column is a pointer column when
+ * every value (nulls aside) is a pointer to one and the same class, in any of the shapes the data
+ * paths return: a Parse Pointer object (Parse REST, the direct PostgreSQL path), a storage string
+ * in a `_p_<field>` column (Parse-on-MongoDB storage), or a bare objectId in a column whose
+ * lineage (`classOf`) is a pointer column of the pipeline's class (the direct MongoDB path). Such
+ * a column holds bare objectIds (`_p_<field>` renamed `<field>`) and its class is reported once.
+ * Any other column is left exactly as it is: a string is never read as a pointer by its look.
  */
-export function compactPointers(rows: readonly Record<string, unknown>[]): {
+export function compactPointers(
+  rows: readonly Record<string, unknown>[],
+  classOf: ColumnPointerClass = () => undefined,
+): {
   rows: Record<string, unknown>[];
   pointerClasses: Record<string, string>;
 } {
-  const columns = new Map<string, string | null>(); // storage column -> class, null = leave raw
+  const columns = new Map<string, string | null>(); // column -> class, '' = nulls only, null = raw
   for (const row of rows) {
     for (const [key, value] of Object.entries(row)) {
-      if (!key.startsWith('_p_') || key.length <= 3) continue;
-      const field = key.slice(3);
       const known = columns.get(key);
       if (known === null) continue;
-      if (field in row) {
+      const storage = key.startsWith('_p_') && key.length > 3;
+      if (storage && key.slice(3) in row) {
         columns.set(key, null);
         continue;
       }
@@ -83,25 +94,44 @@ export function compactPointers(rows: readonly Record<string, unknown>[]): {
         if (known === undefined) columns.set(key, '');
         continue;
       }
-      const ref = typeof value === 'string' ? parsePointer(value) : undefined;
-      if (!ref || (known && ref.className !== known)) columns.set(key, null);
-      else columns.set(key, ref.className);
+      const cls = pointerClassOf(key, value, storage, classOf);
+      if (!cls || (known && cls !== known)) columns.set(key, null);
+      else columns.set(key, cls);
     }
   }
   const pointerClasses: Record<string, string> = {};
-  for (const [key, cls] of columns) if (cls) pointerClasses[key.slice(3)] = cls;
+  for (const [key, cls] of columns) if (cls) pointerClasses[outputName(key)] = cls;
   const out = rows.map((row) => {
     const next: Record<string, unknown> = {};
     for (const [key, value] of Object.entries(row)) {
-      const cls = columns.get(key);
-      if (!cls) {
+      if (!columns.get(key)) {
         next[key] = value;
         continue;
       }
-      next[key.slice(3)] =
-        typeof value === 'string' ? (parsePointer(value)?.objectId ?? value) : value;
+      next[outputName(key)] =
+        value === null || value === undefined ? value : (parsePointer(value)?.objectId ?? value);
     }
     return next;
   });
   return { rows: out, pointerClasses };
+}
+
+const outputName = (key: string) => (key.startsWith('_p_') && key.length > 3 ? key.slice(3) : key);
+
+/** The class a column's value points to, in the shapes described above; undefined otherwise. */
+function pointerClassOf(
+  key: string,
+  value: unknown,
+  storage: boolean,
+  classOf: ColumnPointerClass,
+): string | undefined {
+  if (typeof value === 'string') {
+    if (storage) return parsePointer(value)?.className;
+    return value.includes('$') ? undefined : classOf(key);
+  }
+  if (typeof value === 'object' && value !== null && !Array.isArray(value)) {
+    const v = value as Record<string, unknown>;
+    if (v.__type === 'Pointer' && typeof v.objectId === 'string') return parsePointer(v)?.className;
+  }
+  return undefined;
 }

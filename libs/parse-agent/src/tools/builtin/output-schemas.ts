@@ -106,6 +106,20 @@ const PAGINATION = {
   required: ['has_more'],
 };
 
+/** `_truncated`: the result was cut to fit the response size limit (see response-size-cap.ts). */
+export const TRUNCATED_OUTPUT: JsonSchema = {
+  type: 'object',
+  properties: {
+    reason: STRING,
+    dropped_fields: { type: 'array', items: STRING },
+    kept_count: INTEGER,
+    original_count: INTEGER,
+    next_skip: INTEGER,
+    not_returned: { type: 'array', items: STRING },
+    hint: STRING,
+  },
+};
+
 const NOTES = {
   truncated_note: STRING,
   elided_fields: { type: 'array', items: STRING },
@@ -116,7 +130,7 @@ const NOTES = {
   withheld_includes: WITHHELD_INCLUDES,
   withheld_includes_note: STRING,
   applied_limits: OBJECT,
-  _truncated: OBJECT,
+  _truncated: TRUNCATED_OUTPUT,
 };
 
 export const QUERY_CLASS_OUTPUT: JsonSchema = orFailure({
@@ -160,6 +174,7 @@ export const GET_OBJECT_OUTPUT: JsonSchema = orFailure({
     truncated_include_fields: OBJECT,
     withheld_includes: WITHHELD_INCLUDES,
     withheld_includes_note: STRING,
+    _truncated: TRUNCATED_OUTPUT,
   },
   required: ['class_name', 'object'],
 });
@@ -175,6 +190,7 @@ export const GET_OBJECTS_OUTPUT: JsonSchema = orFailure({
     truncated_include_fields: OBJECT,
     withheld_includes: WITHHELD_INCLUDES,
     withheld_includes_note: STRING,
+    _truncated: TRUNCATED_OUTPUT,
   },
   required: ['class_name', 'objects', 'missing'],
 });
@@ -187,6 +203,7 @@ export const GET_SAMPLE_OBJECTS_OUTPUT: JsonSchema = orFailure({
     samples: { type: 'array', items: OBJECT },
     note: STRING,
     applied_limits: OBJECT,
+    _truncated: TRUNCATED_OUTPUT,
   },
   required: ['class_name', 'samples'],
 });

@@ -27,12 +27,17 @@ export async function validatePipelineFor(
   limits: Partial<PipelineLimits>,
   withheld: ReadonlyMap<string, readonly string[]>,
   applyCanonicalFilter: boolean,
+  projectEverySource = false,
 ): Promise<ValidatedPipeline> {
-  const policy = await pipelinePolicyFor(access, { withheld });
+  const policy = await pipelinePolicyFor(access, { withheld, projectEverySource });
   if (!applyCanonicalFilter) {
     // The opt-out covers the pipeline's own class only: classes it joins keep their canonical
     // filter, as the classes of a query's subqueries do. Tenant scope and agent filters stay.
-    const unfiltered = await pipelinePolicyFor(access, { withheld, applyCanonicalFilter: false });
+    const unfiltered = await pipelinePolicyFor(access, {
+      withheld,
+      projectEverySource,
+      applyCanonicalFilter: false,
+    });
     const scoped = policy.scopeMatches.bind(policy);
     policy.scopeMatches = (name) =>
       name === className ? unfiltered.scopeMatches(name) : scoped(name);

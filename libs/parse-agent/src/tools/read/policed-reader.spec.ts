@@ -199,11 +199,16 @@ describe('PolicedReader', () => {
 
     path.groupBy = async (...args) => {
       calls.push({ method: 'groupBy', args });
-      return [{ key: 'Vault$v1', value: 2 }];
+      return [
+        { key: 'Vault$v1', value: 2 },
+        { key: { __type: 'Pointer', className: 'Vault', objectId: 'v1' }, value: 1 },
+      ];
     };
     const again = await reader(path).read.prepare('group_by', 'Team', []);
+    // A string key is data, whatever it looks like; a Pointer into a hidden class is redacted.
     expect(await again.run({ where: { size: 1 }, native })).toEqual([
-      { _id: { className: 'Vault', __redacted: true }, value: 2 },
+      { _id: 'Vault$v1', value: 2 },
+      { _id: { className: 'Vault', __redacted: true }, value: 1 },
     ]);
     const spec = calls[1].args[1] as { where: unknown };
     expect(spec.where).toEqual({ $and: [{ size: 1 }, TENANT] });

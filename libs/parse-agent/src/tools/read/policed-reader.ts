@@ -2,6 +2,7 @@ import {
   AccessDeniedError,
   AgentValidationError,
   InvalidQueryError,
+  ParseAgentConfigError,
   PointerShapeError,
 } from '../../core/errors';
 import { DataPathUnavailableError } from '../../data/data-router';
@@ -10,6 +11,7 @@ import type {
   AggregateOptions,
   DataOperation,
   DataPath,
+  DataPrincipals,
   DataRow,
   DistinctSpec,
   ExplainSummary,
@@ -18,7 +20,7 @@ import type {
   SearchSpec,
 } from '../../ports/data-path';
 import { validateWhere, type Where } from '../../query/constraint-translator';
-import { isPlainObject } from '../../query/field-names';
+import { isPlainObject } from '../../core/plain-object';
 import { classesNamed } from '../../query/pipeline-classes';
 import { andWhere } from '../../query/where-composer';
 import type { RedactOptions } from '../../security/redactor';
@@ -111,6 +113,8 @@ export type NativeAnalytics =
       sort?: 'asc' | 'desc';
       /** Run the pipeline instead when the path can (array flattening is the pipeline's). */
       pipelineWhenPossible?: boolean;
+      /** Only the pipeline answers this call: the refusal when the path cannot run one. */
+      pipelineOnly?: string;
     };
 
 /** How a prepared pipeline runs (with the canonical-filter choice given to `prepare`). */
@@ -129,6 +133,8 @@ export interface PreparedPipeline {
   readonly autoLimit: number;
   /** Per class the pipeline reads, the fields Parse's protectedFields hide from this agent. */
   readonly withheld: ReadonlyMap<string, readonly string[]>;
+  /** The root class's column a top-level output field holds unchanged, when the pipeline shows it. */
+  columnOrigin(outputField: string): string | undefined;
   run(options?: PipelineRun): Promise<DataRow[]>;
 }
 
@@ -252,6 +258,23 @@ export class PolicedReader {
       plan,
       ...withheldOf(joined),
     };
+  }
+
+  /**
+   * Whether a read by this agent finds the object, with the same plan as a read of its class
+   * (class gate, tenant scope, the agent's filters, the canonical filter): the row check in front
+   * of every update and delete. A row of another tenant, filtered out or missing all answer false.
+   */
+  async reaches(className: string, objectId: string): Promise<boolean> {
+    await this.gate(className);
+    const { where, tenant } = await this.access.planWhere(className, {}, true, true);
+    const rows = await this.#path('find').find(
+      className,
+      { where: andWhere(where, { objectId }), keys: ['objectId'], limit: 1 },
+      this.#sources.signal,
+    );
+    const row = rows[0];
+    return !!row && !(tenant && tenant.field in row && !rowInTenant(row, tenant));
   }
 
   /** Objects by objectId (distinct, validated ids), redacted; any row outside the tenant is refused. */
@@ -499,12 +522,14 @@ export class PolicedReader {
       options.limits ?? {},
       withheld,
       applyCanonical,
+      this.#aggregatesStoredDocuments(operation),
     );
     return {
       pipeline: validated.pipeline,
       autoLimited: validated.autoLimited,
       autoLimit: validated.autoLimit,
       withheld,
+      columnOrigin: (field) => validated.columnOrigin(field),
       run: async (run = {}) => {
         const rows = await this.#runAnalytics(
           operation,
@@ -548,6 +573,9 @@ export class PolicedReader {
       const spec = { ...native.groupByDate, where };
       const groups = await path.groupByDate(className, spec, this.#options());
       return groups.map((g) => ({ _id: g.key, value: g.value }));
+    }
+    if (native && 'distinct' in native && native.pipelineOnly && !path.aggregate) {
+      throw new AgentValidationError(native.pipelineOnly);
     }
     if (
       native &&
@@ -666,7 +694,40 @@ export class PolicedReader {
     return out;
   }
 
+  /**
+   * Whether the path the operation runs on aggregates documents as stored (internal columns
+   * included); then every class the pipeline reads is projected to its visible fields first.
+   * False when no path serves the operation (a dry run still validates).
+   */
+  #aggregatesStoredDocuments(operation: DataOperation): boolean {
+    try {
+      return this.#path(operation).aggregatesStoredDocuments === true;
+    } catch (error) {
+      if (error instanceof DataPathUnavailableError) return false;
+      throw error;
+    }
+  }
+
   /** The tool's signal and the pushed-down limit, for every analytics call. */
+  /**
+   * Who the agent is for row ACLs, from its identity-bound row read path (see agentPrincipals):
+   * for a custom tool that queries a database of its own. Throws when the path cannot tell.
+   */
+  async principals(signal: AbortSignal = this.#sources.signal): Promise<DataPrincipals> {
+    const path = this.#path('find');
+    if (typeof path.principals !== 'function') {
+      throw new ParseAgentConfigError(
+        `The '${path.kind}' data path cannot say who the agent is (it has no principals()); ACL helpers need one of the library's paths or a path that implements principals().`,
+      );
+    }
+    return path.principals(signal);
+  }
+
+  /** Forgets the principals cached for the agent's identity (see refreshAgentPrincipals). */
+  async refreshPrincipals(signal: AbortSignal = this.#sources.signal): Promise<void> {
+    await this.#path('find').refreshPrincipals?.(signal);
+  }
+
   #options(): AggregateOptions {
     return { signal: this.#sources.signal, maxTimeMS: maxTimeMsFor(this.#sources) };
   }

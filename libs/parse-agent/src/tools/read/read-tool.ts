@@ -34,29 +34,42 @@ export interface ReadToolDefinition<TArgs, TResult = unknown> extends Omit<
 const POLICED = new WeakSet<object>();
 
 /**
- * The base every read context inherits: reaching for a raw path is a bug in the tool, refused
- * loudly at runtime as the type already refuses it at compile time.
+ * A base for a policed context to inherit: reaching for a raw path (or another member the policed
+ * view leaves out) is a bug in the tool, refused loudly at runtime (with `explain(member)`) as the
+ * type already refuses it at compile time.
  */
-const RAW_GUARD: object = Object.freeze(
-  Object.defineProperties(
-    {},
-    Object.fromEntries(
-      RAW_MEMBERS.map((name) => [
-        name,
-        {
-          get(): never {
-            throw new ParseAgentConfigError(
-              `A read tool asked for context.${name}: read tools read through context.read (the PolicedReader), which gates, plans and redacts every read.`,
-            );
+export function rawPathGuard(
+  explain: (member: string) => string,
+  members: readonly string[] = RAW_MEMBERS,
+): object {
+  return Object.freeze(
+    Object.defineProperties(
+      {},
+      Object.fromEntries(
+        members.map((name) => [
+          name,
+          {
+            get(): never {
+              throw new ParseAgentConfigError(explain(name));
+            },
           },
-        },
-      ]),
+        ]),
+      ),
     ),
-  ),
+  );
+}
+
+/** The base every read tool's context inherits. */
+const RAW_GUARD = rawPathGuard(
+  (name) =>
+    `A read tool asked for context.${name}: read tools read through context.read (the PolicedReader), which gates, plans and redacts every read.`,
 );
 
-/** The read tool's view of a call's context: a reader in place of the raw paths. */
-function readContext(context: ToolContext): ReadToolContext {
+/**
+ * A policed view of a call's context: a reader in place of the raw paths, which throw when asked
+ * for (`base`, a `rawPathGuard`, says how).
+ */
+export function readContext(context: ToolContext, base: object = RAW_GUARD): ReadToolContext {
   const read = new PolicedReader({
     access: context.access,
     // Row reads share the call's lazily bound read path; other operations are routed per operation.
@@ -66,7 +79,7 @@ function readContext(context: ToolContext): ReadToolContext {
     timeoutMs: context.timeoutMs,
     analytics: context.analytics,
   });
-  const view = Object.create(RAW_GUARD) as ReadToolContext;
+  const view = Object.create(base) as ReadToolContext;
   view.agent = context.agent;
   view.access = context.access;
   view.read = read;

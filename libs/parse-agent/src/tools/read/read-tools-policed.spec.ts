@@ -20,7 +20,7 @@ import { DEFAULT_ANALYTICS_SETTINGS, type ToolContext } from '../tool-context';
 import { isReadTool, readTool } from './read-tool';
 
 @ParseClass('Order')
-@AgentFields('status', 'amount', 'region', 'placedAt', 'buyer')
+@AgentFields('status', 'amount', 'region', 'placedAt', 'buyer', 'payslip')
 class OrderModel {}
 
 @ParseClass('Customer')
@@ -40,8 +40,14 @@ const LEAKS = {
   _rperm: ['LEAK-rperm'],
   ACL: { 'LEAK-acl': { read: true } },
   payee: { __type: 'Pointer', className: 'Payroll', objectId: 'LEAK-pointer' },
-  payslip: 'Payroll$LEAK-string',
 };
+/**
+ * A pointer column (Order.payslip -> Payroll, allowlisted) in Parse-on-Mongo storage form: only
+ * the schema says this string is a pointer, so row reads must redact it by the schema.
+ */
+const STORED_POINTER = { payslip: 'Payroll$LEAK-string' };
+/** Text that merely looks like "Class$id": data, which must come back exactly as stored. */
+const LOOKALIKE = 'Payroll$NOT-A-POINTER';
 /** A field outside Order's allowlist: row reads must cut it even when the path returns it. */
 const UNLISTED = { salary: 'LEAK-salary' };
 
@@ -69,7 +75,7 @@ interface Read {
 function overAnsweringPath(reads: Read[], natives: boolean): DataPath {
   const matching = (where: unknown) =>
     new Query((where ?? {}) as Record<string, unknown>).find(orders).all() as DataRow[];
-  const leaky = (row: DataRow) => ({ ...row, ...LEAKS, ...UNLISTED });
+  const leaky = (row: DataRow) => ({ ...row, ...LEAKS, ...STORED_POINTER, ...UNLISTED });
   const path: DataPath = {
     kind: 'over-answering',
     async find(_className, query) {
@@ -115,7 +121,7 @@ function overAnsweringPath(reads: Read[], natives: boolean): DataPath {
                   [
                     { value: 'paid', count: 3 },
                     { value: LEAKS.payee, count: 1 },
-                    { value: LEAKS.payslip, count: 1 },
+                    { value: LOOKALIKE, count: 1 },
                   ],
                 ]),
               ),
@@ -130,14 +136,14 @@ function overAnsweringPath(reads: Read[], natives: boolean): DataPath {
       return [
         { key: 'paid', value: 3 },
         { key: LEAKS.payee, value: 1 },
-        { key: LEAKS.payslip, value: 1 },
+        { key: LOOKALIKE, value: 1 },
       ];
     };
     path.groupBy = (_c, spec) => groups('groupBy', spec);
     path.groupByDate = (_c, spec) => groups('groupByDate', spec);
     path.distinct = async (_c, spec) => {
       reads.push({ operation: 'distinct', request: spec.where });
-      return ['paid', LEAKS.payee, LEAKS.payslip];
+      return ['paid', LEAKS.payee, LOOKALIKE];
     };
   }
   return path;
@@ -153,6 +159,7 @@ function agentOver(natives: boolean) {
         placedAt: 'Date',
         salary: 'String',
         buyer: { type: 'Pointer', targetClass: 'Customer' },
+        payslip: { type: 'Pointer', targetClass: 'Payroll' },
       },
       Customer: { region: 'String', status: 'String', salary: 'String' },
       Payroll: { amount: 'Number' },
@@ -306,6 +313,17 @@ describe('built-in read tools', () => {
       expect([...seen].sort()).toEqual(expect.arrayContaining(expected.sort()));
     });
   });
+});
+
+describe('values that only look like "Class$id"', () => {
+  it.each(['group_by', 'group_by_date', 'distinct', 'atlas_faceted_search'])(
+    '%s returns them exactly as stored',
+    async (name) => {
+      const { agent } = agentOver(true);
+      const text = JSON.stringify(await agent.execute(name, CALLS[name][0]));
+      expect(text).toContain(JSON.stringify(LOOKALIKE));
+    },
+  );
 });
 
 describe('readTool', () => {

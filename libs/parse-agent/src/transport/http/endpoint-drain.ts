@@ -3,14 +3,14 @@ import { Server as NetServer } from 'node:net';
 import { Subject } from 'rxjs';
 import type { JsonRpcId } from '../../mcp/mcp-dispatcher.types';
 import type { SessionStore } from '../../ports/session-store';
-import type { CallsInFlight } from '../calls-in-flight';
+import type { CallsInFlight } from '../shared/calls-in-flight';
 import {
   SHUTDOWN_LINGER_MAX_MS,
   SHUTDOWN_LINGER_QUIET_MS,
   SHUTDOWN_SETTLE_MS,
 } from './mcp-http.constants';
 import { sendJsonRpcError } from './mcp-http-response';
-import type { TransportLogger } from './transport-logger';
+import type { TransportLogger } from '../shared/transport-logger';
 
 /** The answer of a call cut short by shutdown, and of calls arriving while the server drains. */
 export const SHUTTING_DOWN_MESSAGE =

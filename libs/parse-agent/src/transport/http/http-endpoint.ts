@@ -1,45 +1,39 @@
 import type { Server, ServerResponse } from 'node:http';
 import { map, type Observable } from 'rxjs';
 import type { ParseAgent } from '../../agent/parse-agent';
-import type { McpDispatcher } from '../../mcp/mcp-dispatcher';
 import type {
   DispatchLogger,
   JsonRpcId,
   JsonRpcNotification,
 } from '../../mcp/mcp-dispatcher.types';
 import type { ModernEnvelope } from '../../mcp/modern-revision';
-import type { CancellationBus } from '../../ports/cancellation-bus';
 import type { EventStore } from '../../ports/event-store';
 import type { RateLimiter } from '../../ports/rate-limiter';
 import type { McpSession, SessionStore } from '../../ports/session-store';
-import { CallsInFlight } from '../calls-in-flight';
-import type { McpTransportContext } from '../mcp-transport';
+import { CallsInFlight } from '../shared/calls-in-flight';
+import type { McpCallContext, McpTransportContext } from '../shared/mcp-transport';
 import { EndpointDrain } from './endpoint-drain';
 import type { ResolvedMcpEndpointOptions } from './mcp-endpoint-options';
-import type { McpRequest, McpRequestGate } from './mcp-request-gate';
-import type { AgentBuilder, McpAgentFactory } from './request-agent';
+import type { McpRequest } from './mcp-request';
+import type { McpRequestGate } from './mcp-request-gate';
+import type { McpAgentFactory } from './request-agent';
 import { SseElicitations } from './sse-elicitation';
 import { notificationFrames, type SseFrame } from './sse-operators';
-import type { TransportLogger } from './transport-logger';
-import type { UserKeys } from './user-key';
+import type { TransportLogger } from '../shared/transport-logger';
 
+/**
+ * What the HTTP transport is built with: its own settings and parts. Everything every transport
+ * shares (dispatcher, agents, sessions, cancellation, user keys, logger) comes with the context it
+ * is started on.
+ */
 export interface McpHttpHandlerDependencies {
   options: ResolvedMcpEndpointOptions;
   agentFactory: McpAgentFactory | undefined;
-  agents: AgentBuilder;
-  dispatcher: McpDispatcher;
-  toolChanges$: Observable<unknown>;
-  promptChanges$: Observable<unknown>;
   gate: McpRequestGate;
-  sessions: SessionStore;
-  cancellations: CancellationBus;
   /** Set when the endpoint is resumable: streaming calls keep their events here. */
   events?: EventStore;
-  /** Whom a request acts for: sessions are counted and initialize limited per user. */
-  userKeys: UserKeys;
   /** Limits initialize per user (absent: `initializeRateLimit: false`). */
   initializeLimiter?: RateLimiter;
-  logger: TransportLogger;
   /**
    * The HTTP server the endpoint is mounted on: at the end of the drain its listener is closed
    * here, and its connections end after their answer, before the host force-closes any socket.
@@ -52,7 +46,7 @@ export interface McpHttpHandlerDependencies {
  * (dispatcher, cancellation, calls in flight), the endpoint's options and stores, the drain, and
  * the questions asked on SSE calls.
  */
-export interface HttpEndpoint extends McpTransportContext {
+export interface HttpEndpoint extends McpCallContext {
   readonly options: ResolvedMcpEndpointOptions;
   readonly sessions: SessionStore;
   /** Set when the endpoint is resumable: streaming calls keep their events here. */
@@ -98,9 +92,16 @@ const PROMPTS_CHANGED: JsonRpcNotification = {
   method: 'notifications/prompts/list_changed',
 };
 
-/** The endpoint's shared context, built once from the handler's dependencies. */
-export function createHttpEndpoint(deps: McpHttpHandlerDependencies): HttpEndpoint {
-  const { logger } = deps;
+/**
+ * The endpoint's shared context, built once when the transport starts: the HTTP settings and parts,
+ * the host's transport context, and the list changes the handler is told about.
+ */
+export function createHttpEndpoint(
+  deps: McpHttpHandlerDependencies,
+  context: McpTransportContext,
+  changes: { tools$: Observable<unknown>; prompts$: Observable<unknown> },
+): HttpEndpoint {
+  const { logger } = context;
   const dispatchLogger: DispatchLogger = {
     error: (message, error) =>
       logger.error(message, error instanceof Error ? error.stack : undefined),
@@ -108,14 +109,14 @@ export function createHttpEndpoint(deps: McpHttpHandlerDependencies): HttpEndpoi
   };
   const calls = new CallsInFlight();
   const listChanged = notificationFrames(
-    deps.toolChanges$.pipe(map(() => TOOLS_CHANGED)),
-    deps.promptChanges$.pipe(map(() => PROMPTS_CHANGED)),
+    changes.tools$.pipe(map(() => TOOLS_CHANGED)),
+    changes.prompts$.pipe(map(() => PROMPTS_CHANGED)),
   );
   return {
     options: deps.options,
-    dispatcher: deps.dispatcher,
-    cancellations: deps.cancellations,
-    sessions: deps.sessions,
+    dispatcher: context.dispatcher,
+    cancellations: context.cancellations,
+    sessions: context.sessions,
     events: deps.events,
     logger,
     dispatchLogger,
@@ -123,14 +124,14 @@ export function createHttpEndpoint(deps: McpHttpHandlerDependencies): HttpEndpoi
     elicitations: new SseElicitations(),
     drain: new EndpointDrain({
       calls,
-      sessions: deps.sessions,
+      sessions: context.sessions,
       logger,
       gracePeriodMs: deps.options.shutdownGracePeriodMs,
       httpServer: deps.httpServer,
     }),
     streamCalls: { active: 0 },
-    toolChanges$: deps.toolChanges$,
-    promptChanges$: deps.promptChanges$,
+    toolChanges$: changes.tools$,
+    promptChanges$: changes.prompts$,
     listChanged: () => listChanged,
   };
 }

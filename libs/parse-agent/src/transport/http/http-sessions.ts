@@ -1,5 +1,6 @@
 import type { ServerResponse } from 'node:http';
 import type { ParseAgent } from '../../agent/parse-agent';
+import type { AgentIdentity } from '../../core/agent-identity';
 import {
   AgentUnauthorizedError,
   RateLimitExceededError,
@@ -9,23 +10,24 @@ import {
 import type { JsonRpcId } from '../../mcp/mcp-dispatcher.types';
 import { checkRateLimit, type RateLimiter } from '../../ports/rate-limiter';
 import { SessionLimitError, type McpSession, type SessionStore } from '../../ports/session-store';
-import { errorClassName } from '../mcp-transport';
+import { errorClassName } from '../shared/mcp-transport';
 import type { ResolvedMcpEndpointOptions } from './mcp-endpoint-options';
 import { HEADER } from './mcp-http.constants';
 import { sendJsonRpcError, sendUnauthorized } from './mcp-http-response';
-import type { McpRequest } from './mcp-request-gate';
+import type { McpRequest } from './mcp-request';
 import { headerValue } from './mcp-request-fields';
-import { principalKey } from './principal-key';
 import { declaresElicitation, type SseElicitations } from './sse-elicitation';
-import type { TransportLogger } from './transport-logger';
+import type { TransportLogger } from '../shared/transport-logger';
 import { requestIdOf, unauthorizedLogLine } from './unauthorized-log';
-import { UserKeys, UserUnresolvedError } from './user-key';
+import { UserKeys, UserUnresolvedError } from '../shared/user-key';
 
 export interface HttpSessionsDependencies {
   options: ResolvedMcpEndpointOptions;
   sessions: SessionStore;
   /** Whom a request acts for: sessions are counted and initialize limited per user. */
   userKeys: UserKeys;
+  /** The principal a request acts for (the transport context's). */
+  principalKey(agent: AgentIdentity, hostKey?: string): string;
   /** Limits initialize per user (absent: `initializeRateLimit: false`). */
   initializeLimiter?: RateLimiter;
   elicitations: SseElicitations;
@@ -60,7 +62,7 @@ export class HttpSessions {
       this.refuseUnknownUser(error, hostRequest, res, requestId);
       return undefined;
     }
-    return { owner: principalKey(agent, hostKey), hostKey };
+    return { owner: this.deps.principalKey(agent, hostKey), hostKey };
   }
 
   /**

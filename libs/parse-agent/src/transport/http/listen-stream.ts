@@ -9,7 +9,7 @@ import {
 } from '../../mcp/modern-revision';
 import { JSON_RPC_ERROR_CODES } from '../../mcp/protocol.constants';
 import { sendJsonRpcError } from './mcp-http-response';
-import type { McpRequest } from './mcp-request-gate';
+import type { McpRequest } from './mcp-request';
 import type { PrincipalStreams } from './principal-streams';
 import { formatSseFrame } from './sse-operators';
 

@@ -1,11 +1,11 @@
 import type { ServerResponse } from 'node:http';
 import { ABORTED, readLimited, type DeferredBody } from './bounded-read';
-import { parseBoundedJson, valueNestingDepth } from './bounded-json';
+import { parseBoundedJson, valueNestingDepth } from '../shared/bounded-json';
 import { bodyKind, invalidRequestProblem, validIdOf, type McpBodyKind } from './json-rpc-shape';
 import type { ResolvedMcpEndpointOptions } from './mcp-endpoint-options';
 import { sendJsonRpcError } from './mcp-http-response';
 import type { McpRequest } from './mcp-request';
-import type { TransportLogger } from './transport-logger';
+import type { TransportLogger } from '../shared/transport-logger';
 
 /** A POST body that passed the checks: the JSON-RPC message and what kind of message it is. */
 export type ParsedMcpBody = { body: Record<string, unknown>; kind: McpBodyKind };

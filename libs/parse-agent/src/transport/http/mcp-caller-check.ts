@@ -9,7 +9,7 @@ import {
   isOriginAllowed,
   underscoreHeaderNames,
 } from './transport-checks';
-import type { TransportLogger } from './transport-logger';
+import type { TransportLogger } from '../shared/transport-logger';
 
 /** What the gate learns from the app it is mounted in, read lazily (the app may not listen yet). */
 export interface McpGateEnvironment {

@@ -5,14 +5,10 @@ export const MCP_GATE_STATE = Symbol('parse-agent:mcp-gate-state');
 
 export const DEFAULT_MCP_PATH = '/mcp';
 export const DEFAULT_HEARTBEAT_INTERVAL_MS = 2000;
-export const DEFAULT_MAX_BODY_BYTES = 1_048_576;
 /** Body read before the host's guards have accepted the request (see `preAuthMaxBodyBytes`). */
 export const DEFAULT_PRE_AUTH_MAX_BODY_BYTES = 65_536;
 /** Open GET streams one principal may hold on one node; its oldest is closed for one more. */
 export const DEFAULT_MAX_GET_STREAMS_PER_PRINCIPAL = 8;
-export const DEFAULT_MAX_JSON_DEPTH = 20;
-export const DEFAULT_SESSION_IDLE_TIMEOUT_MS = 30 * 60 * 1000;
-export const DEFAULT_MAX_SESSIONS = 10_000;
 /** Open sessions one user may hold (all of its tokens together); one more is refused. */
 export const DEFAULT_MAX_SESSIONS_PER_PRINCIPAL = 32;
 /** `initialize` requests one user may send per window. */

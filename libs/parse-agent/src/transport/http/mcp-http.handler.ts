@@ -1,13 +1,12 @@
 import type { ServerResponse } from 'node:http';
-import { filter, lastValueFrom } from 'rxjs';
+import { filter, lastValueFrom, Subject } from 'rxjs';
 import { ParseAgentConfigError } from '../../core/errors';
 import type { ParseAgent } from '../../agent/parse-agent';
 import type { DispatchTerminal } from '../../mcp/mcp-dispatcher';
 import { classifyEra, LISTEN_METHOD } from '../../mcp/modern-revision';
 import type { McpSession } from '../../ports/session-store';
-import { chargeRequest } from '../call-charging';
-import { cancellationScope } from '../calls-in-flight';
-import type { McpTransport } from '../mcp-transport';
+import { cancellationScope } from '../shared/calls-in-flight';
+import type { McpTransport, McpTransportContext } from '../shared/mcp-transport';
 import { relayCancel, settleAnswer } from './client-messages';
 import {
   createHttpEndpoint,
@@ -19,7 +18,7 @@ import { HttpSessions, sendRateRefusal } from './http-sessions';
 import { serveJsonCall } from './json-call';
 import { HEADER, RESPONSE_HEADER } from './mcp-http.constants';
 import { sendJson, sendJsonRpcError, sendUnauthorized } from './mcp-http-response';
-import type { McpGateState, McpRequest } from './mcp-request-gate';
+import type { McpGateState, McpRequest } from './mcp-request';
 import { headerValue, validId } from './mcp-request-fields';
 import { serveListenCall, serveNotificationStream } from './notification-stream';
 import { PrincipalStreams } from './principal-streams';
@@ -27,9 +26,6 @@ import { agentForRequest, type McpAgentFactory } from './request-agent';
 import { serveSseCall } from './sse-call';
 import { resumeStream } from './stream-resumption';
 import { acceptsEventStream } from './transport-checks';
-
-export type { McpAgentFactory } from './request-agent';
-export type { McpHttpHandlerDependencies } from './http-endpoint';
 
 /** Methods answered over SSE when the client accepts it. */
 const STREAMED_METHODS = new Set(['tools/call', 'resources/read']);
@@ -44,11 +40,16 @@ const STREAMED_METHODS = new Set(['tools/call', 'resources/read']);
  */
 export class McpHttpHandler implements McpTransport {
   readonly kind = 'streamable-http';
-  protected readonly endpoint: HttpEndpoint;
-  protected readonly sessionLifecycle: HttpSessions;
   protected readonly agentFactory: McpAgentFactory;
   /** GET and listen streams open per principal (this process). */
   protected readonly getStreams: PrincipalStreams;
+  /** List changes the host reports (notifyListChanged), heard by the endpoint's streams. */
+  protected readonly toolChanges = new Subject<void>();
+  protected readonly promptChanges = new Subject<void>();
+  /** Set by start(): the host's context and what the endpoint builds on it. */
+  protected context?: McpTransportContext;
+  protected endpoint!: HttpEndpoint;
+  protected sessionLifecycle!: HttpSessions;
 
   constructor(protected readonly deps: McpHttpHandlerDependencies) {
     if (typeof deps.agentFactory !== 'function') {
@@ -58,44 +59,54 @@ export class McpHttpHandler implements McpTransport {
     }
     this.agentFactory = deps.agentFactory;
     this.getStreams = new PrincipalStreams(deps.options.maxGetStreamsPerPrincipal);
-    this.endpoint = createHttpEndpoint(deps);
+  }
+
+  /** Takes the host's context: the endpoint answers 503 until then. */
+  start(context: McpTransportContext): void {
+    if (this.context) throw new ParseAgentConfigError('The MCP HTTP endpoint was started twice.');
+    this.context = context;
+    this.endpoint = createHttpEndpoint(this.deps, context, {
+      tools$: this.toolChanges,
+      prompts$: this.promptChanges,
+    });
     const { logger, elicitations } = this.endpoint;
     this.sessionLifecycle = new HttpSessions({
-      options: deps.options,
-      sessions: deps.sessions,
-      userKeys: deps.userKeys,
-      initializeLimiter: deps.initializeLimiter,
+      options: this.deps.options,
+      sessions: context.sessions,
+      userKeys: context.userKeys,
+      principalKey: context.principalKey,
+      initializeLimiter: this.deps.initializeLimiter,
       elicitations,
       logger,
     });
     // Answers to this node's questions that clients POSTed to another node.
-    deps.cancellations.onAnswer?.((sessionId, response) =>
+    context.cancellations.onAnswer?.((sessionId, response) =>
       elicitations.settle(response, sessionId),
     );
   }
 
+  notifyListChanged(kind: 'tools' | 'prompts'): void {
+    (kind === 'tools' ? this.toolChanges : this.promptChanges).next();
+  }
+
   /** Streaming tool calls in flight on this endpoint. */
   get openStreams(): number {
-    return this.endpoint.streamCalls.active;
+    return this.context ? this.endpoint.streamCalls.active : 0;
   }
 
   /** Whether the endpoint is draining for shutdown (new calls are refused with 503). */
   get shuttingDown(): boolean {
-    return this.endpoint.drain.active;
+    return this.context ? this.endpoint.drain.active : false;
   }
 
   /** Calls in flight on this endpoint (JSON and streaming). */
   get callsInFlight(): number {
-    return this.endpoint.calls.size;
-  }
-
-  async beforeApplicationShutdown(): Promise<void> {
-    await this.drain();
+    return this.context ? this.endpoint.calls.size : 0;
   }
 
   /** Graceful stop (see EndpointDrain.drain). Idempotent. */
-  drain(gracePeriodMs?: number): Promise<void> {
-    return this.endpoint.drain.drain(gracePeriodMs);
+  async drain(gracePeriodMs?: number): Promise<void> {
+    if (this.context) await this.endpoint.drain.drain(gracePeriodMs);
   }
 
   close(): Promise<void> {
@@ -108,6 +119,7 @@ export class McpHttpHandler implements McpTransport {
     res: ServerResponse,
     hostRequest: McpRequest = req,
   ): Promise<void> {
+    if (!this.context) return sendNotStarted(res);
     const { gate } = this.deps;
     let state = await gate.ensure(req, res);
     if (!state) return;
@@ -146,7 +158,7 @@ export class McpHttpHandler implements McpTransport {
       if (user === undefined) return;
     }
     // Methods that do work without running a tool count against the caller's rate limit too.
-    const charging = isRequest ? chargeRequest(agent, body.method) : undefined;
+    const charging = isRequest ? this.context.charge(agent, body.method) : undefined;
     const refused = charging && (await charging);
     if (refused) return sendRateRefusal(res, refused, bodyId);
 
@@ -216,6 +228,7 @@ export class McpHttpHandler implements McpTransport {
     res: ServerResponse,
     hostRequest: McpRequest = req,
   ): Promise<void> {
+    if (!this.context) return sendNotStarted(res);
     const state = await this.deps.gate.ensure(req, res);
     if (!state) return;
     if (this.endpoint.drain.refuse(res)) return;
@@ -243,6 +256,7 @@ export class McpHttpHandler implements McpTransport {
     res: ServerResponse,
     hostRequest: McpRequest = req,
   ): Promise<void> {
+    if (!this.context) return sendNotStarted(res);
     const state = await this.deps.gate.ensure(req, res);
     if (!state) return;
     const agent = await this.authenticate(hostRequest, res);
@@ -258,10 +272,11 @@ export class McpHttpHandler implements McpTransport {
     res: ServerResponse,
     hostRequest: McpRequest = req,
   ): Promise<void> {
+    if (!this.context) return sendNotStarted(res);
     const agent = await this.authenticate(hostRequest, res);
     if (!agent) return;
     const terminal = await lastValueFrom(
-      this.deps.dispatcher
+      this.endpoint.dispatcher
         .dispatch({ jsonrpc: '2.0', id: 0, method: 'tools/list' }, agent, {
           logger: this.endpoint.dispatchLogger,
         })
@@ -285,9 +300,16 @@ export class McpHttpHandler implements McpTransport {
     res: ServerResponse,
   ): Promise<ParseAgent | undefined> {
     return agentForRequest(
-      { agentFactory: this.agentFactory, agents: this.deps.agents, logger: this.deps.logger },
+      { agentFactory: this.agentFactory, context: this.context!, logger: this.endpoint.logger },
       hostRequest,
       res,
     );
   }
+}
+
+/** A request before the host started the transport (it starts during the application's bootstrap). */
+function sendNotStarted(res: ServerResponse): void {
+  sendJsonRpcError(res, 503, -32000, 'Service Unavailable: the MCP endpoint is starting.', {
+    headers: { 'Retry-After': '1' },
+  });
 }

@@ -13,11 +13,7 @@ import type { McpGateState, McpRequest } from './mcp-request';
 import { checkPreAuthRate } from './pre-auth-rate';
 import { headerValue, validId } from './mcp-request-fields';
 import { acceptsEventStream, mediaType } from './transport-checks';
-import type { TransportLogger } from './transport-logger';
-
-export type { McpBodyKind } from './json-rpc-shape';
-export type { DeferredBody } from './bounded-read';
-export type { McpGateState, McpRequest } from './mcp-request';
+import type { TransportLogger } from '../shared/transport-logger';
 
 type Next = (error?: unknown) => void;
 

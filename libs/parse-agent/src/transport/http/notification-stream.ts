@@ -7,7 +7,7 @@ import type { McpSession } from '../../ports/session-store';
 import type { HttpEndpoint } from './http-endpoint';
 import { serveListenStream } from './listen-stream';
 import { openEventStream, sendJsonRpcError } from './mcp-http-response';
-import type { McpRequest } from './mcp-request-gate';
+import type { McpRequest } from './mcp-request';
 import type { PrincipalStreams } from './principal-streams';
 import { formatSseFrame, type SseFrame } from './sse-operators';
 import { acceptsEventStream } from './transport-checks';

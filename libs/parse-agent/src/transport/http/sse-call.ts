@@ -1,6 +1,6 @@
 import { filter, fromEvent, merge, Subject, takeUntil, type Observable } from 'rxjs';
-import { openCall } from '../calls-in-flight';
-import { dispatchCall, errorClassName } from '../mcp-transport';
+import { openCall } from '../shared/calls-in-flight';
+import { dispatchCall, errorClassName } from '../shared/mcp-transport';
 import { SHUTTING_DOWN_CODE, SHUTTING_DOWN_MESSAGE } from './endpoint-drain';
 import type { HttpCall, HttpEndpoint } from './http-endpoint';
 import { HEADER, PRIMING_PROTOCOL_VERSION } from './mcp-http.constants';

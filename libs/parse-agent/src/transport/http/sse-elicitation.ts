@@ -6,7 +6,7 @@ import type {
   ElicitationRequest,
   ElicitationResult,
 } from '../../ports/elicitation-channel';
-import { isPlainObject } from '../../query/field-names';
+import { isPlainObject } from '../../core/plain-object';
 import { messageFrame, type SseFrame } from './sse-operators';
 
 interface Pending {

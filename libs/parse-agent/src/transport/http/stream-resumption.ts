@@ -9,11 +9,11 @@ import {
   type StoredEvent,
 } from '../../ports/event-store';
 import type { McpSession } from '../../ports/session-store';
-import { errorClassName } from '../mcp-transport';
+import { errorClassName } from '../shared/mcp-transport';
 import { SHUTTING_DOWN_CODE } from './endpoint-drain';
 import type { HttpEndpoint } from './http-endpoint';
 import { openEventStream, sendJsonRpcError } from './mcp-http-response';
-import type { McpRequest } from './mcp-request-gate';
+import type { McpRequest } from './mcp-request';
 import { streamOwnedBy } from './resumable-stream-id';
 import { formatSseFrame, isResponseMessage, type SseFrame } from './sse-operators';
 

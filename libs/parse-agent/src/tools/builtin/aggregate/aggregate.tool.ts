@@ -1,8 +1,13 @@
 import { AgentValidationError } from '../../../core/errors';
 import { autoLimitNotice } from '../../../security/pipeline/auto-limit';
-import { compactPointers } from '../../../security/pipeline/pointer-compaction';
+import {
+  compactPointers,
+  type ColumnPointerClass,
+} from '../../../security/pipeline/pointer-compaction';
 import type { ReadPolicy } from '../../../security/read-policy';
+import type { PreparedPipeline } from '../../read/policed-reader';
 import { readTool } from '../../read/read-tool';
+import { TRUNCATED_OUTPUT } from '../output-schemas';
 import { APPLY_CANONICAL_FILTER_ARG, classArguments, classResult } from '../tool-schemas';
 import { leadingMatch, withheldNote } from './analytics-support';
 
@@ -27,6 +32,7 @@ export const aggregate = readTool<Args>({
   category: 'aggregate',
   dataOperation: 'aggregate',
   timeout: 60,
+  oversize: 'trim-rows',
   inputSchema: classArguments(
     {
       pipeline: PIPELINE_ARG,
@@ -51,6 +57,7 @@ export const aggregate = readTool<Args>({
       withheld_fields: { type: 'object', additionalProperties: { type: 'string' } },
       withheld_note: { type: 'string' },
       apply_canonical_filter: { type: 'boolean' },
+      _truncated: TRUNCATED_OUTPUT,
     },
     ['result_count', 'results'],
   ),
@@ -68,12 +75,9 @@ export const aggregate = readTool<Args>({
     let results = await prepared.run({ where: leadingMatch(args.pipeline) });
     let pointerClasses: Record<string, string> = {};
     if (args.compact_pointers !== false) {
-      const compacted = compactPointers(results);
+      const compacted = compactPointers(results, await pointerColumns(access, className, prepared));
       results = compacted.rows;
-      pointerClasses = {
-        ...compacted.pointerClasses,
-        ...(await viewPointers(access, className, results)),
-      };
+      pointerClasses = compacted.pointerClasses;
     }
     return {
       class_name: className,
@@ -89,23 +93,22 @@ export const aggregate = readTool<Args>({
 });
 
 /**
- * Direct paths already present pointers as bare objectIds under their API names; name the class of
- * each root-class pointer column that still holds ids, so the envelope reads the same on every path.
+ * The class of an output column that copies one of the class's pointer columns unchanged (the
+ * direct MongoDB path presents pointers as bare objectIds, so only the pipeline's lineage tells
+ * them from strings). A pointer into a class the agent may not see is never named.
  */
-async function viewPointers(
+async function pointerColumns(
   access: ReadPolicy,
   className: string,
-  rows: Record<string, unknown>[],
-): Promise<Record<string, string>> {
-  if (!rows.length) return {};
+  prepared: PreparedPipeline,
+): Promise<ColumnPointerClass> {
   const types = await access.fieldTypes(className);
-  const out: Record<string, string> = {};
-  for (const [field, type] of Object.entries(types)) {
-    if (type.type !== 'Pointer' || !type.targetClass) continue;
-    const values = rows.map((r) => r[field]).filter((v) => v !== undefined && v !== null);
-    if (values.length && values.every((v) => typeof v === 'string' && !v.includes('$'))) {
-      out[field] = type.targetClass;
+  return (column) => {
+    const origin = prepared.columnOrigin(column);
+    const type = origin === undefined ? undefined : types[origin];
+    if (type?.type !== 'Pointer' || !type.targetClass || access.isDenied(type.targetClass)) {
+      return undefined;
     }
-  }
-  return out;
+    return type.targetClass;
+  };
 }

@@ -1,4 +1,4 @@
-import { ANY_JSON_VALUE, nullable, withSchemaDefs } from '../output-schemas';
+import { ANY_JSON_VALUE, nullable, TRUNCATED_OUTPUT, withSchemaDefs } from '../output-schemas';
 import {
   GROUP_BY_DEFAULT_LIMIT,
   GROUP_BY_MAX_LIMIT,
@@ -108,6 +108,7 @@ export function helperResult(properties: Record<string, unknown>): Record<string
       ...properties,
       apply_canonical_filter: { type: 'boolean' },
       truncated: { type: 'boolean' },
+      _truncated: TRUNCATED_OUTPUT,
       ...DRY_RUN_PROPERTIES,
     }),
   );

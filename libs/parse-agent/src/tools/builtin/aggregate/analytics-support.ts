@@ -158,13 +158,16 @@ export async function runHelper(
   className: string,
   call: HelperCall,
 ): Promise<{ dryRun: Record<string, unknown> } | { rows: DataRow[]; pointerClass?: string }> {
-  const prepared = await read.prepare(operation, className, call.pipeline, {
-    applyCanonicalFilter: call.applyCanonicalFilter,
-  });
+  // A pointer into a hidden class first: its refusal does not name the class, where the
+  // pipeline's would only call the field unreadable.
+  await read.gate(className);
   const pointerClass =
     call.pointerField === undefined
       ? undefined
       : await pointerTarget(read.access, className, call.pointerField);
+  const prepared = await read.prepare(operation, className, call.pipeline, {
+    applyCanonicalFilter: call.applyCanonicalFilter,
+  });
   if (dryRunFlag(call.dryRun)) {
     return { dryRun: dryRunEnvelope(className, call.parameters, call.pipeline) };
   }

@@ -36,6 +36,7 @@ export const distinct = readTool<Args>({
   category: 'aggregate',
   dataOperation: 'distinct',
   timeout: 30,
+  oversize: 'trim-rows',
   inputSchema: helperArguments(FIELD_ARG, {
     where: WHERE_ARG,
     sort: { type: 'string', enum: ['asc', 'desc'], description: 'Sort the values.' },
@@ -52,11 +53,22 @@ export const distinct = readTool<Args>({
     const className = args.class_name;
     const limit = await gatedLimit(read, className, args.limit, DISTINCT_LIMITS);
     const { field, sort, flatten_arrays: flattenArrays } = args;
+    // A path's own distinct lists an array's elements (as Parse and MongoDB do); whole arrays, the
+    // default here, need the pipeline.
+    const wholeArrays =
+      !flattenArrays && (await read.access.fieldTypes(className))[field]?.type === 'Array';
     const result = await runHelper(read, 'distinct', className, {
       pipeline: buildDistinctPipeline({ field, where: args.where, sort, limit, flattenArrays }),
       where: args.where,
       // Flattening arrays is the pipeline's: a path that runs pipelines gets one.
-      native: { distinct: { field, limit }, sort, pipelineWhenPossible: flattenArrays },
+      native: {
+        distinct: { field, limit },
+        sort,
+        pipelineWhenPossible: flattenArrays || wholeArrays,
+        pipelineOnly: wholeArrays
+          ? `'${field}' is an Array field: distinct lists whole arrays unless flatten_arrays is true, and this deployment can only list their elements. Pass flatten_arrays: true.`
+          : undefined,
+      },
       pointerField: field,
       dryRun: args.dry_run,
       applyCanonicalFilter: args.apply_canonical_filter,

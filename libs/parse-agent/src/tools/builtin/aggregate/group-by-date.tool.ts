@@ -32,6 +32,7 @@ export const groupByDate = readTool<Args>({
   category: 'aggregate',
   dataOperation: 'group_by_date',
   timeout: 60,
+  oversize: 'trim-rows',
   inputSchema: helperArguments(
     { ...FIELD_ARG, description: 'The date field, e.g. "createdAt".' },
     {

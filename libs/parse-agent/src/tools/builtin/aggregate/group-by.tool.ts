@@ -24,6 +24,7 @@ export const groupBy = readTool<Args>({
   category: 'aggregate',
   dataOperation: 'group_by',
   timeout: 60,
+  oversize: 'trim-rows',
   inputSchema: helperArguments(
     FIELD_ARG,
     groupArguments('Group order (default value_desc).', 'Groups', {

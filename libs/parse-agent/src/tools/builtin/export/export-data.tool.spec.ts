@@ -155,4 +155,18 @@ describe('parseColumns', () => {
     expect(() => parseColumns([''])).toThrow(/columns\[0\]/);
     expect(() => parseColumns(['a', ['b']])).toThrow(/columns\[1\]/);
   });
+
+  it('refuses a column through an internal field, at any depth and under any header', () => {
+    for (const spec of [
+      '_hashed_password',
+      { sessionToken: 'Token' },
+      'authData.anonymous.id',
+      'owner._auth_data_github',
+      { 'buyer._rperm': 'Readers' },
+    ]) {
+      expect(() => parseColumns(['title', spec])).toThrow(
+        expect.objectContaining({ errorCode: 'access_denied', kind: 'internal_field' }),
+      );
+    }
+  });
 });

@@ -1,9 +1,10 @@
 import { ALWAYS_KEEP_FIELDS } from '../../../core/constants';
-import { AgentValidationError } from '../../../core/errors';
+import { AccessDeniedError, AgentValidationError } from '../../../core/errors';
 import { WITHHELD_NOTE } from '../../../format/query-result';
 import { simplifyTypedValue } from '../../../format/simplify-object';
 import { withheldIncludesPayload } from '../../../format/withheld-includes';
 import { renderTabular, TABULAR_FORMATS, type TabularFormat } from '../../../format/tabular';
+import { isInternalField } from '../../../query/internal-fields';
 import type { PolicedReader } from '../../read/policed-reader';
 import { readTool } from '../../read/read-tool';
 import {
@@ -40,7 +41,10 @@ interface Column {
   header: string;
 }
 
-/** `"name"` or `{ "grade": "Year" }` (field -> header); anything else is refused. */
+/**
+ * `"name"` or `{ "grade": "Year" }` (field -> header); anything else is refused, and so is a column
+ * through an internal field: its cells could only ever be empty, which would read as an answer.
+ */
 export function parseColumns(columns: unknown): Column[] | undefined {
   if (columns === undefined || columns === null) return undefined;
   if (!Array.isArray(columns) || !columns.length) {
@@ -49,17 +53,29 @@ export function parseColumns(columns: unknown): Column[] | undefined {
     );
   }
   return columns.map((spec, i) => {
-    if (typeof spec === 'string' && spec) return { field: spec, header: spec };
-    if (typeof spec === 'object' && spec !== null && !Array.isArray(spec)) {
-      const entries = Object.entries(spec);
-      if (entries.length === 1 && typeof entries[0][1] === 'string') {
-        return { field: entries[0][0], header: entries[0][1] };
-      }
+    const column = columnOf(spec, i);
+    const internal = column.field.split('.').find((segment) => isInternalField(segment));
+    if (internal !== undefined) {
+      throw new AccessDeniedError(
+        `columns[${i}] ('${column.field}') names '${internal}', an internal Parse field no agent may read. Remove that column.`,
+        { kind: 'internal_field', deniedField: internal },
+      );
     }
-    throw new AgentValidationError(
-      `columns[${i}] must be a field name or an object with exactly one { "field": "Header" } entry (got ${JSON.stringify(spec)}).`,
-    );
+    return column;
   });
+}
+
+function columnOf(spec: unknown, i: number): Column {
+  if (typeof spec === 'string' && spec) return { field: spec, header: spec };
+  if (typeof spec === 'object' && spec !== null && !Array.isArray(spec)) {
+    const entries = Object.entries(spec);
+    if (entries.length === 1 && typeof entries[0][1] === 'string') {
+      return { field: entries[0][0], header: entries[0][1] };
+    }
+  }
+  throw new AgentValidationError(
+    `columns[${i}] must be a field name or an object with exactly one { "field": "Header" } entry (got ${JSON.stringify(spec)}).`,
+  );
 }
 
 /** A dotted path through included pointers and nested objects. */
@@ -169,6 +185,14 @@ export const exportData = readTool<Args>({
       throw new AgentValidationError(`row_cap must be an integer from 1 to ${MAX_EXPORT_ROW_CAP}.`);
     }
     const columns = parseColumns(args.columns);
+    // A credential column would come out empty (redaction drops it): refuse it, as keys does.
+    const internal = columns?.find((c) => isInternalField(c.field));
+    if (internal) {
+      throw new AccessDeniedError(`columns field '${internal.field}' is an internal Parse field.`, {
+        kind: 'internal_field',
+        deniedField: internal.field,
+      });
+    }
     let rows: Record<string, unknown>[];
     let available: number | undefined;
     let elidedFields: string[] | undefined;

@@ -1,5 +1,8 @@
+import type { PermissionLevel } from '../../../core/constants';
 import { AccessDeniedError, PermissionDeniedError, ToolFilteredError } from '../../../core/errors';
 import type { AgentMethodDeclaration } from '../../../metadata/metadata.types';
+import type { DataPrincipals } from '../../../ports/data-path';
+import { clpGrants, type ClpOperation } from '../../../security/clp-check';
 import type { ReadPolicy } from '../../../security/read-policy';
 import { envGateRefusal, methodEnvGate } from '../../env-gates';
 import type { ToolAgent } from '../../tool-context';
@@ -55,6 +58,32 @@ export function methodDenial(
     return { reason: 'access_denied', deniedAt: 'env_gate', error: new AccessDeniedError(gate) };
   }
   return undefined;
+}
+
+/** The CLP operation a method's tier must be granted on its class (the spec's mapping). */
+const TIER_CLP: Readonly<Record<PermissionLevel, ClpOperation>> = {
+  readonly: 'find',
+  write: 'update',
+  admin: 'delete',
+};
+
+/**
+ * The class-level permission a method's tier maps to (readonly `find`, write `update`, admin
+ * `delete`) must be granted to the agent's principals on the method's class.
+ */
+export async function assertMethodClp(
+  access: ReadPolicy,
+  principals: DataPrincipals,
+  className: string,
+  qualified: string,
+  permission: PermissionLevel,
+): Promise<void> {
+  const schema = await access.schema(className);
+  if (clpGrants(schema?.classLevelPermissions, TIER_CLP[permission], principals)) return;
+  throw new AccessDeniedError(
+    `'${qualified}' is a ${permission} method and needs the '${TIER_CLP[permission]}' class-level permission on '${className}', which this agent's identity does not have.`,
+    { kind: 'clp_denied' },
+  );
 }
 
 /**

@@ -1,8 +1,6 @@
-import { WritePolicy } from '../../../security/write-policy';
-import type { ToolDefinition } from '../../tool-definition';
+import { writeTool } from '../../write/write-tool';
 import { CREATING_TOOL } from '../tool-annotations';
 import { CLASS_NAME_ARG } from '../tool-schemas';
-import { writeOperation } from './write-path';
 import { VALUES_ARG, WRITE_RESULT_SCHEMA } from './mutation-schemas';
 
 interface Args {
@@ -10,7 +8,7 @@ interface Args {
   values: Record<string, unknown>;
 }
 
-export const createObject: ToolDefinition<Args> = {
+export const createObject = writeTool<Args>({
   name: 'create_object',
   description:
     'Create one object in a class. Raw write: prefer a declared agent method (call_method) when one fits. The tenant field is set to your tenant automatically.',
@@ -27,25 +25,13 @@ export const createObject: ToolDefinition<Args> = {
     additionalProperties: false,
   },
   outputSchema: WRITE_RESULT_SCHEMA,
-  handler: async (args, { access, writeData, signal, audit }) => {
-    const plan = await new WritePolicy(access).planCreate(args.class_name, args.values);
-    const created = await writeOperation(writeData, 'create').call(
-      writeData,
-      args.class_name,
-      plan.values,
-      signal,
-    );
-    audit({
-      action: 'create',
-      class_name: args.class_name,
-      object_id: created.objectId,
-      changed_keys: plan.changedKeys,
-    });
+  handler: async (args, { write }) => {
+    const created = await write.create(args.class_name, args.values);
     return {
-      class_name: args.class_name,
+      class_name: created.className,
       object_id: created.objectId,
       created_at: created.createdAt,
-      changed_keys: plan.changedKeys,
+      changed_keys: created.changedKeys,
     };
   },
-};
+});

@@ -1,17 +1,14 @@
-import { WritePolicy } from '../../../security/write-policy';
-import type { ToolDefinition } from '../../tool-definition';
+import { writeTool } from '../../write/write-tool';
 import { DESTRUCTIVE_IDEMPOTENT_TOOL } from '../tool-annotations';
 import { CLASS_NAME_ARG, OBJECT_ID_ARG } from '../tool-schemas';
 import { WRITE_RESULT_SCHEMA } from './mutation-schemas';
-import { precheckWrite, writeOperation } from './write-path';
-import { writeToReadableObject } from './write-refused';
 
 interface Args {
   class_name: string;
   object_id: string;
 }
 
-export const deleteObject: ToolDefinition<Args> = {
+export const deleteObject = writeTool<Args>({
   name: 'delete_object',
   description:
     'Delete one object you can read. Asks the person to confirm first when the client supports it.',
@@ -22,6 +19,7 @@ export const deleteObject: ToolDefinition<Args> = {
   envGate: 'rawCrud',
   clientSafe: true,
   annotations: DESTRUCTIVE_IDEMPOTENT_TOOL,
+  confirm: { asks: ['delete'] },
   inputSchema: {
     type: 'object',
     properties: { class_name: CLASS_NAME_ARG, object_id: OBJECT_ID_ARG },
@@ -29,29 +27,8 @@ export const deleteObject: ToolDefinition<Args> = {
     additionalProperties: false,
   },
   outputSchema: WRITE_RESULT_SCHEMA,
-  handler: async (args, { access, writeData, signal, audit, confirm }) => {
-    await new WritePolicy(access).assertRowWritable(
-      writeData,
-      args.class_name,
-      args.object_id,
-      signal,
-    );
-    await precheckWrite(writeData, 'delete', args.class_name, args.object_id, signal);
-    await confirm({
-      message: `Delete ${args.class_name} ${args.object_id}? This cannot be undone.`,
-      tool: 'delete_object',
-      className: args.class_name,
-      objectId: args.object_id,
-    });
-    await writeToReadableObject(args.class_name, args.object_id, () =>
-      writeOperation(writeData, 'delete').call(writeData, args.class_name, args.object_id, signal),
-    );
-    audit({
-      action: 'delete',
-      class_name: args.class_name,
-      object_id: args.object_id,
-      changed_keys: [],
-    });
-    return { class_name: args.class_name, object_id: args.object_id, deleted: true };
+  handler: async (args, { write }) => {
+    const deleted = await write.delete(args.class_name, args.object_id);
+    return { class_name: deleted.className, object_id: deleted.objectId, deleted: true };
   },
-};
+});

@@ -6,8 +6,8 @@ import {
 import type { ModelClass } from '../../../metadata/metadata.types';
 import { isParseObjectModel, type ParseSdkObject } from '../../../metadata/parse-object-model';
 import type { DataPath, DataRow } from '../../../ports/data-path';
-import { isPlainObject } from '../../../query/field-names';
-import { writeOperation } from './write-path';
+import { isPlainObject } from '../../../core/plain-object';
+import { writeOperation } from '../../write/write-path';
 
 export interface SdkMethodTargetOptions {
   className: string;

@@ -1,10 +1,7 @@
-import { WritePolicy } from '../../../security/write-policy';
-import type { ToolDefinition } from '../../tool-definition';
+import { writeTool } from '../../write/write-tool';
 import { DESTRUCTIVE_IDEMPOTENT_TOOL } from '../tool-annotations';
 import { CLASS_NAME_ARG, OBJECT_ID_ARG } from '../tool-schemas';
 import { VALUES_ARG, WRITE_RESULT_SCHEMA } from './mutation-schemas';
-import { writeOperation } from './write-path';
-import { writeToReadableObject } from './write-refused';
 
 interface Args {
   class_name: string;
@@ -12,7 +9,7 @@ interface Args {
   values: Record<string, unknown>;
 }
 
-export const updateObject: ToolDefinition<Args> = {
+export const updateObject = writeTool<Args>({
   name: 'update_object',
   description:
     'Change fields of one object you can read. Raw write: prefer a declared agent method (call_method) when one fits. The tenant field cannot be changed.',
@@ -29,30 +26,13 @@ export const updateObject: ToolDefinition<Args> = {
     additionalProperties: false,
   },
   outputSchema: WRITE_RESULT_SCHEMA,
-  handler: async (args, { access, writeData, signal, audit }) => {
-    const policy = new WritePolicy(access);
-    const plan = await policy.planUpdate(args.class_name, args.values);
-    await policy.assertRowWritable(writeData, args.class_name, args.object_id, signal);
-    const updated = await writeToReadableObject(args.class_name, args.object_id, () =>
-      writeOperation(writeData, 'update').call(
-        writeData,
-        args.class_name,
-        args.object_id,
-        plan.values,
-        signal,
-      ),
-    );
-    audit({
-      action: 'update',
-      class_name: args.class_name,
-      object_id: args.object_id,
-      changed_keys: plan.changedKeys,
-    });
+  handler: async (args, { write }) => {
+    const updated = await write.update(args.class_name, args.object_id, args.values);
     return {
-      class_name: args.class_name,
-      object_id: args.object_id,
+      class_name: updated.className,
+      object_id: updated.objectId,
       updated_at: updated.updatedAt,
-      changed_keys: plan.changedKeys,
+      changed_keys: updated.changedKeys,
     };
   },
-};
+});

@@ -27,6 +27,7 @@ export const getObject = readTool<Args>({
   description: 'Fetch one object by objectId, optionally expanding pointers with include.',
   category: 'query',
   timeout: 10,
+  oversize: 'trim-rows',
   outputSchema: GET_OBJECT_OUTPUT,
   inputSchema: classArguments(
     {

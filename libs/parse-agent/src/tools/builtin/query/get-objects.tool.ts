@@ -17,6 +17,7 @@ export const getObjects = readTool<Args>({
   description: `Fetch up to ${MAX_GET_OBJECTS_IDS} objects of one class by objectId in one call; results are keyed by id, with the ids not found listed in missing.`,
   category: 'query',
   timeout: 20,
+  oversize: 'trim-rows',
   outputSchema: GET_OBJECTS_OUTPUT,
   inputSchema: classArguments(
     {

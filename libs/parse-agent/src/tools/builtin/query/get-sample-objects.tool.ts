@@ -10,6 +10,7 @@ export const getSampleObjects = readTool<{ class_name: string; limit?: number }>
   description: `The most recently created objects of a class, to see what its data looks like (default ${DEFAULT_SAMPLE_LIMIT}, max ${MAX_SAMPLE_LIMIT}).`,
   category: 'query',
   timeout: 15,
+  oversize: 'trim-rows',
   outputSchema: GET_SAMPLE_OBJECTS_OUTPUT,
   inputSchema: classArguments({
     limit: {

@@ -105,7 +105,7 @@ export async function describeSchema(
   const large = new Set(meta?.largeFields ?? []);
   const fields: Array<Record<string, unknown>> = [];
   for (const [name, f] of Object.entries(schema.fields)) {
-    if (isInternalField(name) || name === 'ACL') continue;
+    if (isInternalField(name)) continue;
     if (allow && !allow.includes(name)) continue;
     const doc = meta?.fieldDocs[name];
     const entry: Record<string, unknown> = {

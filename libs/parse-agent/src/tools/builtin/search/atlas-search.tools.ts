@@ -3,6 +3,7 @@ import { clampLimit } from '../../../format/applied-limits';
 import type { SearchSpec } from '../../../ports/data-path';
 import type { PolicedReader } from '../../read/policed-reader';
 import { readTool } from '../../read/read-tool';
+import { TRUNCATED_OUTPUT } from '../output-schemas';
 import {
   APPLY_CANONICAL_FILTER_ARG,
   classArguments,
@@ -79,6 +80,7 @@ const SEARCH_RESULT = classResult({
     description: 'Rows best match first; each carries _score, Atlas relevance (higher is better).',
   },
   applied_limits: { type: 'object' },
+  _truncated: TRUNCATED_OUTPUT,
 });
 
 const DESCRIPTION_TAIL =
@@ -138,6 +140,7 @@ export const atlasTextSearch = readTool<TextArgs>({
   category: 'search',
   dataOperation: 'search',
   timeout: 30,
+  oversize: 'trim-rows',
   inputSchema: classArguments({ fields: FIELDS_ARG, ...COMMON_PROPERTIES }, ['query', 'fields']),
   outputSchema: SEARCH_RESULT,
   handler: (args, { read }) => runSearch(read, args, { mode: 'text', paths: args.fields }),
@@ -151,6 +154,7 @@ export const atlasAutocomplete = readTool<AutocompleteArgs>({
   category: 'search',
   dataOperation: 'search',
   timeout: 30,
+  oversize: 'trim-rows',
   inputSchema: classArguments(
     {
       field: { type: 'string', description: 'The one field to complete, e.g. "name".' },
@@ -175,6 +179,7 @@ export const atlasFacetedSearch = readTool<FacetArgs>({
   category: 'search',
   dataOperation: 'search',
   timeout: 30,
+  oversize: 'trim-rows',
   inputSchema: classArguments(
     {
       fields: FIELDS_ARG,

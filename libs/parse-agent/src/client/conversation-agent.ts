@@ -1,1 +1,0 @@
-export type { ConversationAgent, ConversationToolDefinition } from '../ports/conversation';
