@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { AgentTool, type ToolContext } from 'nestjs-parse-agent';
+import { AgentTool, type PolicedToolContext } from 'nestjs-parse-agent';
 
 export interface OrderSummaryArgs {
   customer_id: string;
@@ -11,10 +11,11 @@ const SUMMARY_KEYS = ['orderNumber', 'status', 'total', 'placedAt'];
 
 /**
  * A tool of the application's own, found at bootstrap because this provider sits in a module that
- * imports ParseAgentModule. It reads as the calling agent: the class gate first, then a where that
- * the agent's policy planned (its tenant scope, filters and the canonical filter ANDed in), through
- * the data path bound to its identity, and the rows redacted for it. A customer of another tenant
- * therefore has no orders here, the same answer as a customer that does not exist.
+ * imports ParseAgentModule. Declaring no `access`, it reads as the calling agent through
+ * `context.read`, the reader the built-in tools use: the class gate first, then the agent's tenant
+ * scope, filters and the canonical filter ANDed into the where, the data path bound to its
+ * identity, and the rows redacted for it. A customer of another tenant therefore has no orders
+ * here, the same answer as a customer that does not exist.
  */
 @Injectable()
 export class OrderSummaryTool {
@@ -44,21 +45,21 @@ export class OrderSummaryTool {
     category: 'reports',
     timeout: 20,
   })
-  async orderSummary(args: OrderSummaryArgs, { access, data, signal }: ToolContext) {
-    await access.requireReadableClass('Order');
-    const { where } = await access.planWhere('Order', { customer: args.customer_id });
-    const [orderCount, rows] = await Promise.all([
-      data.count('Order', where, signal),
-      data.find(
-        'Order',
-        { where, keys: SUMMARY_KEYS, order: '-placedAt', limit: args.recent ?? 5 },
-        signal,
-      ),
+  async orderSummary(args: OrderSummaryArgs, { read }: PolicedToolContext) {
+    const where = { customer: args.customer_id };
+    const [orderCount, page] = await Promise.all([
+      read.count('Order', { where }),
+      read.find('Order', {
+        where,
+        keys: SUMMARY_KEYS,
+        order: '-placedAt',
+        limit: args.recent ?? 5,
+      }),
     ]);
     return {
       customer_id: args.customer_id,
       order_count: orderCount,
-      recent: access.redactRows(rows, 'Order').map(withPlainDates),
+      recent: page.rows.map(withPlainDates),
     };
   }
 }
