@@ -17,6 +17,7 @@ import {
 import { describeError } from './describe-error';
 import { startEmbeddedPostgres, type RunningPostgres } from './embedded-postgres';
 import { loadParseServer, startParseServer, type ParseServerHost } from './parse-server-host';
+import { DEMO_SCHEMAS } from './seed/demo-schemas';
 import { StartupInterrupted, StartupSignals } from './startup-signals';
 
 /**
@@ -182,6 +183,9 @@ export class DemoHost {
       serverURL: this.parseServerURL,
       // Tenancy enforced by Parse itself, for clients that may write through /parse.
       cloud: application.registerTenantGuard,
+      // The demo's classes, complete before anything can read them: the example app's module
+      // reads the schemas as soon as Parse answers, which can be before the seed reaches them.
+      classes: DEMO_SCHEMAS,
     });
     this.signals.checkpoint();
     this.mountParse(this.parse);

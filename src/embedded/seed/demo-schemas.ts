@@ -1,42 +1,78 @@
+import type { ParseClassDefinition } from '../parse-server-host';
 import { ANY_STAFF_ROLE } from './demo-dataset';
 import type { ParseAdminClient } from './parse-admin-client';
 
+// admin inherits every tenant's staff role, and so `staff` too.
+const staff = { [`role:${ANY_STAFF_ROLE}`]: true };
+
 /**
- * Class-level permissions: a class of tenant data is open to staff only (a fresh sign-up holds no
- * role, so Parse refuses it outright), and row ACLs then keep each tenant's staff to their own
- * tenant's rows. Only the master key reads, creates, changes or deletes roles.
+ * A class of tenant data is open to staff only (a fresh sign-up holds no role, so Parse refuses it
+ * outright), and row ACLs then keep each tenant's staff to their own tenant's rows.
  */
-export async function defineSchemas(client: ParseAdminClient): Promise<void> {
-  // admin inherits every tenant's staff role, and so `staff` too.
-  const staff = { [`role:${ANY_STAFF_ROLE}`]: true };
-  const staffOnly = {
-    find: staff,
-    get: staff,
-    count: staff,
-    create: {},
-    update: {},
-    delete: {},
-    addField: {},
-  };
-  const masterOnly = {
-    find: {},
-    get: {},
-    count: {},
-    create: {},
-    update: {},
-    delete: {},
-    addField: {},
-  };
+const staffOnly = {
+  find: staff,
+  get: staff,
+  count: staff,
+  create: {},
+  update: {},
+  delete: {},
+  addField: {},
+};
+const masterOnly = {
+  find: {},
+  get: {},
+  count: {},
+  create: {},
+  update: {},
+  delete: {},
+  addField: {},
+};
+
+/**
+ * Parse's own default: sign-up and login stay open to clients, and each user row is kept by its
+ * ACL. Given in full because a CLP Parse applies replaces the whole CLP (an operation left out is
+ * closed).
+ */
+const parseDefault = {
+  find: { '*': true },
+  get: { '*': true },
+  count: { '*': true },
+  create: { '*': true },
+  update: { '*': true },
+  delete: { '*': true },
+  addField: { '*': true },
+  protectedFields: { '*': [] },
+};
+
+const str = { type: 'String' };
+const num = { type: 'Number' };
+const bool = { type: 'Boolean' };
+const dt = { type: 'Date' };
+const pointerTo = (targetClass: string) => ({ type: 'Pointer', targetClass });
+
+/**
+ * The demo's classes: every field its models declare, and the class-level permissions. One list
+ * for both ways they reach a server: Parse Server's `schema` option when the embedded demo starts
+ * it (the classes exist before anything can ask for them), and the seed's schema step for a server
+ * started without it (the test bed, the bench).
+ */
+export const DEMO_SCHEMAS: readonly ParseClassDefinition[] = [
+  // The staff accounts' own fields; the class keeps Parse's default CLP.
+  {
+    className: '_User',
+    fields: { fullName: str, tenantId: str },
+    classLevelPermissions: parseDefault,
+  },
   // Membership in a "<slug>-staff" role binds a user to a tenant: no client may touch roles.
-  await client.upsertSchema('_Role', {}, masterOnly);
-  const str = { type: 'String' };
-  const num = { type: 'Number' };
-  const bool = { type: 'Boolean' };
-  const dt = { type: 'Date' };
-  await client.upsertSchema('Tenant', { slug: str, name: str, plan: str }, staffOnly);
-  await client.upsertSchema(
-    'Customer',
-    {
+  { className: '_Role', fields: {}, classLevelPermissions: masterOnly },
+  {
+    className: 'Tenant',
+    fields: { slug: str, name: str, plan: str },
+    classLevelPermissions: staffOnly,
+  },
+  {
+    className: 'Customer',
+    fields: {
       tenantId: str,
       name: str,
       email: str,
@@ -48,17 +84,17 @@ export async function defineSchemas(client: ParseAdminClient): Promise<void> {
       isDeleted: bool,
       deletedAt: dt,
     },
-    {
+    classLevelPermissions: {
       ...staffOnly,
       // Only admins change customers (Customer.anonymize is an admin agent method).
       update: { 'role:admin': true },
       delete: { 'role:admin': true },
       protectedFields: { '*': ['phone', 'email'], 'role:admin': [] },
     },
-  );
-  await client.upsertSchema(
-    'Product',
-    {
+  },
+  {
+    className: 'Product',
+    fields: {
       tenantId: str,
       sku: str,
       name: str,
@@ -67,15 +103,15 @@ export async function defineSchemas(client: ParseAdminClient): Promise<void> {
       inStock: bool,
       specSheet: str,
     },
-    staffOnly,
-  );
-  await client.upsertSchema(
-    'Order',
-    {
+    classLevelPermissions: staffOnly,
+  },
+  {
+    className: 'Order',
+    fields: {
       tenantId: str,
       orderNumber: str,
-      customer: { type: 'Pointer', targetClass: 'Customer' },
-      product: { type: 'Pointer', targetClass: 'Product' },
+      customer: pointerTo('Customer'),
+      product: pointerTo('Product'),
       quantity: num,
       unitPrice: num,
       total: num,
@@ -87,25 +123,32 @@ export async function defineSchemas(client: ParseAdminClient): Promise<void> {
     },
     // Staff may update orders (Order.refund); the row ACL keeps them to their own tenant's rows,
     // under the agent's tenant scope.
-    { ...staffOnly, update: staff },
-  );
-  await client.upsertSchema(
-    'SupportTicket',
-    {
+    classLevelPermissions: { ...staffOnly, update: staff },
+  },
+  {
+    className: 'SupportTicket',
+    fields: {
       tenantId: str,
       subject: str,
       body: str,
       priority: str,
       status: str,
-      customer: { type: 'Pointer', targetClass: 'Customer' },
+      customer: pointerTo('Customer'),
     },
     // Row ACLs decide which tickets a user may change; staff can open and update tickets.
-    { ...staffOnly, create: staff, update: staff },
-  );
+    classLevelPermissions: { ...staffOnly, create: staff, update: staff },
+  },
   // Secrets: no client access at all; only the master key reads them.
-  await client.upsertSchema(
-    'ApiCredential',
-    { tenantId: str, service: str, apiKey: str, webhookSecret: str },
-    masterOnly,
-  );
+  {
+    className: 'ApiCredential',
+    fields: { tenantId: str, service: str, apiKey: str, webhookSecret: str },
+    classLevelPermissions: masterOnly,
+  },
+];
+
+/** The seed's schema step: each demo class created, or given its missing fields and its CLP. */
+export async function defineSchemas(client: ParseAdminClient): Promise<void> {
+  for (const { className, fields, classLevelPermissions } of DEMO_SCHEMAS) {
+    await client.upsertSchema(className, fields, classLevelPermissions);
+  }
 }
