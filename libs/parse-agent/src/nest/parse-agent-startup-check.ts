@@ -6,7 +6,7 @@ import {
   type OnApplicationShutdown,
 } from '@nestjs/common';
 import type { ParseAgentConfigError } from '../core/errors';
-import type { AgentComposition } from '../composition/compose-agent-services';
+import type { OpenedDataPath } from '../data/data-path-descriptor';
 import { printClassAs } from '../core/secret-display';
 import { PARSE_AGENT_COMPOSITION } from './parse-agent.constants';
 import { PARSE_AGENT_MODULE_OPTIONS } from './parse-agent.module-definition';
@@ -56,7 +56,10 @@ export class ParseAgentStartupCheck implements OnApplicationBootstrap, OnApplica
 
   constructor(
     @Inject(PARSE_AGENT_MODULE_OPTIONS) protected readonly options: ParseAgentModuleOptions,
-    @Inject(PARSE_AGENT_COMPOSITION) protected readonly composition: AgentComposition,
+    // Only the paths it probes: the whole AgentComposition's types would pull the optional
+    // peers' (ioredis) into the root entry point's declarations.
+    @Inject(PARSE_AGENT_COMPOSITION)
+    protected readonly composition: { readonly opened: readonly OpenedDataPath[] },
   ) {
     this.settings = resolveStartupCheck(options.startupCheck);
     this.readyPromise = new Promise<void>((resolve, reject) => {
