@@ -17,11 +17,8 @@ const express = require('express');
 const { Client } = require('pg');
 const { NestFactory } = require('@nestjs/core');
 const { ExpressAdapter } = require('@nestjs/platform-express');
-// Internal classes (not in the public entry point): the bench times the direct path itself.
-const {
-  PostgresDataAccess,
-  PostgresDataPathProvider,
-} = require('../libs/parse-agent/dist/data/postgres/postgres-data-path');
+// Internal (not in the public entry point): the bench times the module's own direct path itself.
+const { PARSE_AGENT_COMPOSITION } = require('../libs/parse-agent/dist/nest/parse-agent.constants');
 const { Module } = require('@nestjs/common');
 const lib = require('nestjs-parse-agent');
 const { startEmbeddedPostgres } = require('../dist/src/embedded/embedded-postgres');
@@ -246,7 +243,8 @@ async function main() {
     const user = await seed(parse.info, db);
     mcp = await startMcp(parse.info, pg.uri);
 
-    const access = mcp.app.get(PostgresDataAccess);
+    // The path the module opened from its postgres option (one per module, as MCP calls use it).
+    const opened = mcp.app.get(PARSE_AGENT_COMPOSITION).opened.find((p) => p.kind === 'postgres');
     const identity = {
       agentId: 'bench',
       permissions: 'readonly',
@@ -254,7 +252,7 @@ async function main() {
       usingMasterKey: false,
       sessionToken: user.sessionToken,
     };
-    const path_ = new PostgresDataPathProvider(access).bind(identity);
+    const path_ = opened.provider.bind(identity);
     const spec = { field: 'status', operation: 'count', limit: 100 };
 
     const direct = await timeIt(() => path_.groupBy(CLASS, spec));

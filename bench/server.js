@@ -10,9 +10,9 @@ const { Module } = require('@nestjs/common');
 const lib = require('nestjs-parse-agent');
 const { RedisConnection, RedisRateLimiter } = require('nestjs-parse-agent/redis');
 const { findFreePort } = require('../dist/src/embedded/free-port');
-const { ParseAdminClient } = require('../dist/src/demo/seed/parse-admin-client');
-const { seedDemoData } = require('../dist/src/demo/seed/demo-seeder');
-const models = require('../dist/src/demo/models');
+const { ParseAdminClient } = require('../dist/src/embedded/seed/parse-admin-client');
+const { seedDemoData } = require('../dist/src/embedded/seed/demo-seeder');
+const models = require('../dist/src/example/models');
 
 const APP_ID = process.env.BENCH_APP_ID;
 const MASTER_KEY = process.env.BENCH_MASTER_KEY;

@@ -1,6 +1,6 @@
 import 'reflect-metadata';
 import { startStandaloneMcpServer } from 'nestjs-parse-agent';
-import { CORE_MODELS, SupportTicket } from './demo/models';
+import { CORE_MODELS, SupportTicket } from './example/models';
 
 /**
  * `npm run mcp:standalone`: an MCP server on its own (no demo app) in front of an existing Parse

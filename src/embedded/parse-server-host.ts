@@ -9,8 +9,22 @@ export interface ParseServerHostOptions {
   serverURL: string;
   /** Cloud code: called with the Parse SDK of the server once it starts (triggers, functions). */
   cloud?: (parse: never) => void | Promise<void>;
+  /**
+   * Classes Parse Server defines as it starts (its `schema` option), before it answers a request:
+   * created when missing, given the fields they lack and these CLPs. Fields and indexes they do not
+   * list are kept. Parse closes `addField` on every class (listed or not) when it applies them.
+   */
+  classes?: readonly ParseClassDefinition[];
   /** Extra Parse Server options merged over ours. */
   extra?: Record<string, unknown>;
+}
+
+/** A class as Parse Server's `schema.definitions` and its /schemas endpoint take it. */
+export interface ParseClassDefinition {
+  className: string;
+  fields: Record<string, { type: string; targetClass?: string }>;
+  /** The whole CLP: an operation it leaves out is closed to clients. */
+  classLevelPermissions: Record<string, unknown>;
 }
 
 export interface ParseServerHost {
@@ -83,6 +97,9 @@ export async function startParseServer(options: ParseServerHostOptions): Promise
     javascriptKey: options.javascriptKey,
     serverURL: options.serverURL,
     ...(options.cloud ? { cloud: options.cloud } : {}),
+    ...(options.classes
+      ? { schema: { definitions: options.classes, keepUnknownIndexes: true } }
+      : {}),
     masterKeyIps: ['127.0.0.1', '::1', '::ffff:127.0.0.1'],
     allowClientClassCreation: false,
     enforcePrivateUsers: true,

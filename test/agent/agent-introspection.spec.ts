@@ -1,5 +1,5 @@
 import { ParseAgentConfigError, RecursionLimitExceededError } from 'nestjs-parse-agent';
-import { CORE_MODELS, Order } from '../../src/demo/models';
+import { CORE_MODELS, Order } from '../../src/example/models';
 import { createAgentTestBed, type AgentTestBed } from '../harness/agent-module';
 import { createObject } from '../harness/fixtures';
 

@@ -1,6 +1,6 @@
 import { ConsoleLogger, Logger, type LoggerService } from '@nestjs/common';
 import { suppressSecurityBanners } from 'nestjs-parse-agent';
-import { CORE_MODELS } from '../../src/demo/models';
+import { CORE_MODELS } from '../../src/example/models';
 import { createAgentTestBed, type AgentTestBed } from '../harness/agent-module';
 
 /** Every line Nest's Logger receives, with its level and context. */

@@ -6,7 +6,7 @@ import {
   type ToolCallInfo,
   type ToolCallOutcome,
 } from 'nestjs-parse-agent';
-import { CORE_MODELS } from '../../src/demo/models';
+import { CORE_MODELS } from '../../src/example/models';
 import { createAgentTestBed, type AgentTestBed } from '../harness/agent-module';
 import { seedDemo } from '../harness/demo-data';
 import type { LoopbackLlmServer, ScriptedReply } from '../client/loopback-llm-server';

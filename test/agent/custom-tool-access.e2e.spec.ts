@@ -14,7 +14,7 @@ import {
   type PolicedToolContext,
   type ToolContext,
 } from 'nestjs-parse-agent';
-import { CORE_MODELS, SupportTicket } from '../../src/demo/models';
+import { CORE_MODELS, SupportTicket } from '../../src/example/models';
 import { seedDemo } from '../harness/demo-data';
 import { ok } from '../harness/envelopes';
 import { findRows, testParseConfig, testParseConnection } from '../harness/parse-rest';

@@ -9,7 +9,7 @@ import {
   type ToolEnvelope,
 } from 'nestjs-parse-agent';
 import { ParseRestClient } from 'nestjs-parse-agent/data/parse-rest/parse-rest-client';
-import { CORE_MODELS } from '../../src/demo/models';
+import { CORE_MODELS } from '../../src/example/models';
 import { createAgentTestBed, type AgentTestBed } from '../harness/agent-module';
 import { createObject } from '../harness/fixtures';
 

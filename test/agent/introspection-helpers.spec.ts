@@ -5,7 +5,7 @@ import {
   toolAllowed,
   toolCategory,
 } from 'nestjs-parse-agent';
-import { CORE_MODELS } from '../../src/demo/models';
+import { CORE_MODELS } from '../../src/example/models';
 import { createAgentTestBed, type AgentTestBed } from '../harness/agent-module';
 
 /** The exported introspection helpers on real agents (Nest module, real Parse Server). */

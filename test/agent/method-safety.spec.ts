@@ -5,7 +5,7 @@ import {
   type MutationEvent,
   type ParseAgent,
 } from 'nestjs-parse-agent';
-import { CORE_MODELS } from '../../src/demo/models';
+import { CORE_MODELS } from '../../src/example/models';
 import { createAgentTestBed, type AgentTestBed } from '../harness/agent-module';
 import { ok, refused, type Data } from '../harness/envelopes';
 import { seedDemo } from '../harness/demo-data';

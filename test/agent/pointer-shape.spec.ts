@@ -1,5 +1,5 @@
 import type { ParseAgent } from 'nestjs-parse-agent';
-import { CORE_MODELS } from '../../src/demo/models';
+import { CORE_MODELS } from '../../src/example/models';
 import { createAgentTestBed, type AgentTestBed } from '../harness/agent-module';
 import { ok, refused, type Data } from '../harness/envelopes';
 import { seedDemo } from '../harness/demo-data';

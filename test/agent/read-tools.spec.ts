@@ -1,5 +1,5 @@
 import type { ParseAgent, ToolCallEvent } from 'nestjs-parse-agent';
-import { CORE_MODELS, SupportTicket } from '../../src/demo/models';
+import { CORE_MODELS, SupportTicket } from '../../src/example/models';
 import { createAgentTestBed, type AgentTestBed } from '../harness/agent-module';
 import { ok, refused, type Data } from '../harness/envelopes';
 import { seedDemo } from '../harness/demo-data';

@@ -13,7 +13,7 @@ export const LAYERS: ReadonlyArray<readonly string[]> = [
   ['tools'],
   ['agent'],
   ['mcp'],
-  ['transport', 'client', 'redis', 'auth'],
+  ['transport', 'client', 'redis', 'auth', 'console'],
   ['composition'],
   ['cli'],
   ['nest'],

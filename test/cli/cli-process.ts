@@ -10,7 +10,7 @@ const ROOT = resolve(__dirname, '../..');
 export const CLI_ENTRY = join(ROOT, 'libs/parse-agent/src/cli.main.ts');
 export const TS_REGISTER = join(ROOT, 'test/harness/register-ts.cjs');
 /** The demo's decorated models, loaded with --models (tenant scopes, hidden classes). */
-export const DEMO_MODELS = join(ROOT, 'src/demo/models/index.ts');
+export const DEMO_MODELS = join(ROOT, 'src/example/models/index.ts');
 
 /** A working directory without a .env, so only the variables a test passes count. */
 export const CLI_CWD = mkdtempSync(join(tmpdir(), 'parse-agent-cli-'));

@@ -5,7 +5,7 @@ import {
   ParseAgentConfigError,
   ParseAgentConversation,
 } from 'nestjs-parse-agent';
-import { CORE_MODELS } from '../../src/demo/models';
+import { CORE_MODELS } from '../../src/example/models';
 import { createAgentTestBed, type AgentTestBed } from '../harness/agent-module';
 import { seedDemo } from '../harness/demo-data';
 import { testParseConnection } from '../harness/parse-rest';

@@ -2,7 +2,7 @@ import { unwrapUntrusted } from 'nestjs-parse-agent/core/untrusted-data';
 import type { ParseAgent } from 'nestjs-parse-agent';
 import { ParseAgentConversation } from 'nestjs-parse-agent/client/parse-agent-conversation';
 import { createLlmProvider } from 'nestjs-parse-agent/client/provider-from-env';
-import { CORE_MODELS } from '../../src/demo/models';
+import { CORE_MODELS } from '../../src/example/models';
 import { createAgentTestBed, type AgentTestBed } from '../harness/agent-module';
 import { seedDemo } from '../harness/demo-data';
 import { parseRest } from '../harness/parse-rest';

@@ -1,6 +1,6 @@
 import { unwrapUntrusted } from 'nestjs-parse-agent/core/untrusted-data';
 import { PARSE_CONVENTIONS } from 'nestjs-parse-agent/mcp/parse-conventions';
-import { CORE_MODELS } from '../../src/demo/models';
+import { CORE_MODELS } from '../../src/example/models';
 import { createAgentTestBed, type AgentTestBed } from '../harness/agent-module';
 import { seedDemo } from '../harness/demo-data';
 import { parseRest } from '../harness/parse-rest';

@@ -2,7 +2,7 @@ import type { INestApplication } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import request from 'supertest';
 import { unwrapUntrusted } from 'nestjs-parse-agent';
-import { AppModule } from '../../src/app.module';
+import { AppModule } from '../../src/example/app.module';
 import type { LoopbackLlmServer, ScriptedReply } from '../client/loopback-llm-server';
 import { startOpenAiLoopback } from '../client/loopback-openai-server';
 import { demoTestSettings, seedDemo } from '../harness/demo-data';

@@ -5,7 +5,7 @@ import {
   DemoConfigError,
   loadDemoSettings,
   loadOrCreateOperatorKey,
-} from '../../src/config/demo-config';
+} from '../../src/embedded/demo-config';
 
 describe('demo settings', () => {
   let dir: string;

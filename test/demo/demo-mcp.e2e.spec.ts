@@ -2,15 +2,15 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { Logger, type INestApplication } from '@nestjs/common';
 import express from 'express';
-import { requestContextMiddleware } from '../../src/audit/request-context';
-import type { ToolCallAuditRecord } from '../../src/audit/tool-call-audit.service';
-import { checkParse, ReadinessService } from '../../src/health/readiness.service';
+import { requestContextMiddleware } from '../../src/example/audit/request-context';
+import type { ToolCallAuditRecord } from '../../src/example/audit/tool-call-audit.service';
+import { checkParse, ReadinessService } from '../../src/example/health/readiness.service';
 import { ExpressAdapter } from '@nestjs/platform-express';
 import { Test } from '@nestjs/testing';
 import request from 'supertest';
-import { AppModule } from '../../src/app.module';
+import { AppModule } from '../../src/example/app.module';
 import { demoTestSettings, seedDemo } from '../harness/demo-data';
-import { testParseConfig } from '../harness/parse-rest';
+import { findRows, testParseConfig } from '../harness/parse-rest';
 import { unwrapUntrusted } from 'nestjs-parse-agent';
 
 const API_KEY = 'demo-test-operator-key';
@@ -127,6 +127,71 @@ describe('demo app serves MCP (guard + agentFactory)', () => {
     expect(tools.tools.map((t) => t.name)).toContain('query_class');
     expect(tools.tools.map((t) => t.name)).not.toContain('create_object');
     await client.close();
+  });
+
+  it("serves the example's own tool: a customer's orders as the caller may read them", async () => {
+    const master = { masterKey: true };
+    // A customer of each tenant, with their orders as Parse REST lists them (soft-deleted left out,
+    // as the Order model's canonical filter does), newest first.
+    const customerOf = async (tenant: string) => {
+      const [order] = await findRows('Order', { tenantId: tenant }, master, {
+        limit: '1',
+        keys: 'customer',
+      });
+      const customerId = (order.customer as { objectId: string }).objectId;
+      const pointer = { __type: 'Pointer', className: 'Customer', objectId: customerId };
+      const rows = await findRows(
+        'Order',
+        { customer: pointer, isDeleted: { $ne: true } },
+        master,
+        {
+          limit: '1000',
+          order: '-placedAt',
+          keys: 'orderNumber',
+        },
+      );
+      return { customerId, orderNumbers: rows.map((r) => r.orderNumber) };
+    };
+    const acme = await customerOf('acme');
+    const globex = await customerOf('globex');
+    expect(acme.orderNumbers.length).toBeGreaterThan(3);
+    expect(globex.orderNumbers.length).toBeGreaterThan(0);
+
+    const alice = await connect({ Authorization: `Bearer ${tokens.alice}` });
+    const summary = async (args: Record<string, unknown>) => {
+      const result = await alice.callTool({ name: 'order_summary', arguments: args });
+      expect(result.isError ? result.content : 'ok').toBe('ok');
+      const text = (result as { content: Array<{ text: string }> }).content[0].text;
+      return JSON.parse(unwrapUntrusted(text)) as {
+        customer_id: string;
+        order_count: number;
+        recent: Array<Record<string, unknown>>;
+      };
+    };
+    const own = await summary({ customer_id: acme.customerId, recent: 3 });
+    expect(own.order_count).toBe(acme.orderNumbers.length);
+    expect(own.recent.map((r) => r.orderNumber)).toEqual(acme.orderNumbers.slice(0, 3));
+    expect(typeof own.recent[0].placedAt).toBe('string');
+    expect(own.recent[0]).not.toHaveProperty('ACL');
+    // Another tenant's customer has no orders for her: the same answer as a customer that does
+    // not exist, so the tool does not even confirm that it exists.
+    expect(await summary({ customer_id: globex.customerId })).toEqual({
+      customer_id: globex.customerId,
+      order_count: 0,
+      recent: [],
+    });
+    expect(await summary({ customer_id: 'noSuchCustomer' })).toEqual({
+      customer_id: 'noSuchCustomer',
+      order_count: 0,
+      recent: [],
+    });
+    // Its schema refuses what it does not take, naming what it does.
+    const bad = await alice.callTool({
+      name: 'order_summary',
+      arguments: { customer_id: acme.customerId, tenant: 'globex' },
+    });
+    expect(bad.isError).toBe(true);
+    await alice.close();
   });
 
   it('answers 401 with the fixed body for a missing, wrong or expired credential', async () => {

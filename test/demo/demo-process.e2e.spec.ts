@@ -224,11 +224,42 @@ describe('demo process (embedded PostgreSQL + Parse Server, child process)', () 
         `Stopped PostgreSQL (PID ${orphan}) left running by a demo that did not stop`,
       );
       expect(next.output()).toContain('demo is up');
+      // A start on existing data (Parse Server re-applies the demo's class definitions to it) is
+      // as quiet as a fresh one.
+      const upTo = next.output().slice(0, next.output().indexOf('demo is up'));
+      expect(logLines(upTo).filter((l) => l.level !== 'log')).toEqual([]);
       expect(alive(orphan)).toBe(false);
       next.child.kill('SIGTERM');
       expect((await next.exited).code).toBe(0);
     } finally {
       if (next.child.exitCode === null) next.child.kill('SIGKILL');
+    }
+  }, 150_000);
+
+  it('Ctrl-C at a terminal, where PostgreSQL (in the same process group) stops first: "Stopped", exit 0', async () => {
+    // A terminal's Ctrl-C signals the whole process group, the embedded PostgreSQL included, and
+    // PostgreSQL's fast shutdown can finish before the demo's drain reaches it. Made certain here:
+    // PostgreSQL stops first, then the demo gets its SIGINT. The demo must still finish its
+    // shutdown, not wait for an exit that already happened (the process would then end silently).
+    const ownDir = await mkdtemp(join(tmpdir(), 'demo-ctrl-c-'));
+    await chmod(ownDir, 0o755);
+    const own = startDemo({ DATA_DIR: ownDir, PORT: String(await findFreePort()) });
+    try {
+      await until(() => own.output().includes('demo is up'), 120_000, 'the banner');
+      const postmaster = Number(
+        (await readFile(join(ownDir, 'postgres', 'postmaster.pid'), 'utf8')).split('\n')[0],
+      );
+      process.kill(postmaster, 'SIGINT');
+      await until(() => !alive(postmaster), 30_000, 'PostgreSQL to stop');
+      own.child.kill('SIGINT');
+      const { code } = await own.exited;
+      expect(code).toBe(0);
+      expect(own.output()).toContain('SIGINT received, shutting down');
+      expect(logLines(own.output()).map((l) => l.message)).toContain('Stopped');
+      await expect(stat(join(ownDir, 'demo.lock'))).rejects.toThrow();
+    } finally {
+      if (own.child.exitCode === null) own.child.kill('SIGKILL');
+      await rm(ownDir, { recursive: true, force: true });
     }
   }, 150_000);
 

@@ -4,7 +4,7 @@ import { Logger, type INestApplication } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import request from 'supertest';
 import { unwrapUntrusted } from 'nestjs-parse-agent';
-import { AppModule } from '../../src/app.module';
+import { AppModule } from '../../src/example/app.module';
 import { demoTestSettings, seedDemo } from '../harness/demo-data';
 import { createObject, logIn } from '../harness/fixtures';
 import { parseRest, testParseConfig } from '../harness/parse-rest';

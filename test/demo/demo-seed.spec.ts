@@ -1,6 +1,7 @@
-import { ParseAdminClient } from '../../src/demo/seed/parse-admin-client';
-import { DEMO_CLASSES, ORDERS_PER_TENANT, seedDemoData } from '../../src/demo/seed/demo-seeder';
-import { PostgresRowWriter, toStorageRow } from '../../src/demo/seed/postgres-row-writer';
+import { ParseAdminClient } from '../../src/embedded/seed/parse-admin-client';
+import { DEMO_CLASSES, ORDERS_PER_TENANT } from '../../src/embedded/seed/demo-dataset';
+import { seedDemoData } from '../../src/embedded/seed/demo-seeder';
+import { PostgresRowWriter, toStorageRow } from '../../src/embedded/seed/postgres-row-writer';
 import { resetData } from '../harness/fixtures';
 import { findRows, parseRest, testParseConfig } from '../harness/parse-rest';
 

@@ -3,7 +3,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import type { INestApplication } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import { ENV_GATES, ParseAgentModule, unwrapUntrusted } from 'nestjs-parse-agent';
-import { CORE_MODELS } from '../../src/demo/models';
+import { CORE_MODELS } from '../../src/example/models';
 import { seedDemo } from '../harness/demo-data';
 import { createObject } from '../harness/fixtures';
 import { parseRest, testParseConfig, testParseConnection } from '../harness/parse-rest';

@@ -5,7 +5,7 @@ import type { INestApplication } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import request from 'supertest';
 import { ENV_GATES, unwrapUntrusted } from 'nestjs-parse-agent';
-import { AppModule } from '../../src/app.module';
+import { AppModule } from '../../src/example/app.module';
 import { demoTestSettings, seedDemo } from '../harness/demo-data';
 import { createUser } from '../harness/fixtures';
 import { findRows, parseRest, testParseConfig, type RestAuth } from '../harness/parse-rest';
@@ -159,6 +159,8 @@ describe('demo tenant binding: a field the user can write decides nothing', () =
     get_schema: (c) => [{ class_name: c }],
     get_all_schemas: () => [{}],
     list_tools: () => [{}],
+    // The example app's own @AgentTool: a globex customer's orders.
+    order_summary: (c) => (c === 'Customer' ? [{ customer_id: globexIds.Customer[0] }] : []),
     // Listed while the operator allows write tools; each model's method, aimed at a globex row.
     call_method: (c) => [
       {

@@ -4,7 +4,7 @@ import {
   tenantOfUser as libraryTenantOfUser,
 } from 'nestjs-parse-agent';
 import { ParseRestClient } from 'nestjs-parse-agent/data/parse-rest/parse-rest-client';
-import { agentOptionsFor, DEMO_TENANT_SOURCE } from '../../src/auth/demo-principal';
+import { agentOptionsFor, DEMO_TENANT_SOURCE } from '../../src/example/auth/agent-factory';
 import { seedDemo } from '../harness/demo-data';
 import { createUser, pointer } from '../harness/fixtures';
 import { findRows, parseRest, testParseConnection } from '../harness/parse-rest';

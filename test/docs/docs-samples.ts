@@ -120,16 +120,6 @@ declare const metrics: {
 declare const errorTracker: { capture(error: Error, context: unknown): void };
 declare const auditTrail: import('nestjs-parse-agent').AfterToolCallHook;
 declare const siem: { send(event: string, payload: unknown): void };
-
-/** @nestjs/config is the application's dependency (not installed here): the two members used. */
-declare module '@nestjs/config' {
-  export class ConfigModule {
-    static forRoot(): import('@nestjs/common').DynamicModule;
-  }
-  export class ConfigService {
-    getOrThrow<T = string>(key: string): T;
-  }
-}
 `;
 
 /** Modules whose exports a sample may use without importing them. */

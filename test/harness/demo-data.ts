@@ -1,6 +1,6 @@
-import type { ExternalSettings } from '../../src/config/demo-config';
-import { ParseAdminClient } from '../../src/demo/seed/parse-admin-client';
-import { seedDemoData } from '../../src/demo/seed/demo-seeder';
+import type { ExternalSettings } from '../../src/embedded/demo-config';
+import { ParseAdminClient } from '../../src/embedded/seed/parse-admin-client';
+import { seedDemoData } from '../../src/embedded/seed/demo-seeder';
 import { resetData } from './fixtures';
 import { parseRest, testParseConfig } from './parse-rest';
 

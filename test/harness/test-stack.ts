@@ -4,7 +4,7 @@ import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startEmbeddedPostgres, type RunningPostgres } from '../../src/embedded/embedded-postgres';
-import { registerTenantGuard } from '../../src/demo/cloud/tenant-guard';
+import { registerTenantGuard } from '../../src/embedded/cloud/tenant-guard';
 import { startParseServer, type ParseServerHost } from '../../src/embedded/parse-server-host';
 import { findFreePort } from '../../src/embedded/free-port';
 

@@ -7,8 +7,8 @@ import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync 
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import ts from 'typescript';
-import { AppModule } from '../../src/app.module';
-import { requestContextMiddleware } from '../../src/audit/request-context';
+import { AppModule } from '../../src/example/app.module';
+import { requestContextMiddleware } from '../../src/example/audit/request-context';
 import { CLI_ENTRY, DEMO_MODELS, TS_REGISTER } from '../cli/cli-process';
 import { demoTestSettings, seedDemo } from '../harness/demo-data';
 import { testParseConfig } from '../harness/parse-rest';

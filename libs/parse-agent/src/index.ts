@@ -11,7 +11,7 @@ export { AGENT_TOOL_CONTEXT_TYPE } from './nest/agent-tool.explorer';
 export { PARSE_AGENT_MODULE_OPTIONS } from './nest/parse-agent.module-definition';
 export { ParseAgentStartupCheck } from './nest/parse-agent-startup-check';
 export type { StartupCheckStatus } from './nest/parse-agent-startup-check';
-export type { StartupCheckMode, StartupCheckOptions } from './nest/startup-check';
+export type { StartupCheckMode, StartupCheckOptions } from './composition/startup-check';
 export type { ParseAgentModuleExtras } from './nest/parse-agent.module-definition';
 export type { McpEndpointOptions, McpGuard } from './nest/mcp/mcp-endpoint-options';
 export { startStandaloneMcpServer } from './nest/mcp/standalone-server';
@@ -23,7 +23,7 @@ export type {
   ConsolePolicy,
   ConsoleToolPolicy,
   WithheldReason,
-} from './nest/console/console-policy';
+} from './console/console-policy';
 export type { StandaloneMcpServer, StandaloneMcpServerOptions } from './nest/mcp/standalone-server';
 export type {
   AgentDefaults,
@@ -32,7 +32,7 @@ export type {
   ParseAgentModuleOptions,
   ParseConnectionConfig,
   PostgresConnectionConfig,
-} from './nest/parse-agent-options.interface';
+} from './composition/parse-agent-options.interface';
 
 // Shipped auth: guards, the principal they set, and the agentFactory that binds it
 export { ParseSessionGuard } from './nest/auth/parse-session.guard';

@@ -8,7 +8,7 @@ import {
 } from '@nestjs/common';
 import type { Subscription } from 'rxjs';
 import { formatMetadataAudit } from '../metadata/metadata-audit';
-import type { ParseAgentModuleOptions } from './parse-agent-options.interface';
+import type { ParseAgentModuleOptions } from '../composition/parse-agent-options.interface';
 import { DiscoveryModule } from '@nestjs/core';
 import { AgentEvents } from '../core/agent-events';
 import { DataRouter } from '../data/data-router';

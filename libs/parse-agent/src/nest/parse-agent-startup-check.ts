@@ -6,14 +6,18 @@ import {
   type OnApplicationShutdown,
 } from '@nestjs/common';
 import type { ParseAgentConfigError } from '../core/errors';
-import type { AgentComposition } from '../composition/compose-agent-services';
+import type { OpenedDataPath } from '../data/data-path-descriptor';
 import { printClassAs } from '../core/secret-display';
 import { PARSE_AGENT_COMPOSITION } from './parse-agent.constants';
 import { PARSE_AGENT_MODULE_OPTIONS } from './parse-agent.module-definition';
-import type { ParseAgentModuleOptions } from './parse-agent-options.interface';
+import type { ParseAgentModuleOptions } from '../composition/parse-agent-options.interface';
 import { probeParse } from '../data/parse-rest/parse-server-probe';
 import { redactedEndpoint, type ProbeOutcome } from '../data/probe';
-import { resolveStartupCheck, startupCheckError, type ResolvedStartupCheck } from './startup-check';
+import {
+  resolveStartupCheck,
+  startupCheckError,
+  type ResolvedStartupCheck,
+} from '../composition/startup-check';
 
 type Problem = Extract<ProbeOutcome, { ok: false }>;
 
@@ -52,7 +56,10 @@ export class ParseAgentStartupCheck implements OnApplicationBootstrap, OnApplica
 
   constructor(
     @Inject(PARSE_AGENT_MODULE_OPTIONS) protected readonly options: ParseAgentModuleOptions,
-    @Inject(PARSE_AGENT_COMPOSITION) protected readonly composition: AgentComposition,
+    // Only the paths it probes: the whole AgentComposition's types would pull the optional
+    // peers' (ioredis) into the root entry point's declarations.
+    @Inject(PARSE_AGENT_COMPOSITION)
+    protected readonly composition: { readonly opened: readonly OpenedDataPath[] },
   ) {
     this.settings = resolveStartupCheck(options.startupCheck);
     this.readyPromise = new Promise<void>((resolve, reject) => {

@@ -10,7 +10,7 @@ import type { ConversationOptions } from '../ports/conversation';
 import { LlmProvider } from '../ports/llm-provider';
 import { PARSE_AGENT_SERVICES } from './parse-agent.constants';
 import { PARSE_AGENT_MODULE_OPTIONS } from './parse-agent.module-definition';
-import type { ParseAgentModuleOptions } from './parse-agent-options.interface';
+import type { ParseAgentModuleOptions } from '../composition/parse-agent-options.interface';
 import { printClassAs } from '../core/secret-display';
 
 /** Creates agents bound to the module's Parse connection, registries and defaults. */

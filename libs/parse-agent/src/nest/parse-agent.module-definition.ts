@@ -1,6 +1,6 @@
 import { ConfigurableModuleBuilder } from '@nestjs/common';
 import type { McpEndpointOptions } from './mcp/mcp-endpoint-options';
-import type { ParseAgentModuleOptions } from './parse-agent-options.interface';
+import type { ParseAgentModuleOptions } from '../composition/parse-agent-options.interface';
 
 /** Settings that shape the module itself, so they are synchronous even with forRootAsync. */
 export interface ParseAgentModuleExtras {

@@ -20,9 +20,9 @@ import {
   PARSE_AGENT_SERVICES,
 } from './parse-agent.constants';
 import { PARSE_AGENT_MODULE_OPTIONS } from './parse-agent.module-definition';
-import type { ParseAgentModuleOptions } from './parse-agent-options.interface';
+import type { ParseAgentModuleOptions } from '../composition/parse-agent-options.interface';
 import { REDIS_LOG_CONTEXT, redisConnectionProvider } from './redis/redis.providers';
-import { validateModuleOptions } from './validate-module-options';
+import { validateModuleOptions } from '../composition/validate-module-options';
 
 /** Log contexts of the module's own lines (Nest's Logger, so they follow the app's format). */
 const SECURITY_LOG_CONTEXT = 'ParseAgentSecurity';

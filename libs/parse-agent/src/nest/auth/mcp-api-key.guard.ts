@@ -11,7 +11,7 @@ import { apiKeyOf } from '../../auth/request-credentials';
 import { secretsEqual } from '../../auth/secrets-equal';
 import { ParseAgentConfigError } from '../../core/errors';
 import { PARSE_AGENT_MODULE_OPTIONS } from '../parse-agent.module-definition';
-import type { ParseAgentModuleOptions } from '../parse-agent-options.interface';
+import type { ParseAgentModuleOptions } from '../../composition/parse-agent-options.interface';
 import type { GuardedRequest } from './parse-session.guard';
 import { printClassAs } from '../../core/secret-display';
 

@@ -4,7 +4,7 @@ import { apiKeyOf, bearerTokenOf } from '../../auth/request-credentials';
 import { secretsEqual } from '../../auth/secrets-equal';
 import { ParseSessionVerifier } from '../../auth/session-verifier';
 import { PARSE_AGENT_MODULE_OPTIONS } from '../parse-agent.module-definition';
-import type { ParseAgentModuleOptions } from '../parse-agent-options.interface';
+import type { ParseAgentModuleOptions } from '../../composition/parse-agent-options.interface';
 import { ParseSessionGuard, type GuardedRequest } from './parse-session.guard';
 
 /**

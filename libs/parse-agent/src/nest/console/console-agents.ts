@@ -13,7 +13,7 @@ import { agentFromFactoryResult } from '../../transport/shared/resolve-agent';
 import { PARSE_AGENT_SERVICES } from '../parse-agent.constants';
 import { ParseAgentFactory } from '../parse-agent.factory';
 import { PARSE_AGENT_MODULE_OPTIONS } from '../parse-agent.module-definition';
-import type { ParseAgentModuleOptions } from '../parse-agent-options.interface';
+import type { ParseAgentModuleOptions } from '../../composition/parse-agent-options.interface';
 import { CONSOLE_OPTIONS } from './console.constants';
 import type { ConsoleCaller, ResolvedConsoleOptions } from './console-options';
 import { printClassAs } from '../../core/secret-display';

@@ -28,7 +28,7 @@ import type {
   AgentDefaults,
   ParseAgentModuleOptions,
   ParseConnectionConfig,
-} from '../parse-agent-options.interface';
+} from '../../composition/parse-agent-options.interface';
 import {
   databaseOptions,
   dataPathOptionsOf,

@@ -20,7 +20,7 @@ import {
 } from '../parse-agent.constants';
 import { ParseAgentFactory } from '../parse-agent.factory';
 import { PARSE_AGENT_MODULE_OPTIONS } from '../parse-agent.module-definition';
-import type { ParseAgentModuleOptions } from '../parse-agent-options.interface';
+import type { ParseAgentModuleOptions } from '../../composition/parse-agent-options.interface';
 import { MCP_INITIALIZE_LIMITER, mcpStoreProviders } from '../redis/redis.providers';
 import { ParseRestClient } from '../../data/parse-rest/parse-rest-client';
 import type { RateLimiter } from '../../ports/rate-limiter';

@@ -18,7 +18,7 @@ import { ToolRegistry } from '../../tools/tool-registry';
 import type { ResolvedMcpEndpointOptions } from '../../transport/http/mcp-endpoint-options';
 import { PARSE_AGENT_REDIS } from '../parse-agent.constants';
 import { PARSE_AGENT_MODULE_OPTIONS } from '../parse-agent.module-definition';
-import type { ParseAgentModuleOptions } from '../parse-agent-options.interface';
+import type { ParseAgentModuleOptions } from '../../composition/parse-agent-options.interface';
 
 /** Log context of the Redis-backed stores. */
 export const REDIS_LOG_CONTEXT = 'ParseAgentRedis';

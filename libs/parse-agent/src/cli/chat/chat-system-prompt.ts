@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { CLI_ENV, CliUsageError } from './cli-settings';
+import { CLI_ENV, CliUsageError } from '../cli-settings';
 
 type Env = Record<string, string | undefined>;
 

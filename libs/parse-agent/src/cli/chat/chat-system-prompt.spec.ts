@@ -1,5 +1,5 @@
 import { chatSystemPromptSettings } from './chat-system-prompt';
-import { CliUsageError } from './cli-settings';
+import { CliUsageError } from '../cli-settings';
 
 const noFile = (): string => {
   throw new Error('no file should be read');

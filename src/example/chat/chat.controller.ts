@@ -18,7 +18,7 @@ import {
   type ConversationEvent,
 } from 'nestjs-parse-agent';
 import type { Subscription } from 'rxjs';
-import { agentOptionsFor } from '../auth/demo-principal';
+import { agentOptionsFor } from '../auth/agent-factory';
 
 const MAX_MESSAGE_LENGTH = 4000;
 

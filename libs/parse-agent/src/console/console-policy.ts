@@ -1,7 +1,7 @@
-import type { AgentServices, ParseAgent } from '../../agent/parse-agent';
-import type { DataOperation } from '../../ports/data-path';
-import { isInternalField } from '../../query/internal-fields';
-import { BUILTIN_TOOLS } from '../../tools/builtin';
+import type { AgentServices, ParseAgent } from '../agent/parse-agent';
+import type { DataOperation } from '../ports/data-path';
+import { isInternalField } from '../query/internal-fields';
+import { BUILTIN_TOOLS } from '../tools/builtin';
 
 /** Why a field of a reachable class does not reach the agent. */
 export type WithheldReason = 'protected' | 'not_allowlisted';

@@ -1,4 +1,4 @@
-import { staffRoleOf, tenantAcl } from '../seed/demo-seeder';
+import { staffRoleOf, tenantAcl } from '../seed/demo-dataset';
 
 /** The slice of the Parse JS SDK that Parse Server hands to cloud code (`cloud: (Parse) => ...`). */
 interface CloudParse {

@@ -1,6 +1,6 @@
-import { LlmProviderError } from '../client/conversation-errors';
-import { LLM_ENV } from '../client/provider-from-env';
-import { innermostCause } from '../core/innermost-cause';
+import { LlmProviderError } from '../../client/conversation-errors';
+import { LLM_ENV } from '../../client/provider-from-env';
+import { innermostCause } from '../../core/innermost-cause';
 
 type Env = Record<string, string | undefined>;
 
