@@ -6,7 +6,7 @@ import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { defineClass, createObject } from '../harness/fixtures';
 import { testParseConnection } from '../harness/parse-rest';
-import { unwrapUntrusted } from 'nestjs-parse-agent';
+import { unwrapUntrusted } from 'nestjs-parse-agent/mcp';
 
 const run = promisify(execFile);
 const ROOT = resolve(__dirname, '..', '..');

@@ -1,5 +1,6 @@
 import { registerAs } from '@nestjs/config';
-import type { LlmProvider, LlmProviderOptions, ParseConnectionConfig } from 'nestjs-parse-agent';
+import type { LlmProvider, ParseConnectionConfig } from 'nestjs-parse-agent';
+import type { LlmProviderOptions } from 'nestjs-parse-agent/llm';
 
 /** The ConfigService namespace of the example's settings: `config.getOrThrow('example')`. */
 export const EXAMPLE_CONFIG = 'example';
