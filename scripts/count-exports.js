@@ -32,7 +32,9 @@ function exportedNames({ fromSource = false } = {}) {
   );
   for (const file of Object.values(files)) {
     if (!fs.existsSync(file)) {
-      throw new Error(`${file} is missing; build the library first (npm run build:lib) or pass --src`);
+      throw new Error(
+        `${file} is missing; build the library first (npm run build:lib) or pass --src`,
+      );
     }
   }
   const program = ts.createProgram(Object.values(files), {
@@ -49,7 +51,12 @@ function exportedNames({ fromSource = false } = {}) {
   for (const [entry, file] of Object.entries(files)) {
     const source = program.getSourceFile(file);
     const symbol = source && checker.getSymbolAtLocation(source);
-    result[entry] = symbol ? checker.getExportsOfModule(symbol).map((s) => s.name).sort() : [];
+    result[entry] = symbol
+      ? checker
+          .getExportsOfModule(symbol)
+          .map((s) => s.name)
+          .sort()
+      : [];
   }
   return result;
 }

@@ -5,7 +5,6 @@
 export { ParseSessionVerifier, SessionCheckUnavailableError } from './auth/session-verifier';
 export type { SessionVerifierOptions, VerifiedSession } from './auth/session-verifier';
 export type { ExtraAgentOptions } from './auth/bind-agent-to-principal';
-export type { TenantBinding } from './auth/tenant-source';
 export { secretsEqual } from './auth/secrets-equal';
 
 // Row ACLs on the direct database paths

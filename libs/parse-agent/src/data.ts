@@ -35,10 +35,7 @@ export { WritePolicy } from './security/write-policy';
 export type { PlannedWrite } from './security/write-policy';
 export type { PolicedReader } from './tools/read/policed-reader';
 export type { PolicedWrite, PolicedWriter } from './tools/write/policed-writer';
-export type {
-  MasterToolRegistration,
-  PolicedToolRegistration,
-} from './tools/custom-tool';
+export type { MasterToolRegistration, PolicedToolRegistration } from './tools/custom-tool';
 export type {
   AnalyticsSettings,
   ConfirmationRequest,

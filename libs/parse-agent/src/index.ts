@@ -55,7 +55,7 @@ export type {
 export { agentOptionsForPrincipal, bindAgentToPrincipal } from './auth/bind-agent-to-principal';
 export type { BindAgentToPrincipalOptions } from './auth/bind-agent-to-principal';
 export { tenantOfUser } from './auth/tenant-source';
-export type { TenantSource } from './auth/tenant-source';
+export type { TenantBinding, TenantSource } from './auth/tenant-source';
 export type { ParseAgentAuthOptions } from './auth/auth-options';
 // What the agentFactory receives
 export type { McpAgentFactory } from './transport/http/request-agent';
