@@ -21,6 +21,8 @@ const { ExpressAdapter } = require('@nestjs/platform-express');
 const { PARSE_AGENT_COMPOSITION } = require('../libs/parse-agent/dist/nest/parse-agent.constants');
 const { Module } = require('@nestjs/common');
 const lib = require('nestjs-parse-agent');
+const { suppressSecurityBanners } = require('nestjs-parse-agent/ops');
+const { KeyedSlidingWindowRateLimiter } = require('nestjs-parse-agent/stores');
 const { startEmbeddedPostgres } = require('../dist/src/embedded/embedded-postgres');
 const { findFreePort } = require('../dist/src/embedded/free-port');
 const { SMOKE, setting, check } = require('./lib/smoke');
@@ -140,7 +142,7 @@ async function seed(info, db) {
 }
 
 async function startMcp(info, databaseURI) {
-  lib.suppressSecurityBanners();
+  suppressSecurityBanners();
   class BenchPgModule {}
   Module({
     imports: [
@@ -148,7 +150,7 @@ async function startMcp(info, databaseURI) {
         parse: { serverURL: info.serverURL, appId: info.appId, masterKey: info.masterKey },
         postgres: { uri: databaseURI },
         models: [BenchOrder],
-        rateLimiter: new lib.KeyedSlidingWindowRateLimiter(10_000_000, 60),
+        rateLimiter: new KeyedSlidingWindowRateLimiter(10_000_000, 60),
         agentFactory: (req) => ({ sessionToken: String(req.headers['x-session-token']) }),
         mcp: { path: '/mcp' },
       }),

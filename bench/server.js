@@ -8,6 +8,8 @@ const { NestFactory } = require('@nestjs/core');
 const { ExpressAdapter } = require('@nestjs/platform-express');
 const { Module } = require('@nestjs/common');
 const lib = require('nestjs-parse-agent');
+const { suppressSecurityBanners } = require('nestjs-parse-agent/ops');
+const { KeyedSlidingWindowRateLimiter } = require('nestjs-parse-agent/stores');
 const { RedisConnection, RedisRateLimiter } = require('nestjs-parse-agent/redis');
 const { findFreePort } = require('../dist/src/embedded/free-port');
 const { ParseAdminClient } = require('../dist/src/embedded/seed/parse-admin-client');
@@ -36,7 +38,7 @@ async function main() {
     sendJson(res, { rss, heapUsed });
   });
 
-  lib.suppressSecurityBanners();
+  suppressSecurityBanners();
   // BENCH_REDIS_URL: this node shares limits and sessions on Redis (bench/redis.js runs two).
   const redisUrl = process.env.BENCH_REDIS_URL;
   const redis = redisUrl ? { url: redisUrl, keyPrefix: process.env.BENCH_REDIS_PREFIX } : undefined;
@@ -45,7 +47,7 @@ async function main() {
         limit: 10_000_000,
         window: 60,
       })
-    : new lib.KeyedSlidingWindowRateLimiter(10_000_000, 60);
+    : new KeyedSlidingWindowRateLimiter(10_000_000, 60);
   class BenchModule {}
   Module({
     imports: [

@@ -1,5 +1,5 @@
 import 'reflect-metadata';
-import { startStandaloneMcpServer } from 'nestjs-parse-agent';
+import { startStandaloneMcpServer } from 'nestjs-parse-agent/mcp';
 import { CORE_MODELS, SupportTicket } from './example/models';
 
 /**

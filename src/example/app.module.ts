@@ -2,13 +2,13 @@ import { Logger, Module, type DynamicModule } from '@nestjs/common';
 import { ConfigModule, ConfigService } from '@nestjs/config';
 import {
   AgentUnauthorizedError,
-  isLlmConfigured,
-  KeyedSlidingWindowRateLimiter,
   ParseAgentAuthGuard,
   ParseAgentConsoleModule,
   ParseAgentModule,
   type ParseAgentModuleOptions,
 } from 'nestjs-parse-agent';
+import { isLlmConfigured } from 'nestjs-parse-agent/llm';
+import { KeyedSlidingWindowRateLimiter } from 'nestjs-parse-agent/stores';
 import { activityActor } from './audit/activity-actor';
 import { ToolCallAuditService } from './audit/tool-call-audit.service';
 import { agentOptionsFor, DEMO_TENANT_SOURCE } from './auth/agent-factory';

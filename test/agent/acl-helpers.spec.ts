@@ -1,13 +1,12 @@
 import { Client } from 'pg';
+import type { ParseAgent, PolicedToolContext } from 'nestjs-parse-agent';
 import {
   aclReadSqlClause,
   aclWriteSqlClause,
   agentPrincipals,
   refreshAgentPrincipals,
-  type DataPrincipals,
-  type ParseAgent,
-  type PolicedToolContext,
-} from 'nestjs-parse-agent';
+} from 'nestjs-parse-agent/auth';
+import type { DataPrincipals } from 'nestjs-parse-agent/data';
 import { createAgentTestBed, type AgentTestBed } from '../harness/agent-module';
 import { ok } from '../harness/envelopes';
 import {

@@ -1,12 +1,8 @@
 import { Aggregator } from 'mingo';
 import { Client } from 'pg';
-import {
-  aclReadMatchStage,
-  aclReadSqlClause,
-  agentPrincipals,
-  type AgentOptions,
-  type DataPrincipals,
-} from 'nestjs-parse-agent';
+import type { AgentOptions } from 'nestjs-parse-agent';
+import { aclReadMatchStage, aclReadSqlClause, agentPrincipals } from 'nestjs-parse-agent/auth';
+import type { DataPrincipals } from 'nestjs-parse-agent/data';
 import { aclMatchStage as mongoPathAclStage } from 'nestjs-parse-agent/data/mongo/mongo-storage';
 import { createAgentTestBed, type AgentTestBed } from '../harness/agent-module';
 import { ok } from '../harness/envelopes';

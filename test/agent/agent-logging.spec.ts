@@ -1,5 +1,5 @@
 import { ConsoleLogger, Logger, type LoggerService } from '@nestjs/common';
-import { suppressSecurityBanners } from 'nestjs-parse-agent';
+import { suppressSecurityBanners } from 'nestjs-parse-agent/ops';
 import { CORE_MODELS } from '../../src/example/models';
 import { createAgentTestBed, type AgentTestBed } from '../harness/agent-module';
 

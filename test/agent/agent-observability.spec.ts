@@ -1,11 +1,10 @@
+import type { SecurityEvent, ToolCallEvent } from 'nestjs-parse-agent';
+import type { LlmResponseInfo } from 'nestjs-parse-agent/llm';
 import {
   routeSecurityBanners,
-  type LlmResponseInfo,
-  type SecurityEvent,
-  type ToolCallEvent,
   type ToolCallInfo,
   type ToolCallOutcome,
-} from 'nestjs-parse-agent';
+} from 'nestjs-parse-agent/ops';
 import { CORE_MODELS } from '../../src/example/models';
 import { createAgentTestBed, type AgentTestBed } from '../harness/agent-module';
 import { seedDemo } from '../harness/demo-data';

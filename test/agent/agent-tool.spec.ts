@@ -10,13 +10,13 @@ import {
 import { Test } from '@nestjs/testing';
 import {
   AgentTool,
-  KeyedSlidingWindowRateLimiter,
   ParseAgentConfigError,
   ParseAgentFactory,
   ParseAgentModule,
-  suppressSecurityBanners,
   type PolicedToolContext,
 } from 'nestjs-parse-agent';
+import { suppressSecurityBanners } from 'nestjs-parse-agent/ops';
+import { KeyedSlidingWindowRateLimiter } from 'nestjs-parse-agent/stores';
 import { createObject } from '../harness/fixtures';
 import { testParseConnection } from '../harness/parse-rest';
 

@@ -1,4 +1,5 @@
-import { INTERNAL_FIELDS, type ToolEnvelope } from 'nestjs-parse-agent';
+import type { ToolEnvelope } from 'nestjs-parse-agent';
+import { INTERNAL_FIELDS } from 'nestjs-parse-agent/data';
 import { createAgentTestBed, type AgentTestBed } from '../harness/agent-module';
 import {
   createObject,

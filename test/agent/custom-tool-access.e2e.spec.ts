@@ -8,12 +8,12 @@ import {
   ParseAgentAuthGuard,
   ParseAgentFactory,
   ParseAgentModule,
-  suppressSecurityBanners,
   ToolRegistry,
-  unwrapUntrusted,
   type PolicedToolContext,
   type ToolContext,
 } from 'nestjs-parse-agent';
+import { unwrapUntrusted } from 'nestjs-parse-agent/mcp';
+import { suppressSecurityBanners } from 'nestjs-parse-agent/ops';
 import { CORE_MODELS, SupportTicket } from '../../src/example/models';
 import { seedDemo } from '../harness/demo-data';
 import { ok } from '../harness/envelopes';

@@ -18,14 +18,14 @@ import {
   AgentMethod,
   AgentTool,
   AgentVisible,
-  KeyedSlidingWindowRateLimiter,
   ParseAgentFactory,
   ParseAgentModule,
   ParseClass,
-  suppressSecurityBanners,
   type ParseAgent,
   type PolicedToolContext,
 } from 'nestjs-parse-agent';
+import { suppressSecurityBanners } from 'nestjs-parse-agent/ops';
+import { KeyedSlidingWindowRateLimiter } from 'nestjs-parse-agent/stores';
 import { ok, refused, type Data } from '../harness/envelopes';
 import { createObject, createUser, defineClass } from '../harness/fixtures';
 import { findRows, parseRest, testParseConnection } from '../harness/parse-rest';

@@ -3,11 +3,11 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import {
   AgentCancelledError,
-  SlidingWindowRateLimiter,
   type ParseAgent,
   type RateLimiter,
   type ToolEnvelope,
 } from 'nestjs-parse-agent';
+import { SlidingWindowRateLimiter } from 'nestjs-parse-agent/stores';
 import { ParseRestClient } from 'nestjs-parse-agent/data/parse-rest/parse-rest-client';
 import { CORE_MODELS } from '../../src/example/models';
 import { createAgentTestBed, type AgentTestBed } from '../harness/agent-module';

@@ -4,7 +4,7 @@ import {
   suppressSecurityBanners,
   toolAllowed,
   toolCategory,
-} from 'nestjs-parse-agent';
+} from 'nestjs-parse-agent/ops';
 import { CORE_MODELS } from '../../src/example/models';
 import { createAgentTestBed, type AgentTestBed } from '../harness/agent-module';
 

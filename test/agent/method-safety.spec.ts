@@ -1,10 +1,6 @@
 import { lastValueFrom, toArray } from 'rxjs';
-import {
-  McpDispatcher,
-  unwrapUntrusted,
-  type MutationEvent,
-  type ParseAgent,
-} from 'nestjs-parse-agent';
+import { McpDispatcher, type MutationEvent, type ParseAgent } from 'nestjs-parse-agent';
+import { unwrapUntrusted } from 'nestjs-parse-agent/mcp';
 import { CORE_MODELS } from '../../src/example/models';
 import { createAgentTestBed, type AgentTestBed } from '../harness/agent-module';
 import { ok, refused, type Data } from '../harness/envelopes';

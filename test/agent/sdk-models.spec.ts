@@ -6,11 +6,11 @@ import {
   AgentMethod,
   AgentValidationError,
   ParseClass,
-  unwrapUntrusted,
   type AgentMethodContext,
   type MutationEvent,
   type ParseAgent,
 } from 'nestjs-parse-agent';
+import { unwrapUntrusted } from 'nestjs-parse-agent/mcp';
 import { createAgentTestBed, type AgentTestBed } from '../harness/agent-module';
 import { ok, refused, type Data } from '../harness/envelopes';
 import { createUser, type SeededUser } from '../harness/fixtures';

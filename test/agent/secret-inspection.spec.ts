@@ -4,7 +4,6 @@ import {
   AgentEvents,
   McpApiKeyGuard,
   ParseAgentAuthGuard,
-  ParseSessionVerifier,
   principalOf,
   type ParseAgent,
   type PolicedToolContext,
@@ -12,6 +11,7 @@ import {
   type ToolCallEvent,
   type ToolContext,
 } from 'nestjs-parse-agent';
+import { ParseSessionVerifier } from 'nestjs-parse-agent/auth';
 import { setPrincipal } from 'nestjs-parse-agent/auth/parse-agent-principal';
 import { PARSE_AGENT_SERVICES } from 'nestjs-parse-agent/nest/parse-agent.constants';
 import { PARSE_AGENT_MODULE_OPTIONS } from 'nestjs-parse-agent/nest/parse-agent.module-definition';

@@ -27,6 +27,12 @@ const ROOT_FILES: Record<string, number> = {
   'redis.ts': Number.POSITIVE_INFINITY,
   'openai.ts': Number.POSITIVE_INFINITY,
   'anthropic.ts': Number.POSITIVE_INFINITY,
+  'llm.ts': Number.POSITIVE_INFINITY,
+  'mcp.ts': Number.POSITIVE_INFINITY,
+  'data.ts': Number.POSITIVE_INFINITY,
+  'auth.ts': Number.POSITIVE_INFINITY,
+  'stores.ts': Number.POSITIVE_INFINITY,
+  'ops.ts': Number.POSITIVE_INFINITY,
   // The `parse-agent` executable: joins the CLI (below Nest) with the Nest standalone server.
   'cli.main.ts': Number.POSITIVE_INFINITY,
 };

@@ -10,14 +10,14 @@ import {
   ParseAgentAuthGuard,
   ParseAgentModule,
   ParseClass,
-  ParseSessionVerifier,
   PARSE_AGENT_MODULE_OPTIONS,
-  suppressSecurityBanners,
   tenantOfUser,
-  unwrapUntrusted,
   type ParseAgentModuleOptions,
   type TenantSource,
 } from 'nestjs-parse-agent';
+import { ParseSessionVerifier } from 'nestjs-parse-agent/auth';
+import { unwrapUntrusted } from 'nestjs-parse-agent/mcp';
+import { suppressSecurityBanners } from 'nestjs-parse-agent/ops';
 import { ParseRestClient } from 'nestjs-parse-agent/data/parse-rest/parse-rest-client';
 import request from 'supertest';
 import { SwitchableUpstream } from '../faults/switchable-upstream';

@@ -8,7 +8,7 @@ import { chmodSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
-import { unwrapUntrusted } from 'nestjs-parse-agent';
+import { unwrapUntrusted } from 'nestjs-parse-agent/mcp';
 import { AppModule } from '../../src/example/app.module';
 import { requestContextMiddleware } from '../../src/example/audit/request-context';
 import { demoTestSettings, seedDemo } from '../harness/demo-data';

@@ -2,7 +2,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { spawn } from 'node:child_process';
-import { unwrapUntrusted } from 'nestjs-parse-agent';
+import { unwrapUntrusted } from 'nestjs-parse-agent/mcp';
 import type { LoopbackLlmServer, ScriptedReply } from '../client/loopback-llm-server';
 import { startOpenAiLoopback } from '../client/loopback-openai-server';
 import { DEMO_PASSWORD, seedDemo } from '../harness/demo-data';

@@ -1,5 +1,5 @@
 import { Writable } from 'node:stream';
-import { suppressSecurityBanners } from 'nestjs-parse-agent';
+import { suppressSecurityBanners } from 'nestjs-parse-agent/ops';
 import { runCli, type CliServeRequest } from 'nestjs-parse-agent/cli/parse-agent-cli';
 import { cliEnv } from './cli-process';
 

@@ -2,7 +2,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { spawn } from 'node:child_process';
 import type { Readable } from 'node:stream';
-import { unwrapUntrusted } from 'nestjs-parse-agent';
+import { unwrapUntrusted } from 'nestjs-parse-agent/mcp';
 import { seedDemo } from '../harness/demo-data';
 import { CLI_CWD, cliCommand, cliEnv, DEMO_MODELS } from './cli-process';
 

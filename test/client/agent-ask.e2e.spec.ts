@@ -1,10 +1,7 @@
 import { unwrapUntrusted } from 'nestjs-parse-agent/core/untrusted-data';
-import {
-  createAgentServices,
-  ParseAgent,
-  ParseAgentConfigError,
-  ParseAgentConversation,
-} from 'nestjs-parse-agent';
+import { ParseAgent, ParseAgentConfigError } from 'nestjs-parse-agent';
+import { ParseAgentConversation } from 'nestjs-parse-agent/llm';
+import { createAgentServices } from 'nestjs-parse-agent/mcp';
 import { CORE_MODELS } from '../../src/example/models';
 import { createAgentTestBed, type AgentTestBed } from '../harness/agent-module';
 import { seedDemo } from '../harness/demo-data';

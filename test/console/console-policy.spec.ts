@@ -10,13 +10,12 @@ import {
   AgentHidden,
   AgentTool,
   AgentUnauthorizedError,
-  KeyedSlidingWindowRateLimiter,
   ParseAgentConsoleModule,
   ParseAgentModule,
   ParseClass,
-  suppressSecurityBanners,
-  type ConsolePolicy,
 } from 'nestjs-parse-agent';
+import { suppressSecurityBanners, type ConsolePolicy } from 'nestjs-parse-agent/ops';
+import { KeyedSlidingWindowRateLimiter } from 'nestjs-parse-agent/stores';
 import type { IncomingMessage } from 'node:http';
 import request from 'supertest';
 import { createObject, createUser, defineClass, resetData } from '../harness/fixtures';

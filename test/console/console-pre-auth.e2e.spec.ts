@@ -4,14 +4,14 @@ import { Test } from '@nestjs/testing';
 import {
   AgentDescription,
   bindAgentToPrincipal,
-  KeyedSlidingWindowRateLimiter,
   ParseAgentAuthGuard,
   ParseAgentConsoleModule,
   ParseAgentModule,
   ParseClass,
-  suppressSecurityBanners,
   type RateLimiter,
 } from 'nestjs-parse-agent';
+import { suppressSecurityBanners } from 'nestjs-parse-agent/ops';
+import { KeyedSlidingWindowRateLimiter } from 'nestjs-parse-agent/stores';
 import request from 'supertest';
 import { startCountingParseProxy, type CountingParseProxy } from '../harness/counting-parse-proxy';
 import { testParseConnection } from '../harness/parse-rest';

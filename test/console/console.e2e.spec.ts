@@ -4,7 +4,7 @@ import type { INestApplication } from '@nestjs/common';
 import { ExpressAdapter } from '@nestjs/platform-express';
 import { Test } from '@nestjs/testing';
 import express from 'express';
-import { ENV_GATES } from 'nestjs-parse-agent';
+import { ENV_GATES } from 'nestjs-parse-agent/ops';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import request from 'supertest';
 import { requestContextMiddleware } from '../../src/example/audit/request-context';

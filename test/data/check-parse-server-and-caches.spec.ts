@@ -1,6 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { checkParseServer, ParseAgentFactory, type DataPathProvider } from 'nestjs-parse-agent';
+import { ParseAgentFactory, type DataPathProvider } from 'nestjs-parse-agent';
+import { checkParseServer } from 'nestjs-parse-agent/ops';
 import {
   createAgentServices,
   type StandaloneAgentServices,

@@ -1,7 +1,7 @@
 import type { INestApplication } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import request from 'supertest';
-import { unwrapUntrusted } from 'nestjs-parse-agent';
+import { unwrapUntrusted } from 'nestjs-parse-agent/mcp';
 import { AppModule } from '../../src/example/app.module';
 import type { LoopbackLlmServer, ScriptedReply } from '../client/loopback-llm-server';
 import { startOpenAiLoopback } from '../client/loopback-openai-server';

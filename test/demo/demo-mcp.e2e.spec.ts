@@ -11,7 +11,7 @@ import request from 'supertest';
 import { AppModule } from '../../src/example/app.module';
 import { demoTestSettings, seedDemo } from '../harness/demo-data';
 import { findRows, testParseConfig } from '../harness/parse-rest';
-import { unwrapUntrusted } from 'nestjs-parse-agent';
+import { unwrapUntrusted } from 'nestjs-parse-agent/mcp';
 
 const API_KEY = 'demo-test-operator-key';
 

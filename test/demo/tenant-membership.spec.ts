@@ -1,8 +1,5 @@
-import {
-  AgentUnauthorizedError,
-  ParseSessionVerifier,
-  tenantOfUser as libraryTenantOfUser,
-} from 'nestjs-parse-agent';
+import { AgentUnauthorizedError, tenantOfUser as libraryTenantOfUser } from 'nestjs-parse-agent';
+import { ParseSessionVerifier } from 'nestjs-parse-agent/auth';
 import { ParseRestClient } from 'nestjs-parse-agent/data/parse-rest/parse-rest-client';
 import { agentOptionsFor, DEMO_TENANT_SOURCE } from '../../src/example/auth/agent-factory';
 import { seedDemo } from '../harness/demo-data';

@@ -1,12 +1,6 @@
 import 'reflect-metadata';
-import {
-  AgentFields,
-  createAgentServices,
-  ParseAgent,
-  ParseClass,
-  type StandaloneAgentServices,
-  type ToolEnvelope,
-} from 'nestjs-parse-agent';
+import { AgentFields, ParseAgent, ParseClass, type ToolEnvelope } from 'nestjs-parse-agent';
+import { createAgentServices, type StandaloneAgentServices } from 'nestjs-parse-agent/mcp';
 import { createObject, resetData } from '../harness/fixtures';
 import { testParseConnection } from '../harness/parse-rest';
 import {

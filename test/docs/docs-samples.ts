@@ -86,7 +86,7 @@ declare const agentFactory: NonNullable<import('nestjs-parse-agent').ParseAgentM
 declare const factory: import('nestjs-parse-agent').ParseAgentFactory;
 declare const agents: import('nestjs-parse-agent').ParseAgentFactory;
 declare const agent: import('nestjs-parse-agent').ParseAgent;
-declare const chat: import('nestjs-parse-agent').ParseAgentConversation;
+declare const chat: import('nestjs-parse-agent/llm').ParseAgentConversation;
 declare const toolRegistry: import('nestjs-parse-agent').ToolRegistry;
 declare const events: import('nestjs-parse-agent').AgentEvents;
 declare const context: import('nestjs-parse-agent').ToolContext;
@@ -118,7 +118,7 @@ declare const metrics: {
   count(name: string, value: number): void;
 };
 declare const errorTracker: { capture(error: Error, context: unknown): void };
-declare const auditTrail: import('nestjs-parse-agent').AfterToolCallHook;
+declare const auditTrail: import('nestjs-parse-agent/ops').AfterToolCallHook;
 declare const siem: { send(event: string, payload: unknown): void };
 `;
 

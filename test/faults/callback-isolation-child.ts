@@ -6,15 +6,14 @@
  */
 import 'reflect-metadata';
 import {
-  createAgentServices,
   ParseAgent,
-  ParseAgentConversation,
   PromptRegistry,
-  startStandaloneMcpServer,
-  suppressSecurityBanners,
   type LlmProvider,
   type PolicedToolContext,
 } from 'nestjs-parse-agent';
+import { ParseAgentConversation } from 'nestjs-parse-agent/llm';
+import { createAgentServices, startStandaloneMcpServer } from 'nestjs-parse-agent/mcp';
+import { suppressSecurityBanners } from 'nestjs-parse-agent/ops';
 import { filter } from 'rxjs';
 
 // Nothing listens there: these scenarios never reach Parse Server.

@@ -1,13 +1,8 @@
 import type { INestApplication } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
-import {
-  ParseClass,
-  ParseAgentModule,
-  ParseRequestError,
-  ParseSessionVerifier,
-  SessionCheckUnavailableError,
-  suppressSecurityBanners,
-} from 'nestjs-parse-agent';
+import { ParseClass, ParseAgentModule, ParseRequestError } from 'nestjs-parse-agent';
+import { ParseSessionVerifier, SessionCheckUnavailableError } from 'nestjs-parse-agent/auth';
+import { suppressSecurityBanners } from 'nestjs-parse-agent/ops';
 import { ParseRestClient } from 'nestjs-parse-agent/data/parse-rest/parse-rest-client';
 import { SchemaCache } from 'nestjs-parse-agent/data/schema-cache';
 import request from 'supertest';

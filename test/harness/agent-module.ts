@@ -2,15 +2,15 @@ import 'reflect-metadata';
 import { Test, type TestingModule } from '@nestjs/testing';
 import {
   AgentEvents,
-  KeyedSlidingWindowRateLimiter,
   MetadataRegistry,
   ParseAgentFactory,
   ParseAgentModule,
-  suppressSecurityBanners,
   ToolRegistry,
   type ModelClass,
   type ParseAgentModuleOptions,
 } from 'nestjs-parse-agent';
+import { suppressSecurityBanners } from 'nestjs-parse-agent/ops';
+import { KeyedSlidingWindowRateLimiter } from 'nestjs-parse-agent/stores';
 import { testParseConnection } from './parse-rest';
 
 export interface AgentTestBed {

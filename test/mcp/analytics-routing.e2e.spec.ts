@@ -1,6 +1,7 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { AgentUnauthorizedError, unwrapUntrusted } from 'nestjs-parse-agent';
+import { AgentUnauthorizedError } from 'nestjs-parse-agent';
+import { unwrapUntrusted } from 'nestjs-parse-agent/mcp';
 import { randomBytes } from 'node:crypto';
 import { createObject, createUser, pointer, type SeededUser } from '../harness/fixtures';
 import { startMcpTestApp, type McpTestApp } from './mcp-test-app';

@@ -3,13 +3,9 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { CanActivate, Injectable, type INestApplication } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import request from 'supertest';
-import {
-  ParseAgentConsoleModule,
-  ParseAgentModule,
-  suppressSecurityBanners,
-  unwrapUntrusted,
-  type McpRequest,
-} from 'nestjs-parse-agent';
+import { ParseAgentConsoleModule, ParseAgentModule, type McpRequest } from 'nestjs-parse-agent';
+import { unwrapUntrusted } from 'nestjs-parse-agent/mcp';
+import { suppressSecurityBanners } from 'nestjs-parse-agent/ops';
 import { seedDemo } from '../harness/demo-data';
 import { findRows, parseRest, testParseConnection } from '../harness/parse-rest';
 

@@ -1,6 +1,7 @@
 import type { INestApplication } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
-import { ParseAgentModule, suppressSecurityBanners } from 'nestjs-parse-agent';
+import { ParseAgentModule } from 'nestjs-parse-agent';
+import { suppressSecurityBanners } from 'nestjs-parse-agent/ops';
 import request from 'supertest';
 
 /** Parse Server down: tool calls fail as tool results, and the endpoint keeps serving. */

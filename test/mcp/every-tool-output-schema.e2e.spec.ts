@@ -4,16 +4,17 @@ import type { INestApplication } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import {
   AgentMethod,
-  ENV_GATES,
   ParseAgentModule,
   ParseClass,
-  unwrapUntrusted,
   type AgentMethodContext,
 } from 'nestjs-parse-agent';
+import { unwrapUntrusted } from 'nestjs-parse-agent/mcp';
+import { ENV_GATES } from 'nestjs-parse-agent/ops';
 import { BUILTIN_TOOLS } from 'nestjs-parse-agent/tools/builtin/index';
 import { randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
-import type { DataPathProvider, DataRow, SearchSpec } from 'nestjs-parse-agent';
+import type { DataPathProvider } from 'nestjs-parse-agent';
+import type { DataRow, SearchSpec } from 'nestjs-parse-agent/data';
 import { createObject } from '../harness/fixtures';
 import { testParseConfig, testParseConnection } from '../harness/parse-rest';
 

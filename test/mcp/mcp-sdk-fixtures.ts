@@ -1,8 +1,5 @@
-import {
-  AgentUnauthorizedError,
-  unwrapUntrusted,
-  type PolicedToolContext,
-} from 'nestjs-parse-agent';
+import { AgentUnauthorizedError, type PolicedToolContext } from 'nestjs-parse-agent';
+import { unwrapUntrusted } from 'nestjs-parse-agent/mcp';
 import { randomBytes } from 'node:crypto';
 import { createObject, createUser, type SeededUser } from '../harness/fixtures';
 import { delay, startMcpTestApp, type McpTestApp, type McpTestAppOptions } from './mcp-test-app';

@@ -1,5 +1,6 @@
 import request from 'supertest';
-import { unwrapUntrusted, type PolicedToolContext } from 'nestjs-parse-agent';
+import type { PolicedToolContext } from 'nestjs-parse-agent';
+import { unwrapUntrusted } from 'nestjs-parse-agent/mcp';
 import {
   delay,
   eventually,

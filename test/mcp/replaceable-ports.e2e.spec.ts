@@ -4,24 +4,24 @@ import {
   CancellationBus,
   DataPathProvider,
   EventStore,
-  InMemoryCancellationBus,
-  InMemoryEventStore,
-  InMemorySessionStore,
   LlmProvider,
   ParseAgentModule,
   RateLimiter,
   SessionStore,
   type AgentIdentity,
-  type DataOperation,
-  type DataPath,
-  type LlmRequest,
-  type LlmResponse,
+  type PolicedToolContext,
+} from 'nestjs-parse-agent';
+import type { DataOperation, DataPath } from 'nestjs-parse-agent/data';
+import type { LlmRequest, LlmResponse } from 'nestjs-parse-agent/llm';
+import {
+  InMemoryCancellationBus,
+  InMemoryEventStore,
+  InMemorySessionStore,
   type McpSession,
   type RequestId,
   type SessionCreateOptions,
   type StoredMessage,
-  type PolicedToolContext,
-} from 'nestjs-parse-agent';
+} from 'nestjs-parse-agent/stores';
 import { RedisCancellationBus, RedisEventStore, RedisSessionStore } from 'nestjs-parse-agent/redis';
 import { randomBytes } from 'node:crypto';
 import request from 'supertest';

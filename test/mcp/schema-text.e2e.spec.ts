@@ -6,8 +6,8 @@ import {
   AgentMethod,
   ParseAgentFactory,
   ParseClass,
-  unwrapUntrusted,
 } from 'nestjs-parse-agent';
+import { unwrapUntrusted } from 'nestjs-parse-agent/mcp';
 import { Client as PgClient } from 'pg';
 import { createObject, defineClass } from '../harness/fixtures';
 import { parseRest, testParseConfig } from '../harness/parse-rest';

@@ -1,11 +1,7 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import {
-  AgentEvents,
-  startStandaloneMcpServer,
-  type StandaloneMcpServer,
-  type ToolCallEvent,
-} from 'nestjs-parse-agent';
+import { AgentEvents, type ToolCallEvent } from 'nestjs-parse-agent';
+import { startStandaloneMcpServer, type StandaloneMcpServer } from 'nestjs-parse-agent/mcp';
 import request from 'supertest';
 import { testParseConfig } from '../harness/parse-rest';
 

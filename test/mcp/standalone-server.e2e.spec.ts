@@ -1,12 +1,12 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { ParseAgentFactory } from 'nestjs-parse-agent';
 import {
-  ParseAgentFactory,
   startStandaloneMcpServer,
   unwrapUntrusted,
   type StandaloneMcpServer,
   type StandaloneMcpServerOptions,
-} from 'nestjs-parse-agent';
+} from 'nestjs-parse-agent/mcp';
 import { apiKeyMatches } from 'nestjs-parse-agent/nest/mcp/standalone-server';
 import request from 'supertest';
 import { findFreePort } from '../../src/embedded/free-port';

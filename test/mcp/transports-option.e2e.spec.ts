@@ -10,10 +10,9 @@ import {
   AgentEvents,
   ParseAgentConfigError,
   ParseAgentModule,
-  StdioTransport,
-  unwrapUntrusted,
   type ToolCallEvent,
 } from 'nestjs-parse-agent';
+import { StdioTransport, unwrapUntrusted } from 'nestjs-parse-agent/mcp';
 import { PassThrough, type Readable, type Writable } from 'node:stream';
 import { findRows, testParseConnection } from '../harness/parse-rest';
 import { seedHttpNotes, type HttpSeed } from './mcp-sdk-fixtures';

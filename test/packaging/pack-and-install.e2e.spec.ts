@@ -6,7 +6,7 @@ import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { defineClass, createObject } from '../harness/fixtures';
 import { testParseConnection } from '../harness/parse-rest';
-import { unwrapUntrusted } from 'nestjs-parse-agent';
+import { unwrapUntrusted } from 'nestjs-parse-agent/mcp';
 
 const run = promisify(execFile);
 const ROOT = resolve(__dirname, '..', '..');
@@ -69,6 +69,9 @@ const SUBPATH_PEERS: Record<string, string> = {
   openai: 'openai',
   anthropic: '@anthropic-ai/sdk',
 };
+
+/** The subpaths that only keep the root small: their types need no optional peer at all. */
+const PEER_FREE_SUBPATHS = ['llm', 'mcp', 'data', 'auth', 'stores', 'ops'];
 
 /** A hand-made tsconfig: strict, library declarations checked too, no esModuleInterop. */
 function tsconfig(compilerOptions: Record<string, unknown>, include: string[]): string {
@@ -138,7 +141,7 @@ describe('packaging: npm pack, install into a fresh Nest app, compile strictly, 
         // The console's page ships as it is (ParseAgentConsoleModule reads it at startup).
         'package/console/index.html',
         'package/console/console.js',
-        ...Object.keys(SUBPATH_PEERS).flatMap((name) => [
+        ...[...Object.keys(SUBPATH_PEERS), ...PEER_FREE_SUBPATHS].flatMap((name) => [
           `package/dist/${name}.js`,
           `package/dist/${name}.d.ts`,
         ]),
@@ -231,6 +234,36 @@ describe('packaging: npm pack, install into a fresh Nest app, compile strictly, 
         { cwd: app },
       );
       expect(loaded.stdout.trim()).toBe('function');
+    }, 120_000);
+
+    it('compiles the subpaths that split the root with skipLibCheck off and no optional peer', async () => {
+      const imports = PEER_FREE_SUBPATHS.map(
+        (name) => `export * as ${name} from 'nestjs-parse-agent/${name}';`,
+      ).join('\n');
+      await writeFile(join(app, 'src', 'surface.ts'), imports + '\n');
+      await writeFile(
+        join(app, 'tsconfig.surface.json'),
+        tsconfig({ noEmit: true }, ['src/surface.ts']),
+      );
+      expect(await compile(app, 'tsconfig.surface.json')).toBe('');
+      await writeFile(
+        join(app, 'tsconfig.surface-nodenext.json'),
+        tsconfig({ module: 'nodenext', moduleResolution: 'nodenext', noEmit: true }, [
+          'src/surface.ts',
+        ]),
+      );
+      expect(await compile(app, 'tsconfig.surface-nodenext.json')).toBe('');
+      const loaded = await run(
+        process.execPath,
+        [
+          '-p',
+          PEER_FREE_SUBPATHS.map(
+            (name) => `Object.keys(require('nestjs-parse-agent/${name}')).length > 0`,
+          ).join(' && '),
+        ],
+        { cwd: app },
+      );
+      expect(loaded.stdout.trim()).toBe('true');
     }, 120_000);
 
     it('links the parse-agent command, whose help names a file the package ships', async () => {

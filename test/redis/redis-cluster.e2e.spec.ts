@@ -1,7 +1,8 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
-import { unwrapUntrusted, type PolicedToolContext } from 'nestjs-parse-agent';
+import type { PolicedToolContext } from 'nestjs-parse-agent';
+import { unwrapUntrusted } from 'nestjs-parse-agent/mcp';
 import { randomBytes } from 'node:crypto';
 import { createObject } from '../harness/fixtures';
 import { testParseConnection } from '../harness/parse-rest';

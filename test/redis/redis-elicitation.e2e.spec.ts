@@ -9,7 +9,8 @@ import {
   type RedisNode,
   openSession as openSessionAt,
 } from './redis-nodes';
-import { unwrapUntrusted, type PolicedToolContext } from 'nestjs-parse-agent';
+import type { PolicedToolContext } from 'nestjs-parse-agent';
+import { unwrapUntrusted } from 'nestjs-parse-agent/mcp';
 
 const available = redisReachable(SHARED_REDIS_URL);
 if (!available) {

@@ -1,6 +1,7 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { unwrapUntrusted, type PolicedToolContext } from 'nestjs-parse-agent';
+import type { PolicedToolContext } from 'nestjs-parse-agent';
+import { unwrapUntrusted } from 'nestjs-parse-agent/mcp';
 import { randomBytes } from 'node:crypto';
 import { eventually, openSsePost } from '../mcp/mcp-test-app';
 import { createObject } from '../harness/fixtures';

@@ -1,4 +1,4 @@
-import { SessionLimitError } from 'nestjs-parse-agent';
+import { SessionLimitError } from 'nestjs-parse-agent/stores';
 import { RedisConnection } from 'nestjs-parse-agent/redis/redis-connection';
 import { RedisSessionStore } from 'nestjs-parse-agent/redis/redis-session-store';
 import { redisReachable, runKeyPrefix, SHARED_REDIS_URL } from './redis-nodes';

@@ -6,10 +6,10 @@ import {
   ParseAgentConfigError,
   ParseAgentModule,
   ParseAgentStartupCheck,
-  suppressSecurityBanners,
   type ParseAgentModuleExtras,
   type ParseAgentModuleOptions,
 } from 'nestjs-parse-agent';
+import { suppressSecurityBanners } from 'nestjs-parse-agent/ops';
 import { findFreePort } from '../../src/embedded/free-port';
 import { testParseConfig, testParseConnection } from '../harness/parse-rest';
 

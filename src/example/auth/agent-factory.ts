@@ -1,12 +1,11 @@
 import {
   agentOptionsForPrincipal,
-  ENV_GATES,
-  isTruthyEnv,
   principalOf,
   type AgentOptions,
   type PermissionLevel,
   type TenantSource,
 } from 'nestjs-parse-agent';
+import { ENV_GATES, isTruthyEnv } from 'nestjs-parse-agent/ops';
 
 /** Demo users trusted to change data through agent methods (carol holds the admin role). */
 const DEMO_WRITERS = new Set(['carol']);

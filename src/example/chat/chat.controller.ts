@@ -15,8 +15,8 @@ import {
   ParseAgentFactory,
   principalOf,
   type AgentOptions,
-  type ConversationEvent,
 } from 'nestjs-parse-agent';
+import type { ConversationEvent } from 'nestjs-parse-agent/llm';
 import type { Subscription } from 'rxjs';
 import { agentOptionsFor } from '../auth/agent-factory';
 

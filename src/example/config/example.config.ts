@@ -1,5 +1,6 @@
 import { registerAs } from '@nestjs/config';
-import type { LlmProvider, LlmProviderOptions, ParseConnectionConfig } from 'nestjs-parse-agent';
+import type { ParseConnectionConfig } from 'nestjs-parse-agent';
+import type { LlmProviderOptions } from 'nestjs-parse-agent/llm';
 
 /** The ConfigService namespace of the example's settings: `config.getOrThrow('example')`. */
 export const EXAMPLE_CONFIG = 'example';
@@ -18,7 +19,7 @@ export interface ExampleConfig {
   /** Tool calls per minute per caller (user or operator). */
   rateLimitPerMinute: number;
   /** The language model behind /chat; default LLM_PROVIDER and friends from the environment. */
-  llm?: LlmProvider | LlmProviderOptions;
+  llm?: LlmProviderOptions;
 }
 
 /** The host's settings the example reads (the embedded demo's `DemoSettings` has them all). */
@@ -39,7 +40,7 @@ export interface ExampleRuntime {
   parseServerURL: string;
   mcpApiKey: string;
   postgresURI?: string;
-  llm?: LlmProvider | LlmProviderOptions;
+  llm?: LlmProviderOptions;
 }
 
 /**

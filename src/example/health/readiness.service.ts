@@ -1,5 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { checkParseServer, type ParseConnectionConfig } from 'nestjs-parse-agent';
+import type { ParseConnectionConfig } from 'nestjs-parse-agent';
+import { checkParseServer } from 'nestjs-parse-agent/ops';
 
 export interface ReadinessReport {
   status: 'ready' | 'not_ready';

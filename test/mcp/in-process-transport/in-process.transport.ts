@@ -1,9 +1,5 @@
-import type {
-  AgentOptions,
-  McpTransport,
-  McpTransportContext,
-  ParseAgent,
-} from 'nestjs-parse-agent';
+import type { AgentOptions, McpTransport, ParseAgent } from 'nestjs-parse-agent';
+import type { McpTransportContext } from 'nestjs-parse-agent/mcp';
 import { lastValueFrom, toArray } from 'rxjs';
 
 /** A JSON-RPC message as a caller in this process sends it. */

@@ -71,6 +71,12 @@ describe('composeAgentServices', () => {
     ).toThrow(/createAgentServices: pass the language model once/);
   });
 
+  it('takes a provider object only as llmProvider: llm is the settings (one option per port)', () => {
+    expect(() => composeAgentServices({ parse, llm: llm as never })).toThrow(
+      /llm takes the language model settings .*pass an LlmProvider object as llmProvider/,
+    );
+  });
+
   it('reads no model when conversations are given or turned off', () => {
     const env = process.env.LLM_PROVIDER;
     process.env.LLM_PROVIDER = 'no-such-provider';

@@ -267,6 +267,11 @@ function checkPortOptions(options: AgentCompositionOptions, fail: (problem: stri
       }
     }
   }
+  if (typeof (options.llm as Partial<LlmProvider> | null | undefined)?.complete === 'function') {
+    fail(
+      'llm takes the language model settings ({ provider, apiKey, model, baseURL }); pass an LlmProvider object as llmProvider.',
+    );
+  }
   const llm = options.llmProvider;
   if (llm !== undefined) {
     if (typeof (llm as Partial<LlmProvider> | null)?.complete !== 'function') {

@@ -145,11 +145,12 @@ export interface ParseAgentModuleOptions extends DataPathOptions {
    */
   startupCheck?: StartupCheckMode | StartupCheckOptions;
   /**
-   * The language model behind `agent.ask()` and `ParseAgentFactory.conversation()`: an LlmProvider
-   * or provider options. Default: LLM_PROVIDER, LLM_API_KEY, LLM_MODEL and LLM_BASE_URL from the
-   * environment when LLM_PROVIDER is set, else none (conversations then explain how to set one).
+   * The settings of the language model behind `agent.ask()` and `ParseAgentFactory.conversation()`
+   * (provider name, key, model, base URL). Default: LLM_PROVIDER, LLM_API_KEY, LLM_MODEL and
+   * LLM_BASE_URL from the environment when LLM_PROVIDER is set, else none (conversations then
+   * explain how to set one). A provider object of your own goes in `llmProvider`.
    */
-  llm?: LlmProvider | LlmProviderOptions;
+  llm?: LlmProviderOptions;
   // Ports: each option replaces the library's default for its port token (nestjs/throttler's
   // pattern). To use a Nest provider of your own, inject it in forRootAsync's useFactory.
   /**
@@ -168,7 +169,7 @@ export interface ParseAgentModuleOptions extends DataPathOptions {
    * paths it created.
    */
   dataPathProviders?: DataPathProvidersOption;
-  /** The language model behind conversations, as an LlmProvider (`llm` also accepts one). */
+  /** The language model behind conversations, as an LlmProvider of your own (instead of `llm`). */
   llmProvider?: LlmProvider;
   /** Silence the master-key and unhide banners (a deliberate global master-key deployment). */
   suppressSecurityBanners?: boolean;

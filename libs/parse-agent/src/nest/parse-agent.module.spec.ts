@@ -96,7 +96,7 @@ describe('ParseAgentModule (Nest testing module, no server)', () => {
   it("uses the app's own rate limiter and language model when the options name them", async () => {
     const limiter = new KeyedSlidingWindowRateLimiter(5, 60);
     const moduleRef = await Test.createTestingModule({
-      imports: [ParseAgentModule.forRoot({ parse, rateLimiter: limiter, llm: fakeLlm })],
+      imports: [ParseAgentModule.forRoot({ parse, rateLimiter: limiter, llmProvider: fakeLlm })],
     }).compile();
     expect(moduleRef.get(RateLimiter)).toBe(limiter);
     expect(moduleRef.get(ParseAgentFactory).conversationsEnabled).toBe(true);
