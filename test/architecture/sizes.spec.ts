@@ -19,7 +19,6 @@ const ALLOWED_FILES: readonly string[] = [
   'data/postgres/pipeline-to-sql.ts',
   'security/pipeline/pipeline-validator.ts',
   'security/read-policy.ts',
-  'tools/read/policed-reader.ts',
 ];
 const ALLOWED_FUNCTIONS: readonly string[] = [
   'transport/http/mcp-endpoint-options.ts#resolveMcpEndpointOptions',
