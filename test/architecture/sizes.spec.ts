@@ -19,9 +19,7 @@ const ALLOWED_FILES: readonly string[] = [
   'data/postgres/pipeline-to-sql.ts',
   'security/pipeline/pipeline-validator.ts',
 ];
-const ALLOWED_FUNCTIONS: readonly string[] = [
-  'transport/http/mcp-endpoint-options.ts#resolveMcpEndpointOptions',
-];
+const ALLOWED_FUNCTIONS: readonly string[] = [];
 
 function describeAll(offenders: SizeOffender[]): string[] {
   return offenders.map((o) => `${o.where} ${o.key} (${o.lines} lines)`);
