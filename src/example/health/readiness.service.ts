@@ -52,7 +52,7 @@ export class ReadinessService {
 }
 
 /**
- * One master-key read of the `_User` schema (the library's `checkParseServer`): fails when Parse
+ * One master-key read of Parse's schemas (the library's `checkParseServer`): fails when Parse
  * Server is down or slow, when its database is down, and when the master key is wrong. Never
  * includes the key in what it says.
  */

@@ -1,5 +1,5 @@
-import { ParseRequestError } from '../../core/errors';
-import { ParseRestClient } from './parse-rest-client';
+import { ParseAgentConfigError } from '../../core/errors';
+import { readSchemasAsMaster } from './parse-server-probe';
 
 /** Why Parse Server failed the check. */
 export type ParseServerProblem = 'master_key_refused' | 'http_error' | 'timeout' | 'unreachable';
@@ -22,10 +22,10 @@ export interface CheckParseServerOptions {
 }
 
 /**
- * One master-key read of the `_User` schema: tells a health check or a start-up script whether
- * Parse Server answers, accepts the master key, and reaches its database. Resolves (never rejects)
- * with what it found (it rejects only on invalid connection settings, e.g. a relative URL); the
- * connection it opens is closed before it resolves.
+ * One master-key read of Parse's schemas (the probe the start-up check makes): tells a health
+ * check or a start-up script whether Parse Server answers, accepts the master key, and reaches its
+ * database. Resolves (never rejects) with what it found (it rejects only on invalid connection
+ * settings, e.g. a relative URL); it leaves nothing open that would keep the process alive.
  */
 export async function checkParseServer(
   /** Where Parse Server is and its master key: the module's `parse` option fits as it is. */
@@ -33,40 +33,35 @@ export async function checkParseServer(
   options: CheckParseServerOptions = {},
 ): Promise<ParseServerCheck> {
   const timeoutMs = options.timeoutMs ?? 2_000;
-  const client = new ParseRestClient({ ...connection, maxSockets: 1 });
-  const at = `Parse Server at ${client.serverURL}`;
-  const deadline = AbortSignal.timeout(timeoutMs);
+  const serverURL = connection.serverURL.replace(/\/+$/, '');
   try {
-    await client.request('GET', '/schemas/_User', undefined, { masterKey: true }, deadline);
-    return { ok: true };
-  } catch (error) {
-    const status = error instanceof ParseRequestError ? error.status : undefined;
-    if (status === 401 || status === 403) {
-      return {
-        ok: false,
-        problem: 'master_key_refused',
-        status,
-        message: `${at} refused the master key`,
-      };
-    }
-    if (status !== undefined) {
-      return {
-        ok: false,
-        problem: 'http_error',
-        status,
-        message: `${at} answered HTTP ${status} (is its database up?)`,
-      };
-    }
-    // The deadline itself, not the error's class: the client reports an abort in its own terms.
-    if (deadline.aborted) {
-      return {
-        ok: false,
-        problem: 'timeout',
-        message: `${at} did not answer within ${timeoutMs} ms`,
-      };
-    }
-    return { ok: false, problem: 'unreachable', message: `${at} is unreachable` };
-  } finally {
-    client.close();
+    new URL(serverURL);
+  } catch {
+    throw new ParseAgentConfigError(
+      `parse.serverURL must be an absolute http(s) URL (got ${JSON.stringify(connection.serverURL)}).`,
+    );
   }
+  const at = `Parse Server at ${serverURL}`;
+  const read = await readSchemasAsMaster(connection, timeoutMs);
+  if (!read.answered) {
+    return read.timedOut
+      ? { ok: false, problem: 'timeout', message: `${at} did not answer within ${timeoutMs} ms` }
+      : { ok: false, problem: 'unreachable', message: `${at} is unreachable` };
+  }
+  const { status } = read;
+  if (status >= 200 && status < 300 && read.json) return { ok: true };
+  if (status === 401 || status === 403) {
+    return {
+      ok: false,
+      problem: 'master_key_refused',
+      status,
+      message: `${at} refused the master key`,
+    };
+  }
+  return {
+    ok: false,
+    problem: 'http_error',
+    status,
+    message: `${at} answered HTTP ${status} (is its database up?)`,
+  };
 }

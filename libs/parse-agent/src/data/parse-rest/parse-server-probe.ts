@@ -38,11 +38,42 @@ export interface ParseProbeTarget {
   javascriptKey?: string;
 }
 
+/** What one master-key read of Parse's schemas met: Parse's answer, or no answer at all. */
+export type SchemaReadResult =
+  ({ answered: true } & HttpAnswer) | { answered: false; timedOut: boolean; error: unknown };
+
+function clientHeaders(target: ParseProbeTarget): Record<string, string> {
+  const headers: Record<string, string> = { 'X-Parse-Application-Id': target.appId };
+  if (target.javascriptKey) headers['X-Parse-JavaScript-Key'] = target.javascriptKey;
+  return headers;
+}
+
 /**
- * One master-key-only request (GET /schemas): proves the URL, the application id and the master key
- * at once. A 403 is told apart with a second request without the master key, because Parse Server
- * answers "unauthorized" both to an unknown application id and to a wrong master key when it
- * expects a client key: "Permission denied" there means the id was accepted and the key was not.
+ * The probe of Parse Server, shared by the start-up check (`probeParse`) and the public
+ * `checkParseServer`: one master-key-only request (GET /schemas) that proves the URL, the
+ * application id and the master key at once, and that Parse reaches its database. Never rejects.
+ */
+export async function readSchemasAsMaster(
+  target: ParseProbeTarget,
+  timeoutMs: number,
+): Promise<SchemaReadResult> {
+  const base = target.serverURL.replace(/\/+$/, '');
+  const headers = { ...clientHeaders(target), 'X-Parse-Master-Key': target.masterKey };
+  try {
+    const answer = await withTimeout(timeoutMs, (signal) =>
+      get(`${base}/schemas`, headers, signal),
+    );
+    return { answered: true, ...answer };
+  } catch (error) {
+    return { answered: false, timedOut: isTimeout(error), error };
+  }
+}
+
+/**
+ * The start-up check's probe (see `readSchemasAsMaster`), in the settings an operator fixes. A 403
+ * is told apart with a second request without the master key, because Parse Server answers
+ * "unauthorized" both to an unknown application id and to a wrong master key when it expects a
+ * client key: "Permission denied" there means the id was accepted and the key was not.
  */
 export async function probeParse(
   target: ParseProbeTarget,
@@ -50,27 +81,23 @@ export async function probeParse(
 ): Promise<ProbeOutcome> {
   const base = target.serverURL.replace(/\/+$/, '');
   const where = redactedEndpoint(base);
-  const clientHeaders: Record<string, string> = { 'X-Parse-Application-Id': target.appId };
-  if (target.javascriptKey) clientHeaders['X-Parse-JavaScript-Key'] = target.javascriptKey;
-  let answer: HttpAnswer;
-  try {
-    answer = await withTimeout(timeoutMs, (signal) =>
-      get(`${base}/schemas`, { ...clientHeaders, 'X-Parse-Master-Key': target.masterKey }, signal),
-    );
-  } catch (error) {
+  const read = await readSchemasAsMaster(target, timeoutMs);
+  if (!read.answered) {
+    const { error } = read;
     return {
       ok: false,
       setting: 'parse.serverURL',
       transient: true,
-      message: isTimeout(error)
+      message: read.timedOut
         ? `Parse Server at ${where} did not answer within ${timeoutMs} ms.`
         : `Parse Server at ${where} cannot be reached (${errorCode(error) ?? (error as Error)?.message ?? 'no details'}). Check parse.serverURL and that Parse Server is running.`,
     };
   }
+  const answer: HttpAnswer = read;
   if (answer.status >= 200 && answer.status < 300 && answer.json) return PROBE_OK;
   if (answer.status === 401 || answer.status === 403) {
     const second = await withTimeout(timeoutMs, (signal) =>
-      get(`${base}/serverInfo`, clientHeaders, signal),
+      get(`${base}/serverInfo`, clientHeaders(target), signal),
     ).catch(() => undefined);
     return second &&
       (second.status === 401 || second.status === 403) &&

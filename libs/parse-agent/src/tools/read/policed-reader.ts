@@ -1,10 +1,4 @@
-import {
-  AccessDeniedError,
-  AgentValidationError,
-  InvalidQueryError,
-  ParseAgentConfigError,
-  PointerShapeError,
-} from '../../core/errors';
+import { AccessDeniedError, AgentValidationError, ParseAgentConfigError } from '../../core/errors';
 import { DataPathUnavailableError } from '../../data/data-router';
 import { releaseHandedOverRows } from '../../data/handed-over-rows';
 import type {
@@ -13,34 +7,26 @@ import type {
   DataPath,
   DataPrincipals,
   DataRow,
-  DistinctSpec,
   ExplainSummary,
-  GroupByDateSpec,
-  GroupBySpec,
   SearchSpec,
 } from '../../ports/data-path';
-import { validateWhere, type Where } from '../../query/constraint-translator';
-import { isPlainObject } from '../../core/plain-object';
-import { classesNamed } from '../../query/pipeline-classes';
 import { andWhere } from '../../query/where-composer';
-import type { RedactOptions } from '../../security/redactor';
 import type { PipelineLimits } from '../../security/pipeline/pipeline-policy';
 import type { PlannedRead, ReadPolicy, ReadRequest } from '../../security/read-policy';
 import { rowInTenant } from '../../security/tenant-scope';
 import type { AnalyticsSettings } from '../tool-context';
 import { maxTimeMsFor, refuseCollectionScan, validatePipelineFor } from './analytics-policy';
+import { includeTree, keysForPath } from './include-joins';
 import {
-  includeTree,
-  joinKey,
-  keysBelow,
-  keysForPath,
-  pointersIn,
-  slices,
-  withJoined,
-} from './include-joins';
+  aggregatesStoredDocuments,
+  preflight,
+  protectedFieldsRead,
+  runAnalytics,
+} from './policed-analytics';
+import { joinIncludes } from './policed-joins';
+import type { DisplayOptions, PipelineRun, ReaderCore, WithheldIncludes } from './reader-core';
 
-/** Most objectIds one joined read names (one `$in`); more are read in several. */
-const JOIN_IDS_PER_READ = 500;
+export type { DisplayOptions, NativeAnalytics, PipelineRun, WithheldIncludes } from './reader-core';
 
 /** What a reader is built from: the agent's policy and where its identity-bound paths come from. */
 export interface ReadSources {
@@ -51,9 +37,6 @@ export interface ReadSources {
   timeoutMs: number;
   analytics: AnalyticsSettings;
 }
-
-/** How returned rows are shown: display simplification of typed values, applied with redaction. */
-export type DisplayOptions = Pick<RedactOptions, 'simplifyTyped'>;
 
 /** A list read: the caller's where, keys, include and order, and the page. */
 export interface FindRequest extends Omit<ReadRequest, 'order' | 'injectTenant'> {
@@ -81,13 +64,6 @@ export interface PolicedSearch {
 /** A read by objectId: include and the canonical-filter opt-out. */
 export type GetRequest = Pick<ReadRequest, 'include' | 'applyCanonicalFilter'>;
 
-/**
- * Per include path ("customer", "order.customer"), how many distinct pointed-to objects were not
- * joined because a direct read of their class by this agent does not return them. Those stay bare
- * pointers; their fields are never read into the result.
- */
-export type WithheldIncludes = Record<string, number>;
-
 /** Redacted rows with the plan that fetched them. */
 export interface PolicedRows {
   rows: DataRow[];
@@ -99,30 +75,6 @@ export interface PolicedRows {
 /** A page of redacted rows; `count()` counts every row the same planned where matches. */
 export interface PolicedPage extends PolicedRows {
   count(): Promise<number>;
-}
-
-/**
- * An analytics call a path may answer with its own method instead of the pipeline. The where is
- * the caller's and is planned by the reader; the operation's path decides whether it can.
- */
-export type NativeAnalytics =
-  | { groupBy: Omit<GroupBySpec, 'where'> }
-  | { groupByDate: Omit<GroupByDateSpec, 'where'> }
-  | {
-      distinct: Omit<DistinctSpec, 'where'>;
-      sort?: 'asc' | 'desc';
-      /** Run the pipeline instead when the path can (array flattening is the pipeline's). */
-      pipelineWhenPossible?: boolean;
-      /** Only the pipeline answers this call: the refusal when the path cannot run one. */
-      pipelineOnly?: string;
-    };
-
-/** How a prepared pipeline runs (with the canonical-filter choice given to `prepare`). */
-export interface PipelineRun {
-  /** The caller's own filter: what the COLLSCAN pre-flight explains and a native call plans. */
-  where?: Record<string, unknown>;
-  native?: NativeAnalytics;
-  display?: DisplayOptions;
 }
 
 /** A pipeline the policy accepted: shown as is by a dry run, or run for redacted rows. */
@@ -156,9 +108,19 @@ export class PolicedReader {
   readonly #sources: ReadSources;
   readonly #paths = new Map<DataOperation, DataPath>();
   readonly #gated = new Set<string>();
+  readonly #core: ReaderCore;
 
   constructor(sources: ReadSources) {
     this.#sources = sources;
+    this.#core = {
+      access: sources.access,
+      signal: sources.signal,
+      analytics: sources.analytics,
+      gate: (className) => this.gate(className),
+      path: (operation) => this.#path(operation),
+      pathKeys: (className, keys, include) => this.#pathKeys(className, keys, include),
+      options: () => this.#options(),
+    };
   }
 
   /** The agent's read policy (class gate, allowlists, tenant, filters, redaction). */
@@ -186,7 +148,7 @@ export class PolicedReader {
     const { order, newestFirst, limit, skip, ...read } = request;
     const checkedOrder = newestFirst ? '-createdAt' : this.access.checkOrder(className, order);
     const plan = await this.access.planRead(className, read);
-    await this.#preflight(className, read.where, plan.where);
+    await preflight(this.#core, className, read.where, plan.where);
     const raw = await this.#path('find').find(
       className,
       {
@@ -198,7 +160,7 @@ export class PolicedReader {
       },
       this.#sources.signal,
     );
-    const joined = await this.#join(raw, plan, read.applyCanonicalFilter !== false);
+    const joined = await joinIncludes(this.#core, raw, plan, read.applyCanonicalFilter !== false);
     const rows = this.access.redactRows(joined.rows, className, display);
     // Redaction copied what may be shown; the raw rows go now (see handed-over-rows.ts).
     releaseHandedOverRows(raw);
@@ -221,7 +183,7 @@ export class PolicedReader {
       request.where,
       request.applyCanonicalFilter !== false,
     );
-    await this.#preflight(className, request.where, where);
+    await preflight(this.#core, className, request.where, where);
     return this.#path('count').count(className, where, this.#sources.signal);
   }
 
@@ -252,7 +214,12 @@ export class PolicedReader {
     }
     if (!row) return { plan };
     if (plan.tenant && !rowInTenant(row, plan.tenant)) throw tenantMismatch(className);
-    const joined = await this.#join([row], plan, request.applyCanonicalFilter !== false);
+    const joined = await joinIncludes(
+      this.#core,
+      [row],
+      plan,
+      request.applyCanonicalFilter !== false,
+    );
     return {
       row: this.access.redactRows(joined.rows[0], className),
       plan,
@@ -296,7 +263,12 @@ export class PolicedReader {
     );
     if (plan.tenant && raw.some((row) => !rowInTenant(row, plan.tenant!)))
       throw tenantMismatch(className);
-    const joined = await this.#join(raw, plan, request.applyCanonicalFilter !== false);
+    const joined = await joinIncludes(
+      this.#core,
+      raw,
+      plan,
+      request.applyCanonicalFilter !== false,
+    );
     const rows = this.access.redactRows(joined.rows, className);
     releaseHandedOverRows(raw);
     return { rows, plan, ...withheldOf(joined) };
@@ -312,124 +284,6 @@ export class PolicedReader {
     const types = await this.access.fieldTypes(className);
     const objects = new Set(Object.keys(types).filter((f) => types[f].type === 'Object'));
     return keysForPath(keys, objects, new Set(includeTree(include ?? []).keys()));
-  }
-
-  /**
-   * Expands the plan's includes. Each joined class is read here as a direct read of that class by
-   * this agent would read it (class gate, its tenant scope, canonical filter and the agent's
-   * filters for it, on the same identity-bound path, so row ACL, CLP and protectedFields too),
-   * restricted to the pointed-to ids; nested includes are joined the same way, level by level.
-   * A pointer whose object that read does not return stays a bare pointer and is counted per
-   * include path. Redaction then cuts joined rows to their class's allowlist, as it does for rows
-   * read directly. The holder rows are copied where a pointer is replaced, never changed.
-   */
-  async #join(
-    rows: DataRow[],
-    plan: PlannedRead,
-    applyCanonicalFilter: boolean,
-  ): Promise<{ rows: DataRow[]; withheld: WithheldIncludes }> {
-    const withheld: WithheldIncludes = {};
-    if (!plan.include?.length || !rows.length) return { rows, withheld };
-    const joined = await this.#joinLevel(rows, plan.include, plan.keys, {
-      canonical: applyCanonicalFilter,
-      prefix: '',
-      withheld,
-    });
-    return { rows: joined, withheld };
-  }
-
-  async #joinLevel(
-    rows: DataRow[],
-    include: readonly string[],
-    keys: readonly string[] | undefined,
-    join: { canonical: boolean; prefix: string; withheld: WithheldIncludes },
-  ): Promise<DataRow[]> {
-    let current = rows;
-    for (const [head, below] of includeTree(include)) {
-      const wanted = new Map<string, Set<string>>();
-      for (const row of current) {
-        for (const ptr of pointersIn(row[head])) {
-          let ids = wanted.get(ptr.className);
-          if (!ids) wanted.set(ptr.className, (ids = new Set()));
-          ids.add(ptr.objectId);
-        }
-      }
-      if (!wanted.size) continue;
-      const path = `${join.prefix}${head}`;
-      const found = new Map<string, DataRow>();
-      let missing = 0;
-      for (const [target, ids] of wanted) {
-        // A class the agent may not see: redaction shows its pointers as redacted, unread.
-        if (this.access.isDenied(target)) continue;
-        const rowsOfTarget = await this.#joinedRows(target, [...ids], keysBelow(keys, head), {
-          ...join,
-          include: below,
-          prefix: `${path}.`,
-        });
-        for (const id of ids) {
-          const row = rowsOfTarget.get(id);
-          if (row) found.set(joinKey(target, id), row);
-          else missing += 1;
-        }
-      }
-      if (missing) join.withheld[path] = (join.withheld[path] ?? 0) + missing;
-      if (!found.size) continue;
-      current = current.map((row) =>
-        pointersIn(row[head]).length ? { ...row, [head]: withJoined(row[head], found) } : row,
-      );
-    }
-    return current;
-  }
-
-  /**
-   * The rows of `target` with these ids that a direct read by this agent returns, by objectId,
-   * shaped as joined objects. A class the policy refuses to this agent (missing, or needing a
-   * tenant binding it lacks) joins nothing; a data path's own refusal fails the read, as it would
-   * for a direct read.
-   */
-  async #joinedRows(
-    target: string,
-    ids: string[],
-    requestedKeys: string[] | undefined,
-    join: { canonical: boolean; include: string[]; prefix: string; withheld: WithheldIncludes },
-  ): Promise<Map<string, DataRow>> {
-    const out = new Map<string, DataRow>();
-    let where: Record<string, unknown>;
-    try {
-      await this.gate(target);
-      ({ where } = await this.access.planWhere(target, {}, join.canonical, true));
-    } catch (error) {
-      if (error instanceof AccessDeniedError) return out;
-      throw error;
-    }
-    const keys = this.access.joinedKeys(target, requestedKeys);
-    const readKeys = await this.#pathKeys(target, keys, join.include);
-    const asked = new Set(ids);
-    let rows: DataRow[] = [];
-    for (const slice of slices(ids, JOIN_IDS_PER_READ)) {
-      const found = await this.#path('find').find(
-        target,
-        {
-          where: andWhere(where, { objectId: { $in: slice } }),
-          keys: readKeys,
-          limit: slice.length,
-        },
-        this.#sources.signal,
-      );
-      // Only the ids asked for: a path that over-answers adds nothing.
-      for (const row of found) {
-        const id = row.objectId;
-        if (typeof id === 'string' && asked.has(id)) {
-          asked.delete(id);
-          rows.push(row);
-        }
-      }
-    }
-    if (join.include.length) rows = await this.#joinLevel(rows, join.include, keys, join);
-    for (const row of rows) {
-      out.set(row.objectId as string, { ...row, __type: 'Object', className: target });
-    }
-    return out;
   }
 
   /**
@@ -514,7 +368,7 @@ export class PolicedReader {
   ): Promise<PreparedPipeline> {
     await this.gate(className);
     const applyCanonical = options.applyCanonicalFilter !== false;
-    const withheld = await this.#withheld(operation, className, pipeline);
+    const withheld = await protectedFieldsRead(this.#core, operation, className, pipeline);
     const validated = await validatePipelineFor(
       this.access,
       className,
@@ -522,7 +376,7 @@ export class PolicedReader {
       options.limits ?? {},
       withheld,
       applyCanonical,
-      this.#aggregatesStoredDocuments(operation),
+      aggregatesStoredDocuments(this.#core, operation),
     );
     return {
       pipeline: validated.pipeline,
@@ -531,7 +385,8 @@ export class PolicedReader {
       withheld,
       columnOrigin: (field) => validated.columnOrigin(field),
       run: async (run = {}) => {
-        const rows = await this.#runAnalytics(
+        const rows = await runAnalytics(
+          this.#core,
           operation,
           className,
           validated.pipeline,
@@ -544,171 +399,6 @@ export class PolicedReader {
     };
   }
 
-  /**
-   * A path's own analytics method when it has one for the request, else the pipeline. Either way
-   * the caller's filter is planned first (canonical filter as asked, agent filters, tenant) and
-   * pre-flighted when the operator refuses full scans.
-   */
-  async #runAnalytics(
-    operation: DataOperation,
-    className: string,
-    pipeline: Record<string, unknown>[],
-    run: PipelineRun,
-    applyCanonical: boolean,
-  ): Promise<DataRow[]> {
-    const path = this.#path(operation);
-    const native = run.native;
-    const planned = async () => {
-      const { where } = await this.access.planWhere(className, run.where, applyCanonical);
-      await this.#preflight(className, run.where, where);
-      return where;
-    };
-    if (native && 'groupBy' in native && path.groupBy) {
-      const where = await planned();
-      const groups = await path.groupBy(className, { ...native.groupBy, where }, this.#options());
-      return groups.map((g) => ({ _id: g.key, value: g.value }));
-    }
-    if (native && 'groupByDate' in native && path.groupByDate) {
-      const where = await planned();
-      const spec = { ...native.groupByDate, where };
-      const groups = await path.groupByDate(className, spec, this.#options());
-      return groups.map((g) => ({ _id: g.key, value: g.value }));
-    }
-    if (native && 'distinct' in native && native.pipelineOnly && !path.aggregate) {
-      throw new AgentValidationError(native.pipelineOnly);
-    }
-    if (
-      native &&
-      'distinct' in native &&
-      path.distinct &&
-      !(native.pipelineWhenPossible && path.aggregate)
-    ) {
-      const where = await planned();
-      let values = await path.distinct(className, { ...native.distinct, where }, this.#options());
-      if (native.sort) {
-        values = [...values].sort(compareValues);
-        if (native.sort === 'desc') values.reverse();
-      }
-      return values.map((v) => ({ _id: v }));
-    }
-    if (!path.aggregate) {
-      throw new DataPathUnavailableError(
-        `The '${path.kind}' data path chosen for '${operation}' cannot run aggregation pipelines for this agent. Configure a direct database path (mongo or postgres in ParseAgentModule.forRoot).`,
-      );
-    }
-    await this.#preflightMatch(className, run.where, applyCanonical);
-    return path.aggregate(className, pipeline, this.#options());
-  }
-
-  /**
-   * With `refuseCollscan` on, explains a call that filters (the caller passed a non-empty where)
-   * before it runs, with the where it runs with (canonical filter, agent filters and tenant
-   * included, so a scope on an indexed field helps), and refuses a full scan of the class. Not
-   * pre-flighted: a call without a filter (it reads the class as a whole by design), a class
-   * marked @AgentAllowCollscan, and a deployment where no path can explain for this agent (Parse
-   * REST alone: the guard needs a direct database path).
-   */
-  async #preflight(className: string, callerWhere: unknown, planned: Where): Promise<void> {
-    if (!this.#sources.analytics.refuseCollscan) return;
-    if (!isPlainObject(callerWhere) || !Object.keys(callerWhere).length) return;
-    if (this.access.meta(className)?.allowCollscan) return;
-    const path = this.#explainPath();
-    if (!path?.explain) return;
-    const summary = await path.explain(className, { where: planned }, this.#options());
-    this.refuseCollectionScan(className, summary);
-  }
-
-  /**
-   * The pre-flight of a pipeline: its leading `$match`, planned like a where. Constraints the query
-   * language cannot express (an `$expr`, say) are left out of the explained filter; the rest is
-   * explained as the database would start the pipeline.
-   */
-  async #preflightMatch(
-    className: string,
-    match: Record<string, unknown> | undefined,
-    applyCanonical: boolean,
-  ): Promise<void> {
-    if (!this.#sources.analytics.refuseCollscan || !match) return;
-    const plain: Record<string, unknown> = {};
-    for (const [key, value] of Object.entries(match)) {
-      try {
-        validateWhere({ [key]: value });
-        plain[key] = value;
-      } catch {
-        // Pipeline-only syntax: the pipeline validator accepted it, the explain cannot take it.
-      }
-    }
-    if (!Object.keys(plain).length) return;
-    let where: Where;
-    try {
-      ({ where } = await this.access.planWhere(className, plain, applyCanonical));
-    } catch (error) {
-      // A value written in pipeline form ({ "$date": ... }) that the where language reads otherwise:
-      // the pipeline validator accepted the stage, so only the explain is skipped.
-      if (
-        error instanceof InvalidQueryError ||
-        error instanceof AgentValidationError ||
-        error instanceof PointerShapeError
-      )
-        return;
-      throw error;
-    }
-    await this.#preflight(className, plain, where);
-  }
-
-  /** The path that explains for this agent, or undefined when none can. */
-  #explainPath(): DataPath | undefined {
-    try {
-      return this.#path('explain');
-    } catch (error) {
-      if (error instanceof DataPathUnavailableError) return undefined;
-      throw error;
-    }
-  }
-
-  /**
-   * Per class the pipeline reads (the root and every $lookup/$unionWith class), the fields Parse's
-   * protectedFields hide from this agent, as the path the operation runs on reports them. Empty
-   * when no path serves the operation (a dry run still validates) or the path cannot tell.
-   */
-  async #withheld(
-    operation: DataOperation,
-    className: string,
-    pipeline: unknown,
-  ): Promise<Map<string, string[]>> {
-    const out = new Map<string, string[]>();
-    let path: DataPath;
-    try {
-      path = this.#path(operation);
-    } catch (error) {
-      if (error instanceof DataPathUnavailableError) return out;
-      throw error;
-    }
-    if (!path.protectedFields) return out;
-    for (const name of new Set([className, ...classesNamed(pipeline)])) {
-      // Only classes this agent may read: a hidden class is refused by the validator, unasked.
-      if (typeof name !== 'string' || this.access.isDenied(name)) continue;
-      const hidden = await path.protectedFields(name, this.#sources.signal);
-      if (hidden.length) out.set(name, hidden);
-    }
-    return out;
-  }
-
-  /**
-   * Whether the path the operation runs on aggregates documents as stored (internal columns
-   * included); then every class the pipeline reads is projected to its visible fields first.
-   * False when no path serves the operation (a dry run still validates).
-   */
-  #aggregatesStoredDocuments(operation: DataOperation): boolean {
-    try {
-      return this.#path(operation).aggregatesStoredDocuments === true;
-    } catch (error) {
-      if (error instanceof DataPathUnavailableError) return false;
-      throw error;
-    }
-  }
-
-  /** The tool's signal and the pushed-down limit, for every analytics call. */
   /**
    * Who the agent is for row ACLs, from its identity-bound row read path (see agentPrincipals):
    * for a custom tool that queries a database of its own. Throws when the path cannot tell.
@@ -728,6 +418,7 @@ export class PolicedReader {
     await this.#path('find').refreshPrincipals?.(signal);
   }
 
+  /** The tool's signal and the pushed-down limit, for every analytics call. */
   #options(): AggregateOptions {
     return { signal: this.#sources.signal, maxTimeMS: maxTimeMsFor(this.#sources) };
   }
@@ -755,14 +446,4 @@ export function tenantMismatch(className: string): AccessDeniedError {
     `Object does not belong to the agent's tenant scope for class '${className}'`,
     { kind: 'tenant_scope' },
   );
-}
-
-/** Values in a stable order for distinct's `sort`: numbers, then strings, then the rest as JSON. */
-function compareValues(a: unknown, b: unknown): number {
-  const rank = (v: unknown) => (typeof v === 'number' ? 0 : typeof v === 'string' ? 1 : 2);
-  if (rank(a) !== rank(b)) return rank(a) - rank(b);
-  if (typeof a === 'number' && typeof b === 'number') return a - b;
-  const sa = typeof a === 'string' ? a : JSON.stringify(a);
-  const sb = typeof b === 'string' ? b : JSON.stringify(b);
-  return sa < sb ? -1 : sa > sb ? 1 : 0;
 }

@@ -179,34 +179,114 @@ export interface ResolvedMcpEndpointOptions<TGuard = unknown> {
   callLeaseMs: number;
 }
 
-/** Validates the `mcp` extra and fills in defaults; errors name the setting to fix. */
+/** Refuses a setting of the `mcp` extra; the message names it and says what it takes. */
+function failSetting(problem: string): never {
+  throw new ParseAgentConfigError(`ParseAgentModule.forRoot extras.mcp: ${problem}`);
+}
+
+/** A positive number setting, or `fallback` when unset. */
+function positive(
+  name: keyof McpEndpointOptions,
+  value: unknown,
+  fallback?: number,
+): number | undefined {
+  if (value === undefined) return fallback;
+  if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0) {
+    failSetting(`${name} must be a positive number (got ${JSON.stringify(value)}).`);
+  }
+  return value as number;
+}
+
+/**
+ * Validates the `mcp` extra and fills in defaults; errors name the setting to fix. The steps run
+ * in a fixed order, so a configuration with several faults is always refused for the same one.
+ */
 export function resolveMcpEndpointOptions<TGuard>(
   options: McpEndpointOptions<TGuard>,
 ): ResolvedMcpEndpointOptions<TGuard> {
-  const fail = (problem: string): never => {
-    throw new ParseAgentConfigError(`ParseAgentModule.forRoot extras.mcp: ${problem}`);
-  };
   if (options === null || typeof options !== 'object' || Array.isArray(options)) {
-    return fail('expected an object such as { path: "/mcp", guards: [AuthGuard] }.');
+    return failSetting('expected an object such as { path: "/mcp", guards: [AuthGuard] }.');
   }
+  const { path, guards } = resolveRoute(options);
+  const limits = resolveRequestLimits(options);
+  const gates = resolveRequestGates(options);
+  const resumable = resolveResumable(options);
+  const initializeRateLimit = resolveInitializeRateLimit(options);
+  if (options.userKey !== undefined && typeof options.userKey !== 'function') {
+    failSetting('userKey must be a function (request, agent) => string | undefined.');
+  }
+  let requiredHeader: ResolvedMcpEndpointOptions['requiredHeader'];
+  try {
+    requiredHeader = normalizeRequiredHeader(options.requireCustomHeader);
+  } catch (error) {
+    failSetting((error as Error).message);
+  }
+  const sessionLimits = resolveSessionLimits(options);
+  return {
+    path: path.length > 1 ? path.replace(/\/+$/, '') : path,
+    guards,
+    streaming: options.streaming ?? true,
+    heartbeatIntervalMs: limits.heartbeatIntervalMs,
+    maxBodyBytes: limits.maxBodyBytes,
+    preAuthMaxBodyBytes: limits.preAuthMaxBodyBytes,
+    preAuthenticate: limits.preAuthenticate,
+    maxJsonDepth: limits.maxJsonDepth,
+    allowedOrigins: normalizeAllowedOrigins(options.allowedOrigins),
+    requiredHeader,
+    preAuthRateLimiter: gates.preAuthRateLimiter,
+    maxConcurrentStreams: limits.maxConcurrentStreams,
+    maxGetStreamsPerPrincipal: sessionLimits.maxGetStreamsPerPrincipal,
+    allowedHosts: gates.allowedHosts,
+    sessions: options.sessions ?? true,
+    sessionIdleTimeoutMs: limits.sessionIdleTimeoutMs,
+    maxSessions: sessionLimits.maxSessions,
+    maxSessionsPerPrincipal: sessionLimits.maxSessionsPerPrincipal,
+    initializeRateLimit,
+    userKey: options.userKey,
+    shutdownGracePeriodMs: limits.shutdownGracePeriodMs,
+    resumable,
+    eventRetentionMs: positive(
+      'eventRetentionMs',
+      options.eventRetentionMs,
+      DEFAULT_EVENT_RETENTION_MS,
+    )!,
+    callLeaseMs: positive('callLeaseMs', options.callLeaseMs, DEFAULT_CALL_LEASE_MS)!,
+  };
+}
+
+/** The route and the guards in front of it. */
+function resolveRoute<TGuard>(options: McpEndpointOptions<TGuard>): {
+  path: string;
+  guards: TGuard[];
+} {
   const path = options.path ?? DEFAULT_MCP_PATH;
   if (typeof path !== 'string' || !/^\/[A-Za-z0-9._~\-/]*$/.test(path) || path.includes('//')) {
-    fail(`path must be a route such as "/mcp" (got ${JSON.stringify(path)}).`);
+    failSetting(`path must be a route such as "/mcp" (got ${JSON.stringify(path)}).`);
   }
   const guards = options.guards ?? [];
   if (
     !Array.isArray(guards) ||
     guards.some((g) => !g || !['function', 'object'].includes(typeof g))
   ) {
-    fail('guards must be an array of CanActivate classes or instances.');
+    failSetting('guards must be an array of CanActivate classes or instances.');
   }
-  const positive = (name: keyof McpEndpointOptions, value: unknown, fallback?: number) => {
-    if (value === undefined) return fallback;
-    if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0) {
-      fail(`${name} must be a positive number (got ${JSON.stringify(value)}).`);
-    }
-    return value as number;
-  };
+  return { path, guards };
+}
+
+/** Heartbeat, body and depth caps, the pre-authentication check, streams and shutdown grace. */
+function resolveRequestLimits(
+  options: McpEndpointOptions<unknown>,
+): Pick<
+  ResolvedMcpEndpointOptions,
+  | 'heartbeatIntervalMs'
+  | 'maxBodyBytes'
+  | 'preAuthMaxBodyBytes'
+  | 'preAuthenticate'
+  | 'maxJsonDepth'
+  | 'maxConcurrentStreams'
+  | 'sessionIdleTimeoutMs'
+  | 'shutdownGracePeriodMs'
+> {
   const heartbeatIntervalMs = positive(
     'heartbeatIntervalMs',
     options.heartbeatIntervalMs,
@@ -223,13 +303,13 @@ export function resolveMcpEndpointOptions<TGuard>(
     )!,
   );
   if (preAuthMaxBodyBytes > maxBodyBytes) {
-    fail(
+    failSetting(
       `preAuthMaxBodyBytes (${preAuthMaxBodyBytes}) must not exceed maxBodyBytes (${maxBodyBytes}); raise maxBodyBytes or lower preAuthMaxBodyBytes.`,
     );
   }
   const preAuthenticate = options.preAuthenticate ?? carriesCredentialHeader;
   if (typeof preAuthenticate !== 'function') {
-    fail('preAuthenticate must be a function (request) => boolean.');
+    failSetting('preAuthenticate must be a function (request) => boolean.');
   }
   const maxJsonDepth = Math.floor(
     positive('maxJsonDepth', options.maxJsonDepth, DEFAULT_MAX_JSON_DEPTH)!,
@@ -244,28 +324,52 @@ export function resolveMcpEndpointOptions<TGuard>(
   )!;
   const grace = options.shutdownGracePeriodMs ?? DEFAULT_SHUTDOWN_GRACE_PERIOD_MS;
   if (typeof grace !== 'number' || !Number.isFinite(grace) || grace < 0) {
-    fail(
+    failSetting(
       `shutdownGracePeriodMs must be a number of milliseconds, 0 or more (got ${JSON.stringify(grace)}).`,
     );
   }
+  return {
+    heartbeatIntervalMs,
+    maxBodyBytes,
+    preAuthMaxBodyBytes,
+    preAuthenticate,
+    maxJsonDepth,
+    maxConcurrentStreams,
+    sessionIdleTimeoutMs,
+    shutdownGracePeriodMs: grace,
+  };
+}
+
+/** Who may reach the endpoint before authentication: origins, hosts, the pre-auth rate limiter. */
+function resolveRequestGates(
+  options: McpEndpointOptions<unknown>,
+): Pick<ResolvedMcpEndpointOptions, 'allowedHosts' | 'preAuthRateLimiter'> {
   if (
     options.allowedOrigins !== undefined &&
     (!Array.isArray(options.allowedOrigins) ||
       options.allowedOrigins.some((o) => typeof o !== 'string'))
   ) {
-    fail('allowedOrigins must be an array of origins such as "https://app.example.com".');
+    failSetting('allowedOrigins must be an array of origins such as "https://app.example.com".');
   }
   if (
     options.allowedHosts !== undefined &&
     (!Array.isArray(options.allowedHosts) ||
       options.allowedHosts.some((h) => typeof h !== 'string'))
   ) {
-    fail('allowedHosts must be an array of host names.');
+    failSetting('allowedHosts must be an array of host names.');
   }
   const limiter = options.preAuthRateLimiter;
   if (limiter !== undefined && typeof (limiter as { check?: unknown })?.check !== 'function') {
-    fail('preAuthRateLimiter must have a check(key) method (a RateLimiter).');
+    failSetting('preAuthRateLimiter must have a check(key) method (a RateLimiter).');
   }
+  return {
+    allowedHosts: (options.allowedHosts ?? []).map((h) => h.trim().toLowerCase()).filter(Boolean),
+    preAuthRateLimiter: limiter,
+  };
+}
+
+/** Off, on with the module's store, or on with the application's EventStore. */
+function resolveResumable(options: McpEndpointOptions<unknown>): boolean | EventStore {
   const resumable = options.resumable ?? false;
   if (
     typeof resumable !== 'boolean' &&
@@ -273,10 +377,17 @@ export function resolveMcpEndpointOptions<TGuard>(
       typeof (resumable as Partial<EventStore>).storeEvent !== 'function' ||
       typeof (resumable as Partial<EventStore>).replayEventsAfter !== 'function')
   ) {
-    fail(
+    failSetting(
       'resumable must be true, false or an EventStore (storeEvent and replayEventsAfter methods).',
     );
   }
+  return resumable;
+}
+
+/** The per-principal cap on `initialize` requests, or false. */
+function resolveInitializeRateLimit(
+  options: McpEndpointOptions<unknown>,
+): ResolvedMcpEndpointOptions['initializeRateLimit'] {
   const initializeRateLimit = options.initializeRateLimit ?? {
     limit: DEFAULT_INITIALIZE_LIMIT,
     windowSeconds: DEFAULT_INITIALIZE_WINDOW_SECONDS,
@@ -289,32 +400,21 @@ export function resolveMcpEndpointOptions<TGuard>(
       typeof initializeRateLimit.windowSeconds !== 'number' ||
       !(initializeRateLimit.windowSeconds > 0))
   ) {
-    fail(
+    failSetting(
       `initializeRateLimit must be false or { limit: <positive integer>, windowSeconds: <positive number> } (got ${JSON.stringify(initializeRateLimit)}).`,
     );
   }
-  if (options.userKey !== undefined && typeof options.userKey !== 'function') {
-    fail('userKey must be a function (request, agent) => string | undefined.');
-  }
-  let requiredHeader: ResolvedMcpEndpointOptions['requiredHeader'];
-  try {
-    requiredHeader = normalizeRequiredHeader(options.requireCustomHeader);
-  } catch (error) {
-    fail((error as Error).message);
-  }
+  return initializeRateLimit;
+}
+
+/** GET streams and sessions per principal, and sessions in all. */
+function resolveSessionLimits(
+  options: McpEndpointOptions<unknown>,
+): Pick<
+  ResolvedMcpEndpointOptions,
+  'maxGetStreamsPerPrincipal' | 'maxSessions' | 'maxSessionsPerPrincipal'
+> {
   return {
-    path: path.length > 1 ? path.replace(/\/+$/, '') : path,
-    guards,
-    streaming: options.streaming ?? true,
-    heartbeatIntervalMs,
-    maxBodyBytes,
-    preAuthMaxBodyBytes,
-    preAuthenticate,
-    maxJsonDepth,
-    allowedOrigins: normalizeAllowedOrigins(options.allowedOrigins),
-    requiredHeader,
-    preAuthRateLimiter: limiter,
-    maxConcurrentStreams,
     maxGetStreamsPerPrincipal: Math.floor(
       positive(
         'maxGetStreamsPerPrincipal',
@@ -322,9 +422,6 @@ export function resolveMcpEndpointOptions<TGuard>(
         DEFAULT_MAX_GET_STREAMS_PER_PRINCIPAL,
       )!,
     ),
-    allowedHosts: (options.allowedHosts ?? []).map((h) => h.trim().toLowerCase()).filter(Boolean),
-    sessions: options.sessions ?? true,
-    sessionIdleTimeoutMs,
     maxSessions: Math.floor(positive('maxSessions', options.maxSessions, DEFAULT_MAX_SESSIONS)!),
     maxSessionsPerPrincipal: Math.floor(
       positive(
@@ -333,16 +430,6 @@ export function resolveMcpEndpointOptions<TGuard>(
         DEFAULT_MAX_SESSIONS_PER_PRINCIPAL,
       )!,
     ),
-    initializeRateLimit,
-    userKey: options.userKey,
-    shutdownGracePeriodMs: grace,
-    resumable,
-    eventRetentionMs: positive(
-      'eventRetentionMs',
-      options.eventRetentionMs,
-      DEFAULT_EVENT_RETENTION_MS,
-    )!,
-    callLeaseMs: positive('callLeaseMs', options.callLeaseMs, DEFAULT_CALL_LEASE_MS)!,
   };
 }
 
