@@ -31,6 +31,7 @@ export { MongoTimeLimitError } from './data/mongo/mongo-data-path';
 // Policies, and the policed access custom tools get
 export type { ListFilterInput } from './security/class-filter';
 export type { PlannedRead, ReadPolicy, ReadRequest } from './security/read-policy';
+export type { ClassAccessPolicy } from './security/class-access-policy';
 export { WritePolicy } from './security/write-policy';
 export type { PlannedWrite } from './security/write-policy';
 export type { PolicedReader } from './tools/read/policed-reader';
