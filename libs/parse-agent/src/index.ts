@@ -324,6 +324,7 @@ export {
 } from './tools/tool-introspection';
 export type { ToolEnvGate } from './tools/env-gates';
 export { PERMISSION_LEVELS } from './tools/tool-tiers';
+export { TOOL_PROFILES, type ToolProfileName } from './tools/tool-profiles';
 export { BUILTIN_CATEGORIES } from './tools/tool-categories';
 export type { ToolCategory } from './tools/tool-categories';
 

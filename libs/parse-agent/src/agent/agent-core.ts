@@ -43,8 +43,11 @@ export class AgentCore implements AgentIdentity {
   readonly allowMutations: boolean;
   readonly confirmationRequired: boolean;
   readonly agentDebug: boolean;
+  readonly sourceProvenance: boolean;
   protected readonly strictModes: { toolFilter: boolean; classFilter: boolean };
   protected readonly toolFilter?: NormalizedListFilter;
+  /** The named tool profile (`tools: 'lean'`) the tools filter came from, if any. */
+  protected readonly toolProfile?: string;
   protected readonly methodFilter?: NormalizedListFilter;
   /** The method filters of this sub-agent's ancestors: a call must pass each of them too. */
   protected readonly inheritedMethodFilters: readonly NormalizedListFilter[];
@@ -100,6 +103,7 @@ export class AgentCore implements AgentIdentity {
     this.agentDepth = settings.agentDepth;
     this.parentAgentId = settings.parentAgentId;
     this.toolFilter = settings.toolFilter;
+    this.toolProfile = settings.toolProfile;
     this.methodFilter = settings.methodFilter;
     this.inheritedMethodFilters = settings.inheritedMethodFilters;
     this.classFilter = settings.classFilter;
@@ -107,6 +111,7 @@ export class AgentCore implements AgentIdentity {
     this.allowMutations = settings.allowMutations;
     this.confirmationRequired = settings.confirmationRequired;
     this.agentDebug = settings.agentDebug;
+    this.sourceProvenance = settings.sourceProvenance;
     this.strictModes = settings.strictModes;
     this.ownRateWindows = settings.ownRateWindows;
     this.rateLimiter = settings.rateLimiter;
@@ -184,6 +189,7 @@ export class AgentCore implements AgentIdentity {
     return {
       ...{ agentId, permissions, sessionToken, aclUser, aclRole, tenantId, recursionDepth },
       ...{ agentDepth, toolFilter, methodFilter, classFilter, filters },
+      toolProfile: this.toolProfile,
       inheritedMethodFilters: this.inheritedMethodFilters,
       allowMutations: this.allowMutations,
       confirmationRequired: this.confirmationRequired,
@@ -192,6 +198,7 @@ export class AgentCore implements AgentIdentity {
       rateLimiter: this.rateLimiter,
       correlationId: this.correlationId,
       observability: this.observability,
+      sourceProvenance: this.sourceProvenance,
     };
   }
 

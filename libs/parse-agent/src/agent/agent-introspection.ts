@@ -23,6 +23,7 @@ export interface IntrospectedAgent extends GatedAgent {
 export interface IntrospectedSettings {
   metadata: MetadataRegistry;
   toolFilter?: NormalizedListFilter;
+  toolProfile?: string;
   classFilter?: NormalizedListFilter;
   methodFilter?: NormalizedListFilter;
   filters: Readonly<Record<string, Where>>;
@@ -101,11 +102,16 @@ export function describeAgent(
     client_mode: agent.clientMode,
     allow_mutations: agent.allowMutations,
     confirmation_required: agent.confirmationRequired,
+    source_provenance: agent.sourceProvenance === true,
     tenant_id: agent.tenantId ?? null,
     agent_depth: agent.agentDepth,
     allowed_tools: allowed,
     classes: filterSummary(settings.classFilter),
-    tools: { ...filterSummary(settings.toolFilter), effective: agent.allowedTools() },
+    tools: {
+      ...(settings.toolProfile ? { profile: settings.toolProfile } : {}),
+      ...filterSummary(settings.toolFilter),
+      effective: agent.allowedTools(),
+    },
     methods: filterSummary(settings.methodFilter),
     filters: Object.fromEntries(
       Object.entries(settings.filters).map(([k, w]) => [k, Object.keys(w).sort()]),
@@ -166,7 +172,7 @@ export function describeAgentText(described: Record<string, unknown>): string {
     `  mutations:       ${described.allow_mutations ? 'allowed' : 'not allowed'}; confirmation ${described.confirmation_required ? 'required' : 'not required'}`,
     `  sub-agent depth: ${String(described.agent_depth)}`,
     `  tools:           ${allowed.length} allowed: ${list(allowed)}`,
-    `  tool filter:     ${filter(tools)}`,
+    `  tool filter:     ${tools.profile ? `profile ${String(tools.profile)}: ` : ''}${filter(tools)}`,
     `  class filter:    ${filter(described.classes)}`,
     `  method filter:   ${filter(described.methods)}`,
     `  row filters:     ${filters.length ? filters.map(([cls, fields]) => `${cls} on ${list(fields)}`).join('; ') : 'none'}`,

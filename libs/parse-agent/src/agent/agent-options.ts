@@ -7,6 +7,7 @@ import type { ListFilterInput } from '../security/class-filter';
 import type { Where } from '../query/constraint-translator';
 import type { AnalyticsSettings, ProgressUpdate } from '../tools/tool-context';
 import type { ToolRegistry } from '../tools/tool-registry';
+import type { ToolProfileName } from '../tools/tool-profiles';
 import type { AgentEvents } from '../core/agent-events';
 import type { RateLimiter } from '../ports/rate-limiter';
 import type { ElicitationChannel } from '../ports/elicitation-channel';
@@ -28,7 +29,12 @@ export interface AgentOwnOptions {
   aclRole?: string;
   /** The tenant this agent is bound to (read by @AgentTenantScope). */
   tenantId?: string;
-  tools?: ListFilterInput<string>;
+  /**
+   * Which tools the agent is offered, within its tier: a list (= only), `{ only, except }`, or the
+   * name of a profile (`'lean'`, `'analytics'`, `'writes'`, `'full'`; see TOOL_PROFILES), which only
+   * narrows. An unknown profile name throws.
+   */
+  tools?: ListFilterInput<string> | ToolProfileName;
   methods?: ListFilterInput<string>;
   classes?: ListFilterInput<string | ModelClass>;
   /** Per-class constraints ANDed into every read (`default` applies to every class). */
@@ -91,6 +97,12 @@ export interface AgentOwnOptions {
    * event then carries `est_cost_usd` (its result's estimated tokens at this price).
    */
   inputTokenCostPerMillion?: number;
+  /**
+   * Every row a read tool returns carries `_source: { class, tool, objectId }` (stamped after
+   * projection and redaction), so an answer can cite where each row came from. Default false; a
+   * sub-agent inherits its parent's unless it sets its own.
+   */
+  sourceProvenance?: boolean;
 }
 
 /** Shared services an agent runs on (one set per module / application). */

@@ -187,6 +187,7 @@ export class ParseAgent extends AgentCore implements ToolAgent {
       {
         metadata: this.services.metadata,
         toolFilter: this.toolFilter,
+        toolProfile: this.toolProfile,
         classFilter: this.classFilter,
         methodFilter: this.methodFilter,
         filters: this.filters,

@@ -6,6 +6,7 @@ import {
   PointerShapeError,
 } from '../../core/errors';
 import { DataPathUnavailableError } from '../../data/data-router';
+import { stampSource, type SourceStamp } from './source-provenance';
 import { releaseHandedOverRows } from '../../data/handed-over-rows';
 import type {
   AggregateOptions,
@@ -50,6 +51,8 @@ export interface ReadSources {
   signal: AbortSignal;
   timeoutMs: number;
   analytics: AnalyticsSettings;
+  /** Stamp `_source` on returned rows (the agent's `sourceProvenance`), naming this tool. */
+  provenance?: SourceStamp;
 }
 
 /** How returned rows are shown: display simplification of typed values, applied with redaction. */
@@ -200,6 +203,7 @@ export class PolicedReader {
     );
     const joined = await this.#join(raw, plan, read.applyCanonicalFilter !== false);
     const rows = this.access.redactRows(joined.rows, className, display);
+    stampSource(rows, className, this.#sources.provenance);
     // Redaction copied what may be shown; the raw rows go now (see handed-over-rows.ts).
     releaseHandedOverRows(raw);
     return {
@@ -253,8 +257,10 @@ export class PolicedReader {
     if (!row) return { plan };
     if (plan.tenant && !rowInTenant(row, plan.tenant)) throw tenantMismatch(className);
     const joined = await this.#join([row], plan, request.applyCanonicalFilter !== false);
+    const shown = this.access.redactRows(joined.rows[0], className);
+    stampSource([shown], className, this.#sources.provenance);
     return {
-      row: this.access.redactRows(joined.rows[0], className),
+      row: shown,
       plan,
       ...withheldOf(joined),
     };
@@ -298,6 +304,7 @@ export class PolicedReader {
       throw tenantMismatch(className);
     const joined = await this.#join(raw, plan, request.applyCanonicalFilter !== false);
     const rows = this.access.redactRows(joined.rows, className);
+    stampSource(rows, className, this.#sources.provenance);
     releaseHandedOverRows(raw);
     return { rows, plan, ...withheldOf(joined) };
   }
@@ -458,6 +465,7 @@ export class PolicedReader {
       found.rows.map((r) => r.row),
       className,
     );
+    stampSource(rows, className, this.#sources.provenance);
     let facets: PolicedSearch['facets'];
     if (found.facets) {
       // Facet values are redacted like group keys (a pointer into a hidden class, internal names).
@@ -539,7 +547,11 @@ export class PolicedReader {
           applyCanonical,
         );
         if (!Array.isArray(rows)) throw new AgentValidationError('The data path returned no rows.');
-        return this.access.redactRows(rows, undefined, run.display);
+        const shown = this.access.redactRows(rows, undefined, run.display);
+        // An output objectId counts only when it is the class's own column, copied unchanged.
+        const ids = validated.columnOrigin('objectId') === 'objectId';
+        stampSource(shown, className, this.#sources.provenance, ids);
+        return shown;
       },
     };
   }
