@@ -2,7 +2,12 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { INestApplication } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
-import { ParseAgentModule, ParseClass, unwrapUntrusted } from 'nestjs-parse-agent';
+import {
+  ParseAgentFactory,
+  ParseAgentModule,
+  ParseClass,
+  unwrapUntrusted,
+} from 'nestjs-parse-agent';
 import { BUILTIN_TOOLS } from 'nestjs-parse-agent/tools/builtin/index';
 import { isReadTool } from 'nestjs-parse-agent/tools/read/read-tool';
 import { randomBytes } from 'node:crypto';
@@ -243,6 +248,20 @@ describe('source provenance on every read tool', () => {
       pipeline: [{ $project: { objectId: '$title', rank: 1 } }],
     });
     // The output column `objectId` here holds titles, not ids: the stamp does not repeat it.
-    for (const { source } of stamped(on)) expect(source).toMatchObject({ objectId: null });
+    const stamps = stamped(on);
+    expect(stamps.map((s) => s.row.objectId).sort()).toEqual(['first', 'second', 'third']);
+    for (const { source } of stamps)
+      expect(source).toEqual({ class: NOTE, tool: 'aggregate', objectId: null });
+  });
+
+  it('describe() reports it; a value other than true or false is an error naming the option', () => {
+    const factory = app.get(ParseAgentFactory);
+    expect(factory.create({ sourceProvenance: true }).describe()).toMatchObject({
+      source_provenance: true,
+    });
+    expect(factory.create().describe()).toMatchObject({ source_provenance: false });
+    expect(() => factory.create({ sourceProvenance: 'yes' as unknown as boolean })).toThrow(
+      /sourceProvenance must be true or false/,
+    );
   });
 });
