@@ -325,6 +325,12 @@ export {
 export type { ToolEnvGate } from './tools/env-gates';
 export { PERMISSION_LEVELS } from './tools/tool-tiers';
 export { TOOL_PROFILES, type ToolProfileName } from './tools/tool-profiles';
+export {
+  IMPERSONATION_SESSION_TTL_MS,
+  type ImpersonateOptions,
+  type ImpersonationInfo,
+  type ImpersonationTarget,
+} from './agent/agent-impersonation';
 export { BUILTIN_CATEGORIES } from './tools/tool-categories';
 export type { ToolCategory } from './tools/tool-categories';
 

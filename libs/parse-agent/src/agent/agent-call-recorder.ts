@@ -9,8 +9,10 @@ import {
   type OperationLogEntry,
 } from './agent-observability';
 import type { ToolRunResult } from './run-tool-call';
+import type { ImpersonationInfo } from './agent-impersonation';
 import {
   loggableArgKeys,
+  impersonationAuditLine,
   masterKeyAuditLine,
   securityEventLine,
   securityEventOf,
@@ -44,6 +46,11 @@ export class AgentCallRecorder {
       ...entry,
       at: new Date(time).toISOString(),
     }));
+  }
+
+  /** The agent started or stopped impersonating: one audit line (user, label; never the token). */
+  impersonation(action: 'started' | 'stopped', info: ImpersonationInfo): void {
+    securityLog(impersonationAuditLine({ agentId: this.agent.agentId, action, ...info }));
   }
 
   /** The call as hooks see it. */
@@ -136,7 +143,8 @@ export class AgentCallRecorder {
       securityLog(securityEventLine(security));
       this.events.emitSecurity(security);
     }
-    if (this.agent.usingMasterKey && this.settings.masterKeyAudit) {
+    // An impersonating agent is the operator acting as a user: audited like the master key.
+    if ((this.agent.usingMasterKey || this.agent.impersonation) && this.settings.masterKeyAudit) {
       securityLog(masterKeyAuditLine({ agent: this.agent, toolName, args, envelope, durationMs }));
     }
   }

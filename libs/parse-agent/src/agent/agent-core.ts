@@ -22,6 +22,7 @@ import type { AgentOwnOptions, AgentServices } from './agent-options';
 import type { ObservabilitySettings } from './agent-observability';
 import { warnUnconfirmedWrites } from './unconfirmed-writes';
 import { resolveAgentOptions, type InheritedSettings } from './resolve-agent-options';
+import type { ImpersonationInfo, ResolvedImpersonation } from './agent-impersonation';
 
 /**
  * Who an agent is and what it may do, once its options are resolved: identity, tier, filters,
@@ -32,11 +33,16 @@ export class AgentCore implements AgentIdentity {
   readonly agentId = randomUUID();
   readonly permissions: PermissionLevel;
   /** Held privately: printing, spreading or serializing the agent never reaches it. */
-  readonly #sessionToken?: string;
+  #sessionToken?: string;
+  #authType: AuthType;
+  #access: ReadPolicy;
+  /** The user this agent acts as through `impersonate()` (its session token is #sessionToken). */
+  #impersonation?: ResolvedImpersonation;
+  /** Built as a master-key agent: only such an agent may impersonate (and stop). */
+  protected readonly baseMasterKey: boolean;
   readonly aclRole?: string;
   readonly aclUser?: string;
   readonly tenantId?: string;
-  readonly authType: AuthType;
   readonly agentDepth: number;
   readonly recursionDepth: number;
   readonly parentAgentId?: string;
@@ -58,7 +64,6 @@ export class AgentCore implements AgentIdentity {
   protected readonly ownRateWindows: readonly SlidingWindowRateLimiter[];
   /** Audit, operation-log and telemetry settings. */
   protected readonly observability: ObservabilitySettings;
-  readonly access: ReadPolicy;
   /** The parent of a sub-agent: its progress (and hooks) reach the parent too. */
   protected readonly parentAgent?: AgentCore;
   /** Created on first use: many agents (one per MCP request) never need one. */
@@ -97,7 +102,11 @@ export class AgentCore implements AgentIdentity {
     this.#sessionToken = settings.sessionToken;
     this.aclUser = settings.aclUser;
     this.aclRole = settings.aclRole;
-    this.authType = settings.authType;
+    this.#authType = settings.authType;
+    this.baseMasterKey = settings.authType === 'master_key';
+    // A sub-agent of an impersonating agent acts for the same user, under the same label.
+    if (settings.impersonation && settings.sessionToken === settings.impersonation.sessionToken)
+      this.#impersonation = { ...settings.impersonation, minted: false, sessionId: undefined };
     this.tenantId = settings.tenantId;
     this.recursionDepth = settings.recursionDepth;
     this.agentDepth = settings.agentDepth;
@@ -128,14 +137,7 @@ export class AgentCore implements AgentIdentity {
         });
     }
 
-    this.access = new ReadPolicy(
-      this,
-      services.metadata,
-      services.schemas,
-      this.classFilter,
-      this.filters,
-      services.queryLimits,
-    );
+    this.#access = this.buildAccess();
 
     warnUnconfirmedWrites(this);
     if (this.authType === 'master_key' && !parent) {
@@ -151,6 +153,49 @@ export class AgentCore implements AgentIdentity {
     return this.#sessionToken;
   }
 
+  get authType(): AuthType {
+    return this.#authType;
+  }
+
+  /** The agent's read policy (rebuilt when impersonation changes who the agent is). */
+  get access(): ReadPolicy {
+    return this.#access;
+  }
+
+  /** Whom the agent impersonates (user objectId, label, whether the session was minted), if anyone. */
+  get impersonation(): ImpersonationInfo | undefined {
+    const current = this.#impersonation;
+    return current && { user: current.user, label: current.label, minted: current.minted };
+  }
+
+  /** The binding `stopImpersonating()` undoes (with its minted session, to revoke). */
+  protected get currentImpersonation(): ResolvedImpersonation | undefined {
+    return this.#impersonation;
+  }
+
+  /**
+   * Switches who the agent is, in one step, after the session has been resolved (so a failed
+   * resolution changes nothing): the user's session, or back to the master key. The read policy
+   * is rebuilt, as what is hidden depends on the identity.
+   */
+  protected bindImpersonation(next: ResolvedImpersonation | undefined): void {
+    this.#sessionToken = next?.sessionToken;
+    this.#authType = next ? 'session_token' : 'master_key';
+    this.#impersonation = next;
+    this.#access = this.buildAccess();
+  }
+
+  protected buildAccess(): ReadPolicy {
+    return new ReadPolicy(
+      this,
+      this.services.metadata,
+      this.services.schemas,
+      this.classFilter,
+      this.filters,
+      this.services.queryLimits,
+    );
+  }
+
   /**
    * What `console.log(agent)`, `util.inspect` and `JSON.stringify` show: who the agent acts for,
    * the session token as a fingerprint only, never the token.
@@ -162,6 +207,12 @@ export class AgentCore implements AgentIdentity {
       session_token: shownSecret(this.#sessionToken),
       acl_user: this.aclUser,
       acl_role: this.aclRole,
+      ...(this.#impersonation
+        ? {
+            impersonated_user: this.#impersonation.user,
+            impersonation_label: this.#impersonation.label,
+          }
+        : {}),
       tenant_id: this.tenantId,
       permissions: this.permissions,
       agent_depth: this.agentDepth,
@@ -199,6 +250,7 @@ export class AgentCore implements AgentIdentity {
       correlationId: this.correlationId,
       observability: this.observability,
       sourceProvenance: this.sourceProvenance,
+      impersonation: this.#impersonation,
     };
   }
 

@@ -16,6 +16,7 @@ export interface IntrospectedAgent extends GatedAgent {
   readonly confirmationRequired: boolean;
   readonly agentDepth: number;
   readonly correlationId?: string;
+  readonly impersonation?: { user: string; label?: string; minted: boolean };
   filterFor(cls: string | ModelClass): Where | undefined;
 }
 
@@ -95,6 +96,16 @@ export function describeAgent(
       // Whom an aclUser / aclRole agent reads as: an objectId or role name, not a secret.
       ...(agent.aclUser ? { acl_user: agent.aclUser } : {}),
       ...(agent.aclRole ? { acl_role: agent.aclRole } : {}),
+      // Whom an impersonating agent acts as, and the operator's label (the token stays hidden).
+      ...(agent.impersonation
+        ? {
+            impersonating: {
+              user: agent.impersonation.user,
+              label: agent.impersonation.label ?? null,
+              minted_session: agent.impersonation.minted,
+            },
+          }
+        : {}),
     },
     // Kept from the earlier shape: dashboards read them.
     auth_type: agent.authType,
@@ -157,6 +168,7 @@ export function describeAgentText(described: Record<string, unknown>): string {
     auth.acl_user ? `'${String(auth.acl_user)}'` : '',
     auth.acl_role ? `'${String(auth.acl_role)}'` : '',
     auth.fingerprint ? `(fingerprint ${String(auth.fingerprint)})` : '',
+    auth.impersonating ? impersonatingText(auth.impersonating) : '',
   ]
     .filter(Boolean)
     .join(' ');
@@ -195,6 +207,11 @@ export function describeAgentText(described: Record<string, unknown>): string {
     }
   }
   return lines.join('\n');
+}
+
+function impersonatingText(value: unknown): string {
+  const { user, label, minted_session } = value as Record<string, unknown>;
+  return `impersonating _User ${String(user)}${label ? ` (${String(label)})` : ''}${minted_session ? ', minted session' : ''}`;
 }
 
 /** Tool definitions in MCP shape (as registered) or an LLM provider's. */

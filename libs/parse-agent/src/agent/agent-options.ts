@@ -13,6 +13,7 @@ import type { RateLimiter } from '../ports/rate-limiter';
 import type { ElicitationChannel } from '../ports/elicitation-channel';
 import type { AskOptions, ConversationFactory, ConversationOptions } from '../ports/conversation';
 import type { AgentHooks } from './agent-hooks';
+import type { ImpersonateOptions } from './agent-impersonation';
 
 /**
  * Every agent option except `parent` (which parse-agent.ts adds, as it names the ParseAgent class):
@@ -103,6 +104,13 @@ export interface AgentOwnOptions {
    * sub-agent inherits its parent's unless it sets its own.
    */
   sourceProvenance?: boolean;
+  /**
+   * Act as this `_User` with a real session of theirs, so Parse Server applies that user's ACL,
+   * CLP and protectedFields (see ImpersonateOptions). Only for a master-key agent, and only
+   * through `ParseAgentFactory.createValidated()` (resolving the session is a round trip);
+   * `agent.impersonate()` does the same on an existing agent.
+   */
+  impersonate?: ImpersonateOptions;
 }
 
 /** Shared services an agent runs on (one set per module / application). */

@@ -36,6 +36,13 @@ import { AgentHookSet, runAfterHooks, runBeforeHooks, type AgentHooks } from './
 import type { OperationLogEntry } from './agent-observability';
 import { AgentCallRecorder } from './agent-call-recorder';
 import { AgentCore } from './agent-core';
+import {
+  resolveImpersonation,
+  revokeImpersonation,
+  type ImpersonateOptions,
+  type ImpersonationTarget,
+  type ResolvedImpersonation,
+} from './agent-impersonation';
 
 export type {
   AgentAskOptions,
@@ -90,6 +97,73 @@ export class ParseAgent extends AgentCore implements ToolAgent {
    */
   subAgent(options: Omit<AgentOptions, 'parent'> = {}): ParseAgent {
     return new ParseAgent({ ...options, parent: this }, this.services);
+  }
+
+  /**
+   * Acts as a `_User` from now on, with a real session of theirs: an active one found with the
+   * master key, or (`mint: true`) a restricted one created for 15 minutes and revoked by
+   * `stopImpersonating()`. Parse Server then applies that user's ACL, CLP and protectedFields
+   * itself. Only an agent built with the master key may impersonate; anything but a `_User` is
+   * refused; no session is a refusal, never a wider identity. On any failure the agent is exactly
+   * as it was. Calls in flight must finish first.
+   */
+  async impersonate(
+    user: ImpersonationTarget,
+    options: Omit<ImpersonateOptions, 'user'> & { signal?: AbortSignal } = {},
+  ): Promise<this> {
+    this.assertMayImpersonate('impersonate');
+    const next = await resolveImpersonation(
+      this.services.data,
+      this.agentId,
+      { user, mint: options.mint, label: options.label },
+      options.signal,
+    );
+    // Resolved while no call could start with a half-changed identity; check again, then switch.
+    this.assertMayImpersonate('impersonate');
+    const previous = this.currentImpersonation;
+    this.rebind(next);
+    this.recorder.impersonation('started', next);
+    if (previous) await this.revokeQuietly(previous);
+    return this;
+  }
+
+  /** Back to the master key; a session minted for the impersonation is revoked. */
+  async stopImpersonating(): Promise<this> {
+    const current = this.currentImpersonation;
+    if (!current) return this;
+    this.assertMayImpersonate('stopImpersonating');
+    this.rebind(undefined);
+    this.recorder.impersonation('stopped', current);
+    await this.revokeQuietly(current);
+    return this;
+  }
+
+  protected assertMayImpersonate(action: string): void {
+    if (!this.baseMasterKey) {
+      throw new AccessDeniedError(
+        `${action}: only an agent created with the master key may impersonate; this one acts for ${this.authType}. Create the agent without sessionToken, aclUser or aclRole.`,
+      );
+    }
+    if (this.running?.size) {
+      throw new AgentValidationError(
+        `${action}: ${this.running.size} call(s) of this agent are still running; wait for them before changing whom it acts for.`,
+      );
+    }
+  }
+
+  protected rebind(next: ResolvedImpersonation | undefined): void {
+    this.bindImpersonation(next);
+    this.servedOperations = undefined;
+  }
+
+  protected async revokeQuietly(previous: ResolvedImpersonation): Promise<void> {
+    try {
+      await revokeImpersonation(this.services.data, this.agentId, previous);
+    } catch (error) {
+      this.warn(
+        `stopImpersonating: could not revoke the session minted for _User ${previous.user} (${(error as Error)?.message ?? String(error)}); it expires on its own within 15 minutes.`,
+      );
+    }
   }
 
   /**

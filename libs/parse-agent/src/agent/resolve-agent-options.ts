@@ -31,6 +31,7 @@ import {
   intersectListFilters,
 } from './agent-options-parent';
 import type { AgentOwnOptions, AgentServices } from './agent-options';
+import { checkImpersonateOption, type ResolvedImpersonation } from './agent-impersonation';
 import { resolveObservabilityOptions, type ObservabilitySettings } from './agent-observability';
 
 /**
@@ -61,6 +62,8 @@ export interface InheritedSettings {
   correlationId?: string;
   observability: ObservabilitySettings;
   sourceProvenance: boolean;
+  /** The parent's impersonation (a sub-agent with the same session shows the same user and label). */
+  impersonation?: ResolvedImpersonation;
 }
 
 /** An agent's settings after validation and inheritance. */
@@ -82,6 +85,12 @@ export function resolveAgentOptions(
   agentId: string,
   warn: (message: string) => void,
 ): ResolvedAgentSettings {
+  if (options.impersonate !== undefined) {
+    checkImpersonateOption(options.impersonate);
+    throw new ParseAgentConfigError(
+      'impersonate resolves a session of the user with Parse Server before the agent acts; create the agent with `await parseAgentFactory.createValidated(options)`, or call `await agent.impersonate(user)` on a master-key agent, instead of create() or new ParseAgent().',
+    );
+  }
   if (options.validateSession === true) {
     throw new ParseAgentConfigError(
       'validateSession: true checks the session token with Parse Server before the agent exists; create it with `await parseAgentFactory.createValidated(options)` instead of create() or new ParseAgent().',
@@ -187,6 +196,7 @@ export function resolveAgentOptions(
     rateLimiter,
     correlationId: options.correlationId ?? parent?.correlationId,
     observability: resolveObservabilityOptions(options, parent?.observability),
+    impersonation: parent?.impersonation,
     sourceProvenance: resolveBooleanOption(
       'sourceProvenance',
       options.sourceProvenance,

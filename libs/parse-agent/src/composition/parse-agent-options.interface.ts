@@ -89,7 +89,7 @@ export type PostgresConnectionConfig = DataPathOption<'postgres'>;
 /** Defaults applied to every agent ParseAgentFactory creates (per-call options win). */
 export type AgentDefaults = Omit<
   AgentOptions,
-  'parent' | 'signal' | 'sessionToken' | 'aclUser' | 'aclRole'
+  'parent' | 'signal' | 'sessionToken' | 'aclUser' | 'aclRole' | 'impersonate'
 >;
 
 /**

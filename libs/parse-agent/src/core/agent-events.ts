@@ -22,6 +22,10 @@ export interface ToolCallEvent {
   methods_except?: string[];
   filters?: Record<string, string[]>;
   tenant_scoped?: boolean;
+  /** The `_User` an impersonating agent acts as (see ParseAgent.impersonate). */
+  impersonated_user?: string;
+  /** The operator's label of that impersonation. */
+  impersonation_label?: string;
   result_size?: number;
   est_input_tokens?: number;
   /**
