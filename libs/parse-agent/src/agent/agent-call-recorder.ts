@@ -1,4 +1,4 @@
-import type { AgentEvents, MutationEvent } from '../core/agent-events';
+import type { AgentEvents, ApprovalEvent, MutationEvent } from '../core/agent-events';
 import { failureFromError, type ToolEnvelope } from '../core/envelope';
 import type { MutationAuditInput } from '../tools/tool-context';
 import { securityLog } from '../core/security-banner';
@@ -51,6 +51,20 @@ export class AgentCallRecorder {
   /** The agent started or stopped impersonating: one audit line (user, label; never the token). */
   impersonation(action: 'started' | 'stopped', info: ImpersonationInfo): void {
     securityLog(impersonationAuditLine({ agentId: this.agent.agentId, action, ...info }));
+  }
+
+  /** One approval round trip (who and when are added here). */
+  approval(
+    input: Omit<ApprovalEvent, 'agent_id' | 'correlation_id' | 'impersonated_user' | 'at'>,
+  ): void {
+    const { agent } = this;
+    this.events.emitApproval({
+      ...input,
+      agent_id: agent.agentId,
+      ...(agent.correlationId ? { correlation_id: agent.correlationId } : {}),
+      ...(agent.impersonation ? { impersonated_user: agent.impersonation.user } : {}),
+      at: new Date().toISOString(),
+    });
   }
 
   /** The call as hooks see it. */

@@ -23,6 +23,7 @@ import type { ObservabilitySettings } from './agent-observability';
 import { warnUnconfirmedWrites } from './unconfirmed-writes';
 import { resolveAgentOptions, type InheritedSettings } from './resolve-agent-options';
 import type { ImpersonationInfo, ResolvedImpersonation } from './agent-impersonation';
+import type { ApprovalSettings } from './agent-approval';
 
 /**
  * Who an agent is and what it may do, once its options are resolved: identity, tier, filters,
@@ -50,6 +51,8 @@ export class AgentCore implements AgentIdentity {
   readonly confirmationRequired: boolean;
   readonly agentDebug: boolean;
   readonly sourceProvenance: boolean;
+  /** Tiers whose calls wait for a person's approval (the `confirm` option). */
+  protected readonly approvals: ApprovalSettings;
   protected readonly strictModes: { toolFilter: boolean; classFilter: boolean };
   protected readonly toolFilter?: NormalizedListFilter;
   /** The named tool profile (`tools: 'lean'`) the tools filter came from, if any. */
@@ -121,6 +124,7 @@ export class AgentCore implements AgentIdentity {
     this.confirmationRequired = settings.confirmationRequired;
     this.agentDebug = settings.agentDebug;
     this.sourceProvenance = settings.sourceProvenance;
+    this.approvals = settings.approvals;
     this.strictModes = settings.strictModes;
     this.ownRateWindows = settings.ownRateWindows;
     this.rateLimiter = settings.rateLimiter;
@@ -155,6 +159,15 @@ export class AgentCore implements AgentIdentity {
 
   get authType(): AuthType {
     return this.#authType;
+  }
+
+  /** Tiers whose calls wait for a person's approval (the `confirm` option). */
+  get approvalTiers(): readonly string[] {
+    return [...this.approvals.tiers];
+  }
+
+  get approvalTimeoutMs(): number {
+    return this.approvals.timeoutMs;
   }
 
   /** The agent's read policy (rebuilt when impersonation changes who the agent is). */
@@ -251,6 +264,7 @@ export class AgentCore implements AgentIdentity {
       observability: this.observability,
       sourceProvenance: this.sourceProvenance,
       impersonation: this.#impersonation,
+      approvals: this.approvals,
     };
   }
 

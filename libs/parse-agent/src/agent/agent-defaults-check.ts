@@ -1,6 +1,7 @@
 import { ParseAgentError } from '../core/errors';
 import { toolProfileNames } from '../tools/tool-profiles';
 import type { AgentOwnOptions } from './agent-options';
+import { resolveApprovalOption } from './agent-approval';
 
 /**
  * Problems with agent options given as module defaults (`forRoot({ defaults })`), found at boot
@@ -22,5 +23,10 @@ export function agentDefaultsProblems(defaults: Partial<AgentOwnOptions>): strin
     const profile = defaults.tools;
     check(() => toolProfileNames(profile, 'defaults.tools'));
   }
+  if (defaults.confirm !== undefined) {
+    check(() => resolveApprovalOption(defaults.confirm, undefined, 'defaults.confirm'));
+  }
+  if (defaults.sourceProvenance !== undefined && typeof defaults.sourceProvenance !== 'boolean')
+    problems.push('defaults.sourceProvenance must be true or false.');
   return problems;
 }

@@ -17,6 +17,8 @@ export interface IntrospectedAgent extends GatedAgent {
   readonly agentDepth: number;
   readonly correlationId?: string;
   readonly impersonation?: { user: string; label?: string; minted: boolean };
+  readonly approvalTiers?: readonly string[];
+  readonly approvalTimeoutMs?: number;
   filterFor(cls: string | ModelClass): Where | undefined;
 }
 
@@ -114,6 +116,10 @@ export function describeAgent(
     allow_mutations: agent.allowMutations,
     confirmation_required: agent.confirmationRequired,
     source_provenance: agent.sourceProvenance === true,
+    approvals: {
+      tiers: [...(agent.approvalTiers ?? [])].sort(),
+      timeout_ms: agent.approvalTimeoutMs ?? null,
+    },
     tenant_id: agent.tenantId ?? null,
     agent_depth: agent.agentDepth,
     allowed_tools: allowed,

@@ -14,6 +14,7 @@ import type { ElicitationChannel } from '../ports/elicitation-channel';
 import type { AskOptions, ConversationFactory, ConversationOptions } from '../ports/conversation';
 import type { AgentHooks } from './agent-hooks';
 import type { ImpersonateOptions } from './agent-impersonation';
+import type { ApprovalOptions } from './agent-approval';
 
 /**
  * Every agent option except `parent` (which parse-agent.ts adds, as it names the ParseAgent class):
@@ -111,6 +112,13 @@ export interface AgentOwnOptions {
    * `agent.impersonate()` does the same on an existing agent.
    */
   impersonate?: ImpersonateOptions;
+  /**
+   * Which tiers need a person's approval before a call runs (`{ write: true, admin: true }`), and
+   * how long to wait (`timeoutMs`). call_method counts at the tier its method declares. Asked
+   * through MCP elicitation; without a way to ask, after a decline or once the time is up, the
+   * call is refused. A sub-agent keeps its parent's tiers. Default: none.
+   */
+  confirm?: ApprovalOptions;
 }
 
 /** Shared services an agent runs on (one set per module / application). */

@@ -6,7 +6,7 @@ import type { ElicitationChannel } from '../ports/elicitation-channel';
 import type { DataOperation } from '../ports/data-path';
 import type { ToolDefinition } from '../tools/tool-definition';
 import type { ToolEnvelope } from '../core/envelope';
-import { AccessDeniedError, AgentValidationError, type ParseAgentError } from '../core/errors';
+import { AccessDeniedError, AgentValidationError, ParseAgentError } from '../core/errors';
 import type {
   AgentConversation,
   ConversationAnswer,
@@ -36,6 +36,12 @@ import { AgentHookSet, runAfterHooks, runBeforeHooks, type AgentHooks } from './
 import type { OperationLogEntry } from './agent-observability';
 import { AgentCallRecorder } from './agent-call-recorder';
 import { AgentCore } from './agent-core';
+import {
+  approvalNeed,
+  ApprovalRefusedError,
+  awaitApproval,
+  type ApprovalNeed,
+} from './agent-approval';
 import {
   resolveImpersonation,
   revokeImpersonation,
@@ -340,6 +346,9 @@ export class ParseAgent extends AgentCore implements ToolAgent {
     }
     const refused = this.callRefusal(toolName, tool, args);
     if (refused || !tool) return this.recorder.refused(toolName, args, refused, started);
+    const need = approvalNeed(this.approvals, tool, args, this.access);
+    const unapproved = need && (await this.approve(toolName, need, options));
+    if (unapproved) return this.recorder.refused(toolName, args, unapproved, started);
     const hooks = this.hookChain();
     const call = hooks.length ? this.recorder.callInfo(toolName, args) : undefined;
     const previousProgress = this.currentProgress;
@@ -356,11 +365,7 @@ export class ParseAgent extends AgentCore implements ToolAgent {
         options,
         agentSignal: this.abortController?.signal,
         running: (this.running ??= new Set()),
-        host: (this.runHost ??= {
-          confirm: (request, channel, signal) => this.confirm(request, channel, signal),
-          audit: (name, input, confirmed) => this.emitMutation(name, input, confirmed),
-          warn: (message) => this.warn(message),
-        }),
+        host: need ? this.approvedHost() : this.host(),
         before:
           call && hooks.some((h) => h.has('beforeToolCall'))
             ? () => runBeforeHooks(hooks, call, (m) => this.warn(m))
@@ -376,6 +381,65 @@ export class ParseAgent extends AgentCore implements ToolAgent {
       runAfterHooks(hooks, call, outcome, result.error, (m) => this.warn(m));
     }
     return result.envelope;
+  }
+
+  protected host(): ToolRunHost {
+    return (this.runHost ??= {
+      confirm: (request, channel, signal) => this.confirm(request, channel, signal),
+      audit: (name, input, confirmed) => this.emitMutation(name, input, confirmed),
+      warn: (message) => this.warn(message),
+    });
+  }
+
+  /** For a call a person has just approved: its destructive confirmation is that approval. */
+  protected approvedHost(): ToolRunHost {
+    return { ...this.host(), confirm: () => Promise.resolve({ confirmed: true }) };
+  }
+
+  /**
+   * Waits for a person's approval of a call its tier holds (see the `confirm` option), under the
+   * agent's and the caller's cancellation and the approval's own time limit; emits the approval
+   * event with the measured wait. Returns the refusal, or undefined when approved.
+   */
+  protected async approve(
+    toolName: string,
+    need: ApprovalNeed,
+    options: ExecuteOptions,
+  ): Promise<ParseAgentError | undefined> {
+    const waitStarted = Date.now();
+    const signals = [this.abortController?.signal, options.signal].filter(
+      (s): s is AbortSignal => s !== undefined,
+    );
+    let refusal: ParseAgentError | undefined;
+    try {
+      await awaitApproval(
+        toolName,
+        need,
+        options.elicitation,
+        signals.length ? AbortSignal.any(signals) : undefined,
+        this.approvals.timeoutMs,
+      );
+    } catch (error) {
+      refusal =
+        error instanceof ParseAgentError
+          ? error
+          : new ApprovalRefusedError('cancelled', `${toolName}: the approval failed; not run.`);
+    }
+    this.recorder.approval({
+      tool: toolName,
+      tier: need.tier,
+      outcome:
+        refusal instanceof ApprovalRefusedError
+          ? refusal.outcome
+          : refusal
+            ? 'cancelled'
+            : 'approved',
+      ...(refusal ? { reason: refusal.message } : {}),
+      wait_ms: Date.now() - waitStarted,
+      ...(need.className ? { class_name: need.className } : {}),
+      ...(need.method ? { method: need.method } : {}),
+    });
+    return refusal;
   }
 
   /** The refusal of a call by the gates after the rate limit: tool, environment, arguments. */

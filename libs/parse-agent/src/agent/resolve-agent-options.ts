@@ -31,6 +31,7 @@ import {
   intersectListFilters,
 } from './agent-options-parent';
 import type { AgentOwnOptions, AgentServices } from './agent-options';
+import { resolveApprovalOption, type ApprovalSettings } from './agent-approval';
 import { checkImpersonateOption, type ResolvedImpersonation } from './agent-impersonation';
 import { resolveObservabilityOptions, type ObservabilitySettings } from './agent-observability';
 
@@ -62,6 +63,8 @@ export interface InheritedSettings {
   correlationId?: string;
   observability: ObservabilitySettings;
   sourceProvenance: boolean;
+  /** Tiers whose calls wait for a person's approval, and how long. */
+  approvals: ApprovalSettings;
   /** The parent's impersonation (a sub-agent with the same session shows the same user and label). */
   impersonation?: ResolvedImpersonation;
 }
@@ -197,6 +200,7 @@ export function resolveAgentOptions(
     correlationId: options.correlationId ?? parent?.correlationId,
     observability: resolveObservabilityOptions(options, parent?.observability),
     impersonation: parent?.impersonation,
+    approvals: resolveApprovalOption(options.confirm, parent?.approvals),
     sourceProvenance: resolveBooleanOption(
       'sourceProvenance',
       options.sourceProvenance,

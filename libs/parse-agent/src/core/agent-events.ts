@@ -102,6 +102,24 @@ export interface SecurityEvent {
   at: string;
 }
 
+/** One approval round trip (see the agent option `confirm`); never argument values. */
+export interface ApprovalEvent {
+  tool: string;
+  /** The tier that needed approval (for call_method, the method's own tier). */
+  tier: 'readonly' | 'write' | 'admin';
+  outcome: 'approved' | 'declined' | 'timeout' | 'unavailable' | 'cancelled';
+  /** Why it was not approved, in words; absent when approved. */
+  reason?: string;
+  /** How long the call waited for the answer, in milliseconds. */
+  wait_ms: number;
+  class_name?: string;
+  method?: string;
+  agent_id: string;
+  correlation_id?: string;
+  impersonated_user?: string;
+  at: string;
+}
+
 /**
  * The stream of tool-call events, for audit logs and metrics. A subscriber that throws is reported
  * (`options.warn`, else stderr) and keeps receiving events: it never fails a call or the process.
@@ -115,6 +133,9 @@ export class AgentEvents {
   protected readonly securitySubject = new Subject<SecurityEvent>();
   /** Every denied or blocked call, as it happens (each is also written as a log line). */
   readonly securityEvents$: Observable<SecurityEvent>;
+  protected readonly approvalSubject = new Subject<ApprovalEvent>();
+  /** Every approval round trip (approved or not), with the measured wait. */
+  readonly approvals$: Observable<ApprovalEvent>;
 
   constructor(options: { warn?: (message: string) => void } = {}) {
     const report = options.warn ?? reportToStderr;
@@ -125,6 +146,11 @@ export class AgentEvents {
       'AgentEvents.securityEvents$',
       report,
     );
+    this.approvals$ = isolateSubscribers(this.approvalSubject, 'AgentEvents.approvals$', report);
+  }
+
+  emitApproval(event: ApprovalEvent): void {
+    this.approvalSubject.next(event);
   }
 
   emitSecurity(event: SecurityEvent): void {
@@ -148,5 +174,6 @@ export class AgentEvents {
     this.subject.complete();
     this.mutationSubject.complete();
     this.securitySubject.complete();
+    this.approvalSubject.complete();
   }
 }

@@ -81,7 +81,7 @@ export class McpHttpHandler implements McpTransport {
     });
     // Answers to this node's questions that clients POSTed to another node.
     context.cancellations.onAnswer?.((sessionId, response) =>
-      elicitations.settle(response, sessionId),
+      elicitations.settle(response, sessionId, response.owner),
     );
   }
 
@@ -190,7 +190,7 @@ export class McpHttpHandler implements McpTransport {
       return sendJson(res, 202, undefined);
     }
     if (kind === 'response') {
-      await settleAnswer(this.endpoint, body, session);
+      await settleAnswer(this.endpoint, body, session, owner);
       return sendJson(res, 202, undefined);
     }
     // Client notifications get no reply; a request method sent as a notification (no id) is not

@@ -93,7 +93,7 @@ export function serveSseCall(endpoint: HttpEndpoint, call: HttpCall): void {
     !modern &&
     session &&
     endpoint.elicitations.supports(session)
-      ? endpoint.elicitations.channel(session.id, questions)
+      ? endpoint.elicitations.channel(session.id, questions, call.owner)
       : undefined;
   const clientLeft$ = fromEvent(res, 'close').pipe(filter(() => !resumable));
   dispatchCall(
