@@ -99,6 +99,11 @@ export type { DatabaseSetting, DataPathOptions } from './composition/data-paths'
 
 // Ground: identity, events, envelope, errors, limits
 export { AgentEvents } from './core/agent-events';
+export type { ApprovalEvent } from './core/agent-events';
+export {
+  DEFAULT_APPROVAL_TIMEOUT_MS,
+  type ApprovalOptions,
+} from './agent/agent-approval';
 export type { MutationEvent, SecurityEvent, ToolCallEvent } from './core/agent-events';
 export type { AgentIdentity, AuthType } from './core/agent-identity';
 export {
