@@ -100,6 +100,8 @@ export type { DatabaseSetting, DataPathOptions } from './composition/data-paths'
 // Ground: identity, events, envelope, errors, limits
 export { AgentEvents } from './core/agent-events';
 export type { ApprovalEvent } from './core/agent-events';
+export { PROMPT_VERSION } from './core/constants';
+export type { PromptCanaryOptions } from './agent/prompt-canaries';
 export {
   DEFAULT_APPROVAL_TIMEOUT_MS,
   type ApprovalOptions,

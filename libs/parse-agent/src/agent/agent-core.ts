@@ -24,6 +24,7 @@ import { warnUnconfirmedWrites } from './unconfirmed-writes';
 import { resolveAgentOptions, type InheritedSettings } from './resolve-agent-options';
 import type { ImpersonationInfo, ResolvedImpersonation } from './agent-impersonation';
 import type { ApprovalSettings } from './agent-approval';
+import type { PromptCanaries } from './prompt-canaries';
 
 /**
  * Who an agent is and what it may do, once its options are resolved: identity, tier, filters,
@@ -53,6 +54,8 @@ export class AgentCore implements AgentIdentity {
   readonly sourceProvenance: boolean;
   /** Tiers whose calls wait for a person's approval (the `confirm` option). */
   protected readonly approvals: ApprovalSettings;
+  /** Canaries every tool result is scanned for (the `promptCanaries` option). */
+  protected readonly promptCanaries?: PromptCanaries;
   protected readonly strictModes: { toolFilter: boolean; classFilter: boolean };
   protected readonly toolFilter?: NormalizedListFilter;
   /** The named tool profile (`tools: 'lean'`) the tools filter came from, if any. */
@@ -125,6 +128,7 @@ export class AgentCore implements AgentIdentity {
     this.agentDebug = settings.agentDebug;
     this.sourceProvenance = settings.sourceProvenance;
     this.approvals = settings.approvals;
+    this.promptCanaries = settings.promptCanaries;
     this.strictModes = settings.strictModes;
     this.ownRateWindows = settings.ownRateWindows;
     this.rateLimiter = settings.rateLimiter;
@@ -168,6 +172,12 @@ export class AgentCore implements AgentIdentity {
 
   get approvalTimeoutMs(): number {
     return this.approvals.timeoutMs;
+  }
+
+  /** How many canaries the agent scans results for, and what a match does (none: undefined). */
+  get canarySummary(): { count: number; action: 'report' | 'refuse' } | undefined {
+    const canaries = this.promptCanaries;
+    return canaries && { count: canaries.matchers.length, action: canaries.action };
   }
 
   /** The agent's read policy (rebuilt when impersonation changes who the agent is). */
@@ -265,6 +275,7 @@ export class AgentCore implements AgentIdentity {
       sourceProvenance: this.sourceProvenance,
       impersonation: this.#impersonation,
       approvals: this.approvals,
+      promptCanaries: this.promptCanaries,
     };
   }
 

@@ -2,6 +2,7 @@ import { ParseAgentError } from '../core/errors';
 import { toolProfileNames } from '../tools/tool-profiles';
 import type { AgentOwnOptions } from './agent-options';
 import { resolveApprovalOption } from './agent-approval';
+import { resolvePromptCanaries } from './prompt-canaries';
 
 /**
  * Problems with agent options given as module defaults (`forRoot({ defaults })`), found at boot
@@ -25,6 +26,11 @@ export function agentDefaultsProblems(defaults: Partial<AgentOwnOptions>): strin
   }
   if (defaults.confirm !== undefined) {
     check(() => resolveApprovalOption(defaults.confirm, undefined, 'defaults.confirm'));
+  }
+  if (defaults.promptCanaries !== undefined) {
+    check(() =>
+      resolvePromptCanaries(defaults.promptCanaries, undefined, 'defaults.promptCanaries'),
+    );
   }
   if (defaults.sourceProvenance !== undefined && typeof defaults.sourceProvenance !== 'boolean')
     problems.push('defaults.sourceProvenance must be true or false.');

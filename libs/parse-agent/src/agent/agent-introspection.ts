@@ -1,3 +1,4 @@
+import { PROMPT_VERSION } from '../core/constants';
 import { secretFingerprint } from '../core/secret-display';
 import type { MetadataRegistry } from '../metadata/metadata-registry';
 import type { ModelClass } from '../metadata/metadata.types';
@@ -19,6 +20,7 @@ export interface IntrospectedAgent extends GatedAgent {
   readonly impersonation?: { user: string; label?: string; minted: boolean };
   readonly approvalTiers?: readonly string[];
   readonly approvalTimeoutMs?: number;
+  readonly canarySummary?: { count: number; action: string };
   filterFor(cls: string | ModelClass): Where | undefined;
 }
 
@@ -116,6 +118,10 @@ export function describeAgent(
     allow_mutations: agent.allowMutations,
     confirmation_required: agent.confirmationRequired,
     source_provenance: agent.sourceProvenance === true,
+    prompt: {
+      version: PROMPT_VERSION,
+      canaries: agent.canarySummary ?? null,
+    },
     approvals: {
       tiers: [...(agent.approvalTiers ?? [])].sort(),
       timeout_ms: agent.approvalTimeoutMs ?? null,

@@ -15,6 +15,7 @@ import type { AskOptions, ConversationFactory, ConversationOptions } from '../po
 import type { AgentHooks } from './agent-hooks';
 import type { ImpersonateOptions } from './agent-impersonation';
 import type { ApprovalOptions } from './agent-approval';
+import type { PromptCanaryOptions } from './prompt-canaries';
 
 /**
  * Every agent option except `parent` (which parse-agent.ts adds, as it names the ParseAgent class):
@@ -119,6 +120,12 @@ export interface AgentOwnOptions {
    * call is refused. A sub-agent keeps its parent's tiers. Default: none.
    */
   confirm?: ApprovalOptions;
+  /**
+   * Strings or patterns that mark a prompt-injection attempt in data (see PromptCanaryOptions): a
+   * tool result containing one emits a `prompt_injection` security event, and with
+   * `action: 'refuse'` the call fails instead of handing the result to the model.
+   */
+  promptCanaries?: PromptCanaryOptions;
 }
 
 /** Shared services an agent runs on (one set per module / application). */

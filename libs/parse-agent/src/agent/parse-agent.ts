@@ -36,6 +36,8 @@ import { AgentHookSet, runAfterHooks, runBeforeHooks, type AgentHooks } from './
 import type { OperationLogEntry } from './agent-observability';
 import { AgentCallRecorder } from './agent-call-recorder';
 import { AgentCore } from './agent-core';
+import { canaryHits } from './prompt-canaries';
+import { failureFromError } from '../core/envelope';
 import {
   approvalNeed,
   ApprovalRefusedError,
@@ -374,6 +376,8 @@ export class ParseAgent extends AgentCore implements ToolAgent {
     } finally {
       this.currentProgress = previousProgress;
     }
+    if (this.promptCanaries && result.envelope.success)
+      result = this.scanForCanaries(toolName, args, result);
     const durationMs = Date.now() - started;
     this.recorder.finished(toolName, args, result, durationMs);
     if (call && result.stage === 'ran') {
@@ -440,6 +444,29 @@ export class ParseAgent extends AgentCore implements ToolAgent {
       ...(need.method ? { method: need.method } : {}),
     });
     return refusal;
+  }
+
+  /**
+   * Looks for the operator's canaries in a successful result: a match is a `prompt_injection`
+   * security event (which canaries, never the text); with action 'refuse' the result is replaced
+   * by a refusal, so the model never reads it.
+   */
+  protected scanForCanaries(
+    toolName: string,
+    args: Record<string, unknown>,
+    result: ToolRunResult,
+  ): ToolRunResult {
+    const canaries = this.promptCanaries!;
+    const hits = canaryHits(canaries, result.envelope.success ? result.envelope.data : undefined);
+    if (!hits.length) return result;
+    const refuse = canaries.action === 'refuse';
+    this.recorder.promptInjection(toolName, args, hits, refuse);
+    if (!refuse) return result;
+    const error = new AccessDeniedError(
+      `The result of ${toolName} contains text the operator marked as a prompt-injection canary; it was withheld. Narrow the query to leave that data out, or ask the operator.`,
+      { kind: 'prompt_injection' },
+    );
+    return { ...result, envelope: failureFromError(error, toolName), error };
   }
 
   /** The refusal of a call by the gates after the rate limit: tool, environment, arguments. */

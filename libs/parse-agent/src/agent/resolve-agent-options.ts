@@ -32,6 +32,7 @@ import {
 } from './agent-options-parent';
 import type { AgentOwnOptions, AgentServices } from './agent-options';
 import { resolveApprovalOption, type ApprovalSettings } from './agent-approval';
+import { resolvePromptCanaries, type PromptCanaries } from './prompt-canaries';
 import { checkImpersonateOption, type ResolvedImpersonation } from './agent-impersonation';
 import { resolveObservabilityOptions, type ObservabilitySettings } from './agent-observability';
 
@@ -65,6 +66,8 @@ export interface InheritedSettings {
   sourceProvenance: boolean;
   /** Tiers whose calls wait for a person's approval, and how long. */
   approvals: ApprovalSettings;
+  /** Canaries every tool result is scanned for (this agent's and its ancestors'). */
+  promptCanaries?: PromptCanaries;
   /** The parent's impersonation (a sub-agent with the same session shows the same user and label). */
   impersonation?: ResolvedImpersonation;
 }
@@ -201,6 +204,7 @@ export function resolveAgentOptions(
     observability: resolveObservabilityOptions(options, parent?.observability),
     impersonation: parent?.impersonation,
     approvals: resolveApprovalOption(options.confirm, parent?.approvals),
+    promptCanaries: resolvePromptCanaries(options.promptCanaries, parent?.promptCanaries),
     sourceProvenance: resolveBooleanOption(
       'sourceProvenance',
       options.sourceProvenance,

@@ -40,6 +40,8 @@ export function securityEventOf(input: {
       ? 'blocked'
       : undefined;
   if (!type) return undefined;
+  // A withheld result was reported as prompt_injection when its canary matched.
+  if (envelope.details?.kind === 'prompt_injection') return undefined;
   const event: SecurityEvent = {
     type,
     tool: input.toolName,

@@ -82,7 +82,12 @@ export interface MutationEvent {
  * unsafe (security_blocked). Argument values never appear here.
  */
 export interface SecurityEvent {
-  type: 'denied' | 'blocked';
+  /** `prompt_injection`: a tool result held an operator's canary (see promptCanaries). */
+  type: 'denied' | 'blocked' | 'prompt_injection';
+  /** prompt_injection only: which canaries matched (`strings[0]`, `patterns[1]`), never the text. */
+  canaries?: string[];
+  /** prompt_injection only: whether the result was withheld (action 'refuse'). */
+  refused?: boolean;
   tool: string;
   error_code: string;
   error_class: string;
