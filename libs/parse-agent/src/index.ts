@@ -99,13 +99,10 @@ export type { DatabaseSetting, DataPathOptions } from './composition/data-paths'
 
 // Ground: identity, events, envelope, errors, limits
 export { AgentEvents } from './core/agent-events';
-export type { ApprovalEvent } from './core/agent-events';
+export type { AbandonedStreamEvent, ApprovalEvent, DataOperationEvent } from './core/agent-events';
 export { PROMPT_VERSION } from './core/constants';
 export type { PromptCanaryOptions } from './agent/prompt-canaries';
-export {
-  DEFAULT_APPROVAL_TIMEOUT_MS,
-  type ApprovalOptions,
-} from './agent/agent-approval';
+export { DEFAULT_APPROVAL_TIMEOUT_MS, type ApprovalOptions } from './agent/agent-approval';
 export type { MutationEvent, SecurityEvent, ToolCallEvent } from './core/agent-events';
 export type { AgentIdentity, AuthType } from './core/agent-identity';
 export {

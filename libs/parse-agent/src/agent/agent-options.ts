@@ -143,6 +143,8 @@ export interface AgentServices {
   /** Cost caps for every where (DEFAULT_QUERY_COST_LIMITS where unset). */
   queryLimits?: Partial<QueryCostLimits>;
   warn?: (message: string) => void;
+  /** Data-path operations slower than this (ms) are logged through `warn` (the slow-query log). */
+  slowQueryMs?: number;
   /** Opens LLM conversations for `ask()` (the Nest module and the CLI supply the client's). */
   conversations?: ConversationFactory;
 }

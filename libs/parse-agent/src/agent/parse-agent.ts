@@ -6,6 +6,7 @@ import type { ElicitationChannel } from '../ports/elicitation-channel';
 import type { DataOperation } from '../ports/data-path';
 import type { ToolDefinition } from '../tools/tool-definition';
 import type { ToolEnvelope } from '../core/envelope';
+import type { AbandonedStreamEvent } from '../core/agent-events';
 import { AccessDeniedError, AgentValidationError, ParseAgentError } from '../core/errors';
 import type {
   AgentConversation,
@@ -515,6 +516,21 @@ export class ParseAgent extends AgentCore implements ToolAgent {
   /** The last operations of this agent (at most `maxLogSize`), oldest first. Never argument values. */
   get operationLog(): OperationLogEntry[] {
     return this.recorder.operations();
+  }
+
+  /**
+   * Transport port: a streamed call of this agent lost its client before the answer (emits
+   * `AgentEvents.abandonedStreams$`).
+   *
+   * @internal
+   */
+  streamAbandoned(info: Omit<AbandonedStreamEvent, 'agent_id' | 'correlation_id' | 'at'>): void {
+    this.services.events.emitAbandonedStream({
+      ...info,
+      agent_id: this.agentId,
+      ...(this.correlationId ? { correlation_id: this.correlationId } : {}),
+      at: new Date().toISOString(),
+    });
   }
 
   /** Conversation port: a model response (runs the onLlmResponse hooks, own then ancestors'). */

@@ -84,6 +84,12 @@ export function validateModuleOptions(
   if (options.schemaCacheTtlMs !== undefined && !(options.schemaCacheTtlMs >= 0)) {
     fail('schemaCacheTtlMs must be a non-negative number of milliseconds.');
   }
+  if (
+    options.slowQueryThresholdMs !== undefined &&
+    !(typeof options.slowQueryThresholdMs === 'number' && options.slowQueryThresholdMs >= 0)
+  ) {
+    fail('slowQueryThresholdMs must be a non-negative number of milliseconds.');
+  }
   if (options.defaults !== undefined) {
     if (!isPlainObject(options.defaults)) fail('defaults must be an object of agent options.');
     const [problem] = agentDefaultsProblems(options.defaults);

@@ -126,6 +126,46 @@ export interface ApprovalEvent {
 }
 
 /**
+ * One operation on a data path (Parse REST, PostgreSQL, MongoDB...) during a tool call: where,
+ * what, on which class, as which kind of identity, how many rows and how long. Never a where,
+ * pipeline values, written values or rows.
+ */
+export interface DataOperationEvent {
+  /** The data path's kind (`parse-rest`, `postgres`, `mongo`, or an application's own). */
+  path: string;
+  /** find, get, count, aggregate, group_by, group_by_date, distinct, explain, search, create... */
+  operation: string;
+  class_name: string;
+  identity: ToolCallEvent['auth_type'];
+  /** aggregate: the stage names in order ($match, $group...), at most 32. */
+  stage_types?: string[];
+  /** aggregate with more than 32 stages: how many there were. */
+  stage_count?: number;
+  /** Rows returned (find, get, aggregate, group_by, distinct values, search hits). */
+  rows?: number;
+  duration_ms: number;
+  success: boolean;
+  error_class?: string;
+  tool: string;
+  agent_id: string;
+  correlation_id?: string;
+  at: string;
+}
+
+/** An SSE response the client went away from before its answer was written. */
+export interface AbandonedStreamEvent {
+  method: string;
+  tool?: string;
+  /** How long the stream had been open, in milliseconds. */
+  open_ms: number;
+  agent_id: string;
+  correlation_id?: string;
+  /** Streams abandoned since the endpoint started, this one included. */
+  total: number;
+  at: string;
+}
+
+/**
  * The stream of tool-call events, for audit logs and metrics. A subscriber that throws is reported
  * (`options.warn`, else stderr) and keeps receiving events: it never fails a call or the process.
  */
@@ -138,6 +178,12 @@ export class AgentEvents {
   protected readonly securitySubject = new Subject<SecurityEvent>();
   /** Every denied or blocked call, as it happens (each is also written as a log line). */
   readonly securityEvents$: Observable<SecurityEvent>;
+  protected readonly dataSubject = new Subject<DataOperationEvent>();
+  /** Every data-path operation of a tool call (see DataOperationEvent); made only when observed. */
+  readonly dataOperations$: Observable<DataOperationEvent>;
+  protected readonly abandonedSubject = new Subject<AbandonedStreamEvent>();
+  /** Every streamed MCP call whose client disconnected before the answer. */
+  readonly abandonedStreams$: Observable<AbandonedStreamEvent>;
   protected readonly approvalSubject = new Subject<ApprovalEvent>();
   /** Every approval round trip (approved or not), with the measured wait. */
   readonly approvals$: Observable<ApprovalEvent>;
@@ -152,6 +198,29 @@ export class AgentEvents {
       report,
     );
     this.approvals$ = isolateSubscribers(this.approvalSubject, 'AgentEvents.approvals$', report);
+    this.dataOperations$ = isolateSubscribers(
+      this.dataSubject,
+      'AgentEvents.dataOperations$',
+      report,
+    );
+    this.abandonedStreams$ = isolateSubscribers(
+      this.abandonedSubject,
+      'AgentEvents.abandonedStreams$',
+      report,
+    );
+  }
+
+  emitDataOperation(event: DataOperationEvent): void {
+    this.dataSubject.next(event);
+  }
+
+  /** Whether anyone listens to data operations (paths are instrumented only then). */
+  get dataObserved(): boolean {
+    return this.dataSubject.observed;
+  }
+
+  emitAbandonedStream(event: AbandonedStreamEvent): void {
+    this.abandonedSubject.next(event);
   }
 
   emitApproval(event: ApprovalEvent): void {
@@ -180,5 +249,7 @@ export class AgentEvents {
     this.mutationSubject.complete();
     this.securitySubject.complete();
     this.approvalSubject.complete();
+    this.dataSubject.complete();
+    this.abandonedSubject.complete();
   }
 }

@@ -94,6 +94,11 @@ export class McpHttpHandler implements McpTransport {
     return this.context ? this.endpoint.streamCalls.active : 0;
   }
 
+  /** Streaming calls whose client disconnected before the answer, since the endpoint started. */
+  get abandonedStreams(): number {
+    return this.context ? this.endpoint.streamCalls.abandoned : 0;
+  }
+
   /** Whether the endpoint is draining for shutdown (new calls are refused with 503). */
   get shuttingDown(): boolean {
     return this.context ? this.endpoint.drain.active : false;
