@@ -13,8 +13,8 @@ import {
 import { BUILTIN_TOOLS } from 'nestjs-parse-agent/tools/builtin/index';
 import { randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
+import type { DataPathProvider, DataRow, SearchSpec } from 'nestjs-parse-agent';
 import { createObject } from '../harness/fixtures';
-import { atlasStandIn } from '../fixtures/atlas-stand-in';
 import { testParseConfig, testParseConnection } from '../harness/parse-rest';
 
 const suffix = randomBytes(4).toString('hex');
@@ -38,6 +38,52 @@ class SchemaNote {
   touch() {
     return undefined;
   }
+}
+
+/**
+ * No Atlas can run here: a STAND-IN provider serves only the `search` operation (so the Atlas
+ * Search tools are offered and answer), reading rows through Parse REST and keeping those whose
+ * searched fields contain the query. It checks the tools' result shapes, not Atlas.
+ */
+function atlasStandIn(defaults: DataPathProvider[]): DataPathProvider[] {
+  const rest = defaults.find((p) => p.kind === 'parse-rest')!;
+  const standIn: DataPathProvider = {
+    kind: 'atlas-stand-in',
+    refusal: (operation) => (operation === 'search' ? undefined : 'serves only search'),
+    rank: () => 1,
+    bind: (identity) => {
+      const path = rest.bind(identity);
+      return {
+        ...path,
+        kind: 'atlas-stand-in',
+        search: async (className: string, spec: SearchSpec) => {
+          const all = await path.find(className, { where: spec.where, limit: 1000 });
+          const query = spec.query.toLowerCase();
+          const hits = all.filter((row: DataRow) =>
+            spec.paths.some((f) =>
+              String(row[f] ?? '')
+                .toLowerCase()
+                .includes(query),
+            ),
+          );
+          const facets = spec.facets
+            ? Object.fromEntries(
+                spec.facets.fields.map((f) => {
+                  const counts = new Map<unknown, number>();
+                  for (const row of hits) counts.set(row[f], (counts.get(row[f]) ?? 0) + 1);
+                  return [f, [...counts].map(([value, count]) => ({ value, count }))];
+                }),
+              )
+            : undefined;
+          return {
+            rows: hits.slice(0, spec.limit).map((row: DataRow) => ({ row, score: 1 })),
+            ...(facets ? { facets } : {}),
+          };
+        },
+      };
+    },
+  };
+  return [...defaults, standIn];
 }
 
 interface Case {

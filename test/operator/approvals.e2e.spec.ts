@@ -5,10 +5,10 @@ import {
   AgentEvents,
   AgentMethod,
   ParseClass,
-  unwrapUntrusted,
   type AgentMethodContext,
   type ApprovalEvent,
 } from 'nestjs-parse-agent';
+import { unwrapUntrusted } from 'nestjs-parse-agent/core/untrusted-data';
 import { randomBytes } from 'node:crypto';
 import { createObject } from '../harness/fixtures';
 import { parseRest } from '../harness/parse-rest';

@@ -7,8 +7,8 @@ import {
   ParseAgentConsoleModule,
   ParseAgentModule,
   ParseClass,
-  suppressSecurityBanners,
 } from 'nestjs-parse-agent';
+import { suppressSecurityBanners } from 'nestjs-parse-agent/core/security-banner';
 import { randomBytes } from 'node:crypto';
 import request from 'supertest';
 import { createObject, createUser, type SeededUser } from '../harness/fixtures';

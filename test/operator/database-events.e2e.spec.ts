@@ -6,8 +6,8 @@ import {
   type AbandonedStreamEvent,
   type DataOperationEvent,
   type PolicedToolContext,
-  type StandaloneAgentServices,
 } from 'nestjs-parse-agent';
+import { type StandaloneAgentServices } from 'nestjs-parse-agent/composition/create-agent-services';
 import { randomBytes } from 'node:crypto';
 import { createObject, createUser, type SeededUser } from '../harness/fixtures';
 import { testParseConfig, testParseConnection } from '../harness/parse-rest';

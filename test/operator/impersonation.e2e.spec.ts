@@ -7,10 +7,10 @@ import {
   ParseAgentFactory,
   ParseAgentModule,
   ParseClass,
-  routeSecurityBanners,
   type ParseAgent,
   type ToolCallEvent,
 } from 'nestjs-parse-agent';
+import { routeSecurityBanners } from 'nestjs-parse-agent/core/security-banner';
 import { randomBytes } from 'node:crypto';
 import { createObject, createUser, defineClass, type SeededUser } from '../harness/fixtures';
 import { parseRest, testParseConnection } from '../harness/parse-rest';

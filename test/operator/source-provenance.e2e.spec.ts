@@ -2,12 +2,8 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { INestApplication } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
-import {
-  ParseAgentFactory,
-  ParseAgentModule,
-  ParseClass,
-  unwrapUntrusted,
-} from 'nestjs-parse-agent';
+import { ParseAgentFactory, ParseAgentModule, ParseClass } from 'nestjs-parse-agent';
+import { unwrapUntrusted } from 'nestjs-parse-agent/core/untrusted-data';
 import { BUILTIN_TOOLS } from 'nestjs-parse-agent/tools/builtin/index';
 import { isReadTool } from 'nestjs-parse-agent/tools/read/read-tool';
 import { randomBytes } from 'node:crypto';

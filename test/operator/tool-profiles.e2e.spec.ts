@@ -6,12 +6,12 @@ import {
   ParseAgentConfigError,
   ParseAgentFactory,
   ParseAgentModule,
-  PERMISSION_LEVELS,
   TOOL_PROFILES,
-  suppressSecurityBanners,
   type AgentOptions,
   type PermissionLevel,
 } from 'nestjs-parse-agent';
+import { PERMISSION_LEVELS } from 'nestjs-parse-agent/tools/tool-tiers';
+import { suppressSecurityBanners } from 'nestjs-parse-agent/core/security-banner';
 import { CORE_MODELS } from '../../src/example/models';
 import { testParseConfig, testParseConnection } from '../harness/parse-rest';
 
