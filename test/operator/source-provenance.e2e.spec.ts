@@ -202,7 +202,11 @@ describe('source provenance on every read tool', () => {
   async function call(client: Client, tool: string, args: Record<string, unknown>) {
     const result = await client.callTool({ name: tool, arguments: args });
     const text = (result.content as Array<{ text: string }>)[0].text;
-    expect({ tool, isError: result.isError }).toEqual({ tool, isError: false });
+    expect({ tool, isError: result.isError, text: result.isError ? text : '' }).toEqual({
+      tool,
+      isError: false,
+      text: '',
+    });
     expect(result.structuredContent).toEqual(JSON.parse(unwrapUntrusted(text)));
     return result.structuredContent as Json;
   }

@@ -6,7 +6,6 @@ import {
   PointerShapeError,
 } from '../../core/errors';
 import { DataPathUnavailableError } from '../../data/data-router';
-import { stampSource, type SourceStamp } from './source-provenance';
 import { releaseHandedOverRows } from '../../data/handed-over-rows';
 import type {
   AggregateOptions,
@@ -51,8 +50,6 @@ export interface ReadSources {
   signal: AbortSignal;
   timeoutMs: number;
   analytics: AnalyticsSettings;
-  /** Stamp `_source` on returned rows (the agent's `sourceProvenance`), naming this tool. */
-  provenance?: SourceStamp;
 }
 
 /** How returned rows are shown: display simplification of typed values, applied with redaction. */
@@ -203,7 +200,6 @@ export class PolicedReader {
     );
     const joined = await this.#join(raw, plan, read.applyCanonicalFilter !== false);
     const rows = this.access.redactRows(joined.rows, className, display);
-    stampSource(rows, className, this.#sources.provenance);
     // Redaction copied what may be shown; the raw rows go now (see handed-over-rows.ts).
     releaseHandedOverRows(raw);
     return {
@@ -257,10 +253,8 @@ export class PolicedReader {
     if (!row) return { plan };
     if (plan.tenant && !rowInTenant(row, plan.tenant)) throw tenantMismatch(className);
     const joined = await this.#join([row], plan, request.applyCanonicalFilter !== false);
-    const shown = this.access.redactRows(joined.rows[0], className);
-    stampSource([shown], className, this.#sources.provenance);
     return {
-      row: shown,
+      row: this.access.redactRows(joined.rows[0], className),
       plan,
       ...withheldOf(joined),
     };
@@ -304,7 +298,6 @@ export class PolicedReader {
       throw tenantMismatch(className);
     const joined = await this.#join(raw, plan, request.applyCanonicalFilter !== false);
     const rows = this.access.redactRows(joined.rows, className);
-    stampSource(rows, className, this.#sources.provenance);
     releaseHandedOverRows(raw);
     return { rows, plan, ...withheldOf(joined) };
   }
@@ -465,7 +458,6 @@ export class PolicedReader {
       found.rows.map((r) => r.row),
       className,
     );
-    stampSource(rows, className, this.#sources.provenance);
     let facets: PolicedSearch['facets'];
     if (found.facets) {
       // Facet values are redacted like group keys (a pointer into a hidden class, internal names).
@@ -547,11 +539,7 @@ export class PolicedReader {
           applyCanonical,
         );
         if (!Array.isArray(rows)) throw new AgentValidationError('The data path returned no rows.');
-        const shown = this.access.redactRows(rows, undefined, run.display);
-        // An output objectId counts only when it is the class's own column, copied unchanged.
-        const ids = validated.columnOrigin('objectId') === 'objectId';
-        stampSource(shown, className, this.#sources.provenance, ids);
-        return shown;
+        return this.access.redactRows(rows, undefined, run.display);
       },
     };
   }

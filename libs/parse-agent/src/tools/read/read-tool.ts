@@ -4,7 +4,7 @@ import type { ToolContext } from '../tool-context';
 import type { ToolDefinition } from '../tool-definition';
 import { READ_ONLY_TOOL } from '../builtin/tool-annotations';
 import { PolicedReader } from './policed-reader';
-import type { SourceStamp } from './source-provenance';
+import { stampingReader, type SourceStamp } from './source-provenance';
 
 /** The raw data-path members of a ToolContext, which a read tool never gets. */
 const RAW_MEMBERS = ['data', 'dataFor', 'writeData'] as const;
@@ -83,12 +83,11 @@ export function readContext(
     signal: context.signal,
     timeoutMs: context.timeoutMs,
     analytics: context.analytics,
-    provenance,
   });
   const view = Object.create(base) as ReadToolContext;
   view.agent = context.agent;
   view.access = context.access;
-  view.read = read;
+  view.read = provenance ? stampingReader(read, provenance) : read;
   view.timeoutMs = context.timeoutMs;
   view.analytics = context.analytics;
   view.signal = context.signal;

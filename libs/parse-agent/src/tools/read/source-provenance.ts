@@ -1,4 +1,5 @@
 import type { DataRow } from '../../ports/data-path';
+import type { PolicedReader } from './policed-reader';
 
 /** What a reader stamps on rows when the agent asked for provenance (`sourceProvenance: true`). */
 export interface SourceStamp {
@@ -37,4 +38,62 @@ export function stampSource(
     };
     row._source = source;
   }
+}
+
+/**
+ * A reader whose returned rows carry `_source` (see stampSource): the reader's own results, after
+ * its projection and redaction, stamped on the way out. Everything else passes through.
+ */
+export function stampingReader(reader: PolicedReader, stamp: SourceStamp): PolicedReader {
+  const stamped: Partial<PolicedReader> = {
+    find: async (className, request, display) => {
+      const page = await reader.find(className, request, display);
+      stampSource(page.rows, className, stamp);
+      return page;
+    },
+    get: async (className, objectId, request) => {
+      const found = await reader.get(className, objectId, request);
+      if (found.row) stampSource([found.row], className, stamp);
+      return found;
+    },
+    getMany: async (className, objectIds, request) => {
+      const found = await reader.getMany(className, objectIds, request);
+      stampSource(found.rows, className, stamp);
+      return found;
+    },
+    search: async (className, request) => {
+      const found = await reader.search(className, request);
+      stampSource(
+        found.rows.map((hit) => hit.row),
+        className,
+        stamp,
+      );
+      return found;
+    },
+    prepare: async (operation, className, pipeline, options) => {
+      const prepared = await reader.prepare(operation, className, pipeline, options);
+      // An output objectId counts only when it is the class's own column, copied unchanged.
+      const ids = prepared.columnOrigin('objectId') === 'objectId';
+      return {
+        ...prepared,
+        columnOrigin: (field) => prepared.columnOrigin(field),
+        run: async (run) => {
+          const rows = await prepared.run(run);
+          stampSource(rows, className, stamp, ids);
+          return rows;
+        },
+      };
+    },
+  };
+  return new Proxy(reader, {
+    get(target, property) {
+      if (typeof property === 'string' && Object.prototype.hasOwnProperty.call(stamped, property))
+        return stamped[property as keyof PolicedReader];
+      // The reader itself as `this`: its getters and methods read its private fields.
+      const value: unknown = Reflect.get(target, property, target);
+      return typeof value === 'function'
+        ? (value as (...a: unknown[]) => unknown).bind(target)
+        : value;
+    },
+  });
 }
