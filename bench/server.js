@@ -56,7 +56,11 @@ async function main() {
         models: [...models.CORE_MODELS, models.SupportTicket],
         rateLimiter,
         redis,
-        agentFactory: () => ({ permissions: 'readonly' }),
+        // x-bench-tools-profile: the agent's named tool profile (bench:tokens lists each one).
+        agentFactory: (request) => {
+          const profile = request.headers['x-bench-tools-profile'];
+          return { permissions: 'readonly', ...(profile ? { tools: profile } : {}) };
+        },
         mcp: {
           path: '/mcp',
           heartbeatIntervalMs: 2000,

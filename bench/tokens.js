@@ -53,6 +53,36 @@ async function runTask(port, task) {
   return { pages, tokens, chars, calls: pages.length };
 }
 
+/** The tools/list result the model is handed, in tokens, for an agent with `profile`. */
+async function toolsListTokens(port, profile) {
+  const headers = { 'content-type': 'application/json', accept: 'application/json' };
+  if (profile) headers['x-bench-tools-profile'] = profile;
+  const res = await fetch(`http://127.0.0.1:${port}/mcp`, {
+    method: 'POST',
+    headers,
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} }),
+  });
+  const body = await res.json();
+  if (!body.result) throw new Error(`tools/list (${profile}) failed: ${JSON.stringify(body).slice(0, 400)}`);
+  const text = JSON.stringify(body.result.tools);
+  return { tools: body.result.tools.length, tokens: encode(text).length };
+}
+
+/** tools/list tokens per named profile (TOOL_PROFILES) of a readonly agent, against no profile. */
+async function reportProfiles(port) {
+  const { TOOL_PROFILES } = require('nestjs-parse-agent');
+  const base = await toolsListTokens(port);
+  console.log('\n| tools profile (readonly agent) | tools | tools/list tokens | fewer than none |');
+  console.log('|---|---|---|---|');
+  console.log(`| (none) | ${base.tools} | ${base.tokens} | - |`);
+  for (const profile of Object.keys(TOOL_PROFILES)) {
+    const r = await toolsListTokens(port, profile);
+    const fewer = (((base.tokens - r.tokens) / base.tokens) * 100).toFixed(1);
+    console.log(`| ${profile} | ${r.tools} | ${r.tokens} | ${fewer}% |`);
+    check(r.tokens > 0 && r.tokens <= base.tokens, `profile ${profile} listed more than no profile`);
+  }
+}
+
 async function parseIds(info, className, count, where = {}) {
   const url = `${info.serverURL}/classes/${className}?order=objectId&limit=${count}&keys=objectId&where=${encodeURIComponent(JSON.stringify(where))}`;
   const res = await fetch(url, { headers: { 'x-parse-application-id': info.appId, 'x-parse-master-key': info.masterKey } });
@@ -85,6 +115,14 @@ function tasks(ids) {
 }
 
 async function main() {
+  // BENCH_TOKENS=profiles: only the tools/list tokens per profile (needs no checkout to compare).
+  if (process.env.BENCH_TOKENS === 'profiles') {
+    await withParseStack('tokens', async ({ env, start }) => {
+      const after = await start('server.js', env);
+      await reportProfiles(after.info.port);
+    });
+    return;
+  }
   if (!BEFORE_DIR || !fs.existsSync(path.join(BEFORE_DIR, 'bench', 'server.js'))) {
     throw new Error('Set BENCH_BEFORE_DIR to a built checkout of the commit to compare with (npm run build there).');
   }
@@ -123,6 +161,7 @@ async function main() {
     const tb2 = total('before', noElision);
     const ta2 = total('after', noElision);
     console.log(`Without the tasks where large fields were elided: ${tb2} -> ${ta2}, ${pct(ta2, tb2)} fewer.`);
+    await reportProfiles(after.info.port);
     check(rows.length === 20 && rows.every((r) => r.after.tokens > 0 && r.before.tokens > 0), 'a task gave no tokens');
     if (SMOKE && !process.env.BENCH_BEFORE_DIR) {
       // The same build on both sides: token counts may differ only by the wrapper's random tag.

@@ -80,6 +80,10 @@ export type { AgentOwnOptions } from './agent/agent-options';
 
 // Ground: identity, events, envelope, errors
 export { AgentEvents } from './core/agent-events';
+export type { AbandonedStreamEvent, ApprovalEvent, DataOperationEvent } from './core/agent-events';
+export { PROMPT_VERSION } from './core/constants';
+export type { PromptCanaryOptions } from './agent/prompt-canaries';
+export { DEFAULT_APPROVAL_TIMEOUT_MS, type ApprovalOptions } from './agent/agent-approval';
 export type { MutationEvent, SecurityEvent, ToolCallEvent } from './core/agent-events';
 export type { AgentIdentity, AuthType } from './core/agent-identity';
 export type { PermissionLevel, QueryCostLimits } from './core/constants';
@@ -159,6 +163,13 @@ export type { JsonSchema, ToolAccess, ToolDefinition } from './tools/tool-defini
 export type { PolicedToolContext, ToolRegistration } from './tools/custom-tool';
 export type { ToolContext } from './tools/tool-context';
 export type { AgentMethodContext } from './tools/agent-method-context';
+export { TOOL_PROFILES, type ToolProfileName } from './tools/tool-profiles';
+export {
+  IMPERSONATION_SESSION_TTL_MS,
+  type ImpersonateOptions,
+  type ImpersonationInfo,
+  type ImpersonationTarget,
+} from './agent/agent-impersonation';
 export type { ToolCategory } from './tools/tool-categories';
 export { PromptRegistry } from './mcp/prompt-registry';
 export { McpDispatcher } from './mcp/mcp-dispatcher';

@@ -1,4 +1,9 @@
-import type { AgentEvents, MutationEvent } from '../core/agent-events';
+import type {
+  AgentEvents,
+  ApprovalEvent,
+  MutationEvent,
+  SecurityEvent,
+} from '../core/agent-events';
 import { failureFromError, type ToolEnvelope } from '../core/envelope';
 import type { MutationAuditInput } from '../tools/tool-context';
 import { securityLog } from '../core/security-banner';
@@ -9,8 +14,10 @@ import {
   type OperationLogEntry,
 } from './agent-observability';
 import type { ToolRunResult } from './run-tool-call';
+import type { ImpersonationInfo } from './agent-impersonation';
 import {
   loggableArgKeys,
+  impersonationAuditLine,
   masterKeyAuditLine,
   securityEventLine,
   securityEventOf,
@@ -44,6 +51,57 @@ export class AgentCallRecorder {
       ...entry,
       at: new Date(time).toISOString(),
     }));
+  }
+
+  /** The agent started or stopped impersonating: one audit line (user, label; never the token). */
+  impersonation(action: 'started' | 'stopped', info: ImpersonationInfo): void {
+    securityLog(impersonationAuditLine({ agentId: this.agent.agentId, action, ...info }));
+  }
+
+  /** A tool result held an operator's canary: a security event and log line (ids, never text). */
+  promptInjection(
+    toolName: string,
+    args: Record<string, unknown>,
+    canaries: string[],
+    refused: boolean,
+  ): void {
+    const { agent } = this;
+    const event: SecurityEvent = {
+      type: 'prompt_injection',
+      tool: toolName,
+      error_code: refused ? 'access_denied' : 'none',
+      error_class: refused ? 'AccessDeniedError' : 'none',
+      denial_kind: 'prompt_injection',
+      message: `The result held prompt-injection canar${canaries.length > 1 ? 'ies' : 'y'} ${canaries.join(', ')}${refused ? '; it was withheld' : ''}.`,
+      canaries,
+      refused,
+      args_keys: loggableArgKeys(args),
+      agent_id: agent.agentId,
+      agent_depth: agent.agentDepth,
+      auth_type: agent.authType,
+      using_master_key: agent.usingMasterKey,
+      permissions: agent.permissions,
+      at: new Date().toISOString(),
+    };
+    if (agent.parentAgentId) event.parent_agent_id = agent.parentAgentId;
+    if (agent.tenantId) event.tenant_id = agent.tenantId;
+    if (agent.correlationId) event.correlation_id = agent.correlationId;
+    securityLog(`${securityEventLine(event)} canaries=${canaries.join(',')}`);
+    this.events.emitSecurity(event);
+  }
+
+  /** One approval round trip (who and when are added here). */
+  approval(
+    input: Omit<ApprovalEvent, 'agent_id' | 'correlation_id' | 'impersonated_user' | 'at'>,
+  ): void {
+    const { agent } = this;
+    this.events.emitApproval({
+      ...input,
+      agent_id: agent.agentId,
+      ...(agent.correlationId ? { correlation_id: agent.correlationId } : {}),
+      ...(agent.impersonation ? { impersonated_user: agent.impersonation.user } : {}),
+      at: new Date().toISOString(),
+    });
   }
 
   /** The call as hooks see it. */
@@ -136,7 +194,8 @@ export class AgentCallRecorder {
       securityLog(securityEventLine(security));
       this.events.emitSecurity(security);
     }
-    if (this.agent.usingMasterKey && this.settings.masterKeyAudit) {
+    // An impersonating agent is the operator acting as a user: audited like the master key.
+    if ((this.agent.usingMasterKey || this.agent.impersonation) && this.settings.masterKeyAudit) {
       securityLog(masterKeyAuditLine({ agent: this.agent, toolName, args, envelope, durationMs }));
     }
   }

@@ -22,6 +22,9 @@ import type { AgentOwnOptions, AgentServices } from './agent-options';
 import type { ObservabilitySettings } from './agent-observability';
 import { warnUnconfirmedWrites } from './unconfirmed-writes';
 import { resolveAgentOptions, type InheritedSettings } from './resolve-agent-options';
+import type { ImpersonationInfo, ResolvedImpersonation } from './agent-impersonation';
+import type { ApprovalSettings } from './agent-approval';
+import type { PromptCanaries } from './prompt-canaries';
 
 /**
  * Who an agent is and what it may do, once its options are resolved: identity, tier, filters,
@@ -32,19 +35,31 @@ export class AgentCore implements AgentIdentity {
   readonly agentId = randomUUID();
   readonly permissions: PermissionLevel;
   /** Held privately: printing, spreading or serializing the agent never reaches it. */
-  readonly #sessionToken?: string;
+  #sessionToken?: string;
+  #authType: AuthType;
+  #access: ReadPolicy;
+  /** The user this agent acts as through `impersonate()` (its session token is #sessionToken). */
+  #impersonation?: ResolvedImpersonation;
+  /** Built as a master-key agent: only such an agent may impersonate (and stop). */
+  protected readonly baseMasterKey: boolean;
   readonly aclRole?: string;
   readonly aclUser?: string;
   readonly tenantId?: string;
-  readonly authType: AuthType;
   readonly agentDepth: number;
   readonly recursionDepth: number;
   readonly parentAgentId?: string;
   readonly allowMutations: boolean;
   readonly confirmationRequired: boolean;
   readonly agentDebug: boolean;
+  readonly sourceProvenance: boolean;
+  /** Tiers whose calls wait for a person's approval (the `confirm` option). */
+  protected readonly approvals: ApprovalSettings;
+  /** Canaries every tool result is scanned for (the `promptCanaries` option). */
+  protected readonly promptCanaries?: PromptCanaries;
   protected readonly strictModes: { toolFilter: boolean; classFilter: boolean };
   protected readonly toolFilter?: NormalizedListFilter;
+  /** The named tool profile (`tools: 'lean'`) the tools filter came from, if any. */
+  protected readonly toolProfile?: string;
   protected readonly methodFilter?: NormalizedListFilter;
   /** The method filters of this sub-agent's ancestors: a call must pass each of them too. */
   protected readonly inheritedMethodFilters: readonly NormalizedListFilter[];
@@ -55,7 +70,6 @@ export class AgentCore implements AgentIdentity {
   protected readonly ownRateWindows: readonly SlidingWindowRateLimiter[];
   /** Audit, operation-log and telemetry settings. */
   protected readonly observability: ObservabilitySettings;
-  readonly access: ReadPolicy;
   /** The parent of a sub-agent: its progress (and hooks) reach the parent too. */
   protected readonly parentAgent?: AgentCore;
   /** Created on first use: many agents (one per MCP request) never need one. */
@@ -94,12 +108,17 @@ export class AgentCore implements AgentIdentity {
     this.#sessionToken = settings.sessionToken;
     this.aclUser = settings.aclUser;
     this.aclRole = settings.aclRole;
-    this.authType = settings.authType;
+    this.#authType = settings.authType;
+    this.baseMasterKey = settings.authType === 'master_key';
+    // A sub-agent of an impersonating agent acts for the same user, under the same label.
+    if (settings.impersonation && settings.sessionToken === settings.impersonation.sessionToken)
+      this.#impersonation = { ...settings.impersonation, minted: false, sessionId: undefined };
     this.tenantId = settings.tenantId;
     this.recursionDepth = settings.recursionDepth;
     this.agentDepth = settings.agentDepth;
     this.parentAgentId = settings.parentAgentId;
     this.toolFilter = settings.toolFilter;
+    this.toolProfile = settings.toolProfile;
     this.methodFilter = settings.methodFilter;
     this.inheritedMethodFilters = settings.inheritedMethodFilters;
     this.classFilter = settings.classFilter;
@@ -107,6 +126,9 @@ export class AgentCore implements AgentIdentity {
     this.allowMutations = settings.allowMutations;
     this.confirmationRequired = settings.confirmationRequired;
     this.agentDebug = settings.agentDebug;
+    this.sourceProvenance = settings.sourceProvenance;
+    this.approvals = settings.approvals;
+    this.promptCanaries = settings.promptCanaries;
     this.strictModes = settings.strictModes;
     this.ownRateWindows = settings.ownRateWindows;
     this.rateLimiter = settings.rateLimiter;
@@ -123,14 +145,7 @@ export class AgentCore implements AgentIdentity {
         });
     }
 
-    this.access = new ReadPolicy(
-      this,
-      services.metadata,
-      services.schemas,
-      this.classFilter,
-      this.filters,
-      services.queryLimits,
-    );
+    this.#access = this.buildAccess();
 
     warnUnconfirmedWrites(this);
     if (this.authType === 'master_key' && !parent) {
@@ -146,6 +161,64 @@ export class AgentCore implements AgentIdentity {
     return this.#sessionToken;
   }
 
+  get authType(): AuthType {
+    return this.#authType;
+  }
+
+  /** Tiers whose calls wait for a person's approval (the `confirm` option). */
+  get approvalTiers(): readonly string[] {
+    return [...this.approvals.tiers];
+  }
+
+  get approvalTimeoutMs(): number {
+    return this.approvals.timeoutMs;
+  }
+
+  /** How many canaries the agent scans results for, and what a match does (none: undefined). */
+  get canarySummary(): { count: number; action: 'report' | 'refuse' } | undefined {
+    const canaries = this.promptCanaries;
+    return canaries && { count: canaries.matchers.length, action: canaries.action };
+  }
+
+  /** The agent's read policy (rebuilt when impersonation changes who the agent is). */
+  get access(): ReadPolicy {
+    return this.#access;
+  }
+
+  /** Whom the agent impersonates (user objectId, label, whether the session was minted), if anyone. */
+  get impersonation(): ImpersonationInfo | undefined {
+    const current = this.#impersonation;
+    return current && { user: current.user, label: current.label, minted: current.minted };
+  }
+
+  /** The binding `stopImpersonating()` undoes (with its minted session, to revoke). */
+  protected get currentImpersonation(): ResolvedImpersonation | undefined {
+    return this.#impersonation;
+  }
+
+  /**
+   * Switches who the agent is, in one step, after the session has been resolved (so a failed
+   * resolution changes nothing): the user's session, or back to the master key. The read policy
+   * is rebuilt, as what is hidden depends on the identity.
+   */
+  protected bindImpersonation(next: ResolvedImpersonation | undefined): void {
+    this.#sessionToken = next?.sessionToken;
+    this.#authType = next ? 'session_token' : 'master_key';
+    this.#impersonation = next;
+    this.#access = this.buildAccess();
+  }
+
+  protected buildAccess(): ReadPolicy {
+    return new ReadPolicy(
+      this,
+      this.services.metadata,
+      this.services.schemas,
+      this.classFilter,
+      this.filters,
+      this.services.queryLimits,
+    );
+  }
+
   /**
    * What `console.log(agent)`, `util.inspect` and `JSON.stringify` show: who the agent acts for,
    * the session token as a fingerprint only, never the token.
@@ -157,6 +230,12 @@ export class AgentCore implements AgentIdentity {
       session_token: shownSecret(this.#sessionToken),
       acl_user: this.aclUser,
       acl_role: this.aclRole,
+      ...(this.#impersonation
+        ? {
+            impersonated_user: this.#impersonation.user,
+            impersonation_label: this.#impersonation.label,
+          }
+        : {}),
       tenant_id: this.tenantId,
       permissions: this.permissions,
       agent_depth: this.agentDepth,
@@ -184,6 +263,7 @@ export class AgentCore implements AgentIdentity {
     return {
       ...{ agentId, permissions, sessionToken, aclUser, aclRole, tenantId, recursionDepth },
       ...{ agentDepth, toolFilter, methodFilter, classFilter, filters },
+      toolProfile: this.toolProfile,
       inheritedMethodFilters: this.inheritedMethodFilters,
       allowMutations: this.allowMutations,
       confirmationRequired: this.confirmationRequired,
@@ -192,6 +272,10 @@ export class AgentCore implements AgentIdentity {
       rateLimiter: this.rateLimiter,
       correlationId: this.correlationId,
       observability: this.observability,
+      sourceProvenance: this.sourceProvenance,
+      impersonation: this.#impersonation,
+      approvals: this.approvals,
+      promptCanaries: this.promptCanaries,
     };
   }
 

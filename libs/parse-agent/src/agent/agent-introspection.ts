@@ -1,3 +1,4 @@
+import { PROMPT_VERSION } from '../core/constants';
 import { secretFingerprint } from '../core/secret-display';
 import type { MetadataRegistry } from '../metadata/metadata-registry';
 import type { ModelClass } from '../metadata/metadata.types';
@@ -16,6 +17,10 @@ export interface IntrospectedAgent extends GatedAgent {
   readonly confirmationRequired: boolean;
   readonly agentDepth: number;
   readonly correlationId?: string;
+  readonly impersonation?: { user: string; label?: string; minted: boolean };
+  readonly approvalTiers?: readonly string[];
+  readonly approvalTimeoutMs?: number;
+  readonly canarySummary?: { count: number; action: string };
   filterFor(cls: string | ModelClass): Where | undefined;
 }
 
@@ -23,6 +28,7 @@ export interface IntrospectedAgent extends GatedAgent {
 export interface IntrospectedSettings {
   metadata: MetadataRegistry;
   toolFilter?: NormalizedListFilter;
+  toolProfile?: string;
   classFilter?: NormalizedListFilter;
   methodFilter?: NormalizedListFilter;
   filters: Readonly<Record<string, Where>>;
@@ -94,6 +100,16 @@ export function describeAgent(
       // Whom an aclUser / aclRole agent reads as: an objectId or role name, not a secret.
       ...(agent.aclUser ? { acl_user: agent.aclUser } : {}),
       ...(agent.aclRole ? { acl_role: agent.aclRole } : {}),
+      // Whom an impersonating agent acts as, and the operator's label (the token stays hidden).
+      ...(agent.impersonation
+        ? {
+            impersonating: {
+              user: agent.impersonation.user,
+              label: agent.impersonation.label ?? null,
+              minted_session: agent.impersonation.minted,
+            },
+          }
+        : {}),
     },
     // Kept from the earlier shape: dashboards read them.
     auth_type: agent.authType,
@@ -101,11 +117,24 @@ export function describeAgent(
     client_mode: agent.clientMode,
     allow_mutations: agent.allowMutations,
     confirmation_required: agent.confirmationRequired,
+    source_provenance: agent.sourceProvenance === true,
+    prompt: {
+      version: PROMPT_VERSION,
+      canaries: agent.canarySummary ?? null,
+    },
+    approvals: {
+      tiers: [...(agent.approvalTiers ?? [])].sort(),
+      timeout_ms: agent.approvalTimeoutMs ?? null,
+    },
     tenant_id: agent.tenantId ?? null,
     agent_depth: agent.agentDepth,
     allowed_tools: allowed,
     classes: filterSummary(settings.classFilter),
-    tools: { ...filterSummary(settings.toolFilter), effective: agent.allowedTools() },
+    tools: {
+      ...(settings.toolProfile ? { profile: settings.toolProfile } : {}),
+      ...filterSummary(settings.toolFilter),
+      effective: agent.allowedTools(),
+    },
     methods: filterSummary(settings.methodFilter),
     filters: Object.fromEntries(
       Object.entries(settings.filters).map(([k, w]) => [k, Object.keys(w).sort()]),
@@ -151,6 +180,7 @@ export function describeAgentText(described: Record<string, unknown>): string {
     auth.acl_user ? `'${String(auth.acl_user)}'` : '',
     auth.acl_role ? `'${String(auth.acl_role)}'` : '',
     auth.fingerprint ? `(fingerprint ${String(auth.fingerprint)})` : '',
+    auth.impersonating ? impersonatingText(auth.impersonating) : '',
   ]
     .filter(Boolean)
     .join(' ');
@@ -166,7 +196,7 @@ export function describeAgentText(described: Record<string, unknown>): string {
     `  mutations:       ${described.allow_mutations ? 'allowed' : 'not allowed'}; confirmation ${described.confirmation_required ? 'required' : 'not required'}`,
     `  sub-agent depth: ${String(described.agent_depth)}`,
     `  tools:           ${allowed.length} allowed: ${list(allowed)}`,
-    `  tool filter:     ${filter(tools)}`,
+    `  tool filter:     ${tools.profile ? `profile ${String(tools.profile)}: ` : ''}${filter(tools)}`,
     `  class filter:    ${filter(described.classes)}`,
     `  method filter:   ${filter(described.methods)}`,
     `  row filters:     ${filters.length ? filters.map(([cls, fields]) => `${cls} on ${list(fields)}`).join('; ') : 'none'}`,
@@ -189,6 +219,11 @@ export function describeAgentText(described: Record<string, unknown>): string {
     }
   }
   return lines.join('\n');
+}
+
+function impersonatingText(value: unknown): string {
+  const { user, label, minted_session } = value as Record<string, unknown>;
+  return `impersonating _User ${String(user)}${label ? ` (${String(label)})` : ''}${minted_session ? ', minted session' : ''}`;
 }
 
 /** Tool definitions in MCP shape (as registered) or an LLM provider's. */

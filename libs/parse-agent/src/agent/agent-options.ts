@@ -7,11 +7,15 @@ import type { ListFilterInput } from '../security/class-filter';
 import type { Where } from '../query/constraint-translator';
 import type { AnalyticsSettings, ProgressUpdate } from '../tools/tool-context';
 import type { ToolRegistry } from '../tools/tool-registry';
+import type { ToolProfileName } from '../tools/tool-profiles';
 import type { AgentEvents } from '../core/agent-events';
 import type { RateLimiter } from '../ports/rate-limiter';
 import type { ElicitationChannel } from '../ports/elicitation-channel';
 import type { AskOptions, ConversationFactory, ConversationOptions } from '../ports/conversation';
 import type { AgentHooks } from './agent-hooks';
+import type { ImpersonateOptions } from './agent-impersonation';
+import type { ApprovalOptions } from './agent-approval';
+import type { PromptCanaryOptions } from './prompt-canaries';
 
 /**
  * Every agent option except `parent` (which parse-agent.ts adds, as it names the ParseAgent class):
@@ -28,7 +32,12 @@ export interface AgentOwnOptions {
   aclRole?: string;
   /** The tenant this agent is bound to (read by @AgentTenantScope). */
   tenantId?: string;
-  tools?: ListFilterInput<string>;
+  /**
+   * Which tools the agent is offered, within its tier: a list (= only), `{ only, except }`, or the
+   * name of a profile (`'lean'`, `'analytics'`, `'writes'`, `'full'`; see TOOL_PROFILES), which only
+   * narrows. An unknown profile name throws.
+   */
+  tools?: ListFilterInput<string> | ToolProfileName;
   methods?: ListFilterInput<string>;
   classes?: ListFilterInput<string | ModelClass>;
   /** Per-class constraints ANDed into every read (`default` applies to every class). */
@@ -91,6 +100,32 @@ export interface AgentOwnOptions {
    * event then carries `est_cost_usd` (its result's estimated tokens at this price).
    */
   inputTokenCostPerMillion?: number;
+  /**
+   * Every row a read tool returns carries `_source: { class, tool, objectId }` (stamped after
+   * projection and redaction), so an answer can cite where each row came from. Default false; a
+   * sub-agent inherits its parent's unless it sets its own.
+   */
+  sourceProvenance?: boolean;
+  /**
+   * Act as this `_User` with a real session of theirs, so Parse Server applies that user's ACL,
+   * CLP and protectedFields (see ImpersonateOptions). Only for a master-key agent, and only
+   * through `ParseAgentFactory.createValidated()` (resolving the session is a round trip);
+   * `agent.impersonate()` does the same on an existing agent.
+   */
+  impersonate?: ImpersonateOptions;
+  /**
+   * Which tiers need a person's approval before a call runs (`{ write: true, admin: true }`), and
+   * how long to wait (`timeoutMs`). call_method counts at the tier its method declares. Asked
+   * through MCP elicitation; without a way to ask, after a decline or once the time is up, the
+   * call is refused. A sub-agent keeps its parent's tiers. Default: none.
+   */
+  confirm?: ApprovalOptions;
+  /**
+   * Strings or patterns that mark a prompt-injection attempt in data (see PromptCanaryOptions): a
+   * tool result containing one emits a `prompt_injection` security event, and with
+   * `action: 'refuse'` the call fails instead of handing the result to the model.
+   */
+  promptCanaries?: PromptCanaryOptions;
 }
 
 /** Shared services an agent runs on (one set per module / application). */
@@ -108,6 +143,8 @@ export interface AgentServices {
   /** Cost caps for every where (DEFAULT_QUERY_COST_LIMITS where unset). */
   queryLimits?: Partial<QueryCostLimits>;
   warn?: (message: string) => void;
+  /** Data-path operations slower than this (ms) are logged through `warn` (the slow-query log). */
+  slowQueryMs?: number;
   /** Opens LLM conversations for `ask()` (the Nest module and the CLI supply the client's). */
   conversations?: ConversationFactory;
 }

@@ -6,7 +6,8 @@ import type { ElicitationChannel } from '../ports/elicitation-channel';
 import type { DataOperation } from '../ports/data-path';
 import type { ToolDefinition } from '../tools/tool-definition';
 import type { ToolEnvelope } from '../core/envelope';
-import { AccessDeniedError, AgentValidationError, type ParseAgentError } from '../core/errors';
+import type { AbandonedStreamEvent } from '../core/agent-events';
+import { AccessDeniedError, AgentValidationError, ParseAgentError } from '../core/errors';
 import type {
   AgentConversation,
   ConversationAnswer,
@@ -36,6 +37,21 @@ import { AgentHookSet, runAfterHooks, runBeforeHooks, type AgentHooks } from './
 import type { OperationLogEntry } from './agent-observability';
 import { AgentCallRecorder } from './agent-call-recorder';
 import { AgentCore } from './agent-core';
+import { canaryHits } from './prompt-canaries';
+import { failureFromError } from '../core/envelope';
+import {
+  approvalNeed,
+  ApprovalRefusedError,
+  awaitApproval,
+  type ApprovalNeed,
+} from './agent-approval';
+import {
+  resolveImpersonation,
+  revokeImpersonation,
+  type ImpersonateOptions,
+  type ImpersonationTarget,
+  type ResolvedImpersonation,
+} from './agent-impersonation';
 
 export type {
   AgentAskOptions,
@@ -90,6 +106,73 @@ export class ParseAgent extends AgentCore implements ToolAgent {
    */
   subAgent(options: Omit<AgentOptions, 'parent'> = {}): ParseAgent {
     return new ParseAgent({ ...options, parent: this }, this.services);
+  }
+
+  /**
+   * Acts as a `_User` from now on, with a real session of theirs: an active one found with the
+   * master key, or (`mint: true`) a restricted one created for 15 minutes and revoked by
+   * `stopImpersonating()`. Parse Server then applies that user's ACL, CLP and protectedFields
+   * itself. Only an agent built with the master key may impersonate; anything but a `_User` is
+   * refused; no session is a refusal, never a wider identity. On any failure the agent is exactly
+   * as it was. Calls in flight must finish first.
+   */
+  async impersonate(
+    user: ImpersonationTarget,
+    options: Omit<ImpersonateOptions, 'user'> & { signal?: AbortSignal } = {},
+  ): Promise<this> {
+    this.assertMayImpersonate('impersonate');
+    const next = await resolveImpersonation(
+      this.services.data,
+      this.agentId,
+      { user, mint: options.mint, label: options.label },
+      options.signal,
+    );
+    // Resolved while no call could start with a half-changed identity; check again, then switch.
+    this.assertMayImpersonate('impersonate');
+    const previous = this.currentImpersonation;
+    this.rebind(next);
+    this.recorder.impersonation('started', next);
+    if (previous) await this.revokeQuietly(previous);
+    return this;
+  }
+
+  /** Back to the master key; a session minted for the impersonation is revoked. */
+  async stopImpersonating(): Promise<this> {
+    const current = this.currentImpersonation;
+    if (!current) return this;
+    this.assertMayImpersonate('stopImpersonating');
+    this.rebind(undefined);
+    this.recorder.impersonation('stopped', current);
+    await this.revokeQuietly(current);
+    return this;
+  }
+
+  protected assertMayImpersonate(action: string): void {
+    if (!this.baseMasterKey) {
+      throw new AccessDeniedError(
+        `${action}: only an agent created with the master key may impersonate; this one acts for ${this.authType}. Create the agent without sessionToken, aclUser or aclRole.`,
+      );
+    }
+    if (this.running?.size) {
+      throw new AgentValidationError(
+        `${action}: ${this.running.size} call(s) of this agent are still running; wait for them before changing whom it acts for.`,
+      );
+    }
+  }
+
+  protected rebind(next: ResolvedImpersonation | undefined): void {
+    this.bindImpersonation(next);
+    this.servedOperations = undefined;
+  }
+
+  protected async revokeQuietly(previous: ResolvedImpersonation): Promise<void> {
+    try {
+      await revokeImpersonation(this.services.data, this.agentId, previous);
+    } catch (error) {
+      this.warn(
+        `stopImpersonating: could not revoke the session minted for _User ${previous.user} (${(error as Error)?.message ?? String(error)}); it expires on its own within 15 minutes.`,
+      );
+    }
   }
 
   /**
@@ -187,6 +270,7 @@ export class ParseAgent extends AgentCore implements ToolAgent {
       {
         metadata: this.services.metadata,
         toolFilter: this.toolFilter,
+        toolProfile: this.toolProfile,
         classFilter: this.classFilter,
         methodFilter: this.methodFilter,
         filters: this.filters,
@@ -265,6 +349,9 @@ export class ParseAgent extends AgentCore implements ToolAgent {
     }
     const refused = this.callRefusal(toolName, tool, args);
     if (refused || !tool) return this.recorder.refused(toolName, args, refused, started);
+    const need = approvalNeed(this.approvals, tool, args, this.access);
+    const unapproved = need && (await this.approve(toolName, need, options));
+    if (unapproved) return this.recorder.refused(toolName, args, unapproved, started);
     const hooks = this.hookChain();
     const call = hooks.length ? this.recorder.callInfo(toolName, args) : undefined;
     const previousProgress = this.currentProgress;
@@ -281,11 +368,7 @@ export class ParseAgent extends AgentCore implements ToolAgent {
         options,
         agentSignal: this.abortController?.signal,
         running: (this.running ??= new Set()),
-        host: (this.runHost ??= {
-          confirm: (request, channel, signal) => this.confirm(request, channel, signal),
-          audit: (name, input, confirmed) => this.emitMutation(name, input, confirmed),
-          warn: (message) => this.warn(message),
-        }),
+        host: need ? this.approvedHost() : this.host(),
         before:
           call && hooks.some((h) => h.has('beforeToolCall'))
             ? () => runBeforeHooks(hooks, call, (m) => this.warn(m))
@@ -294,6 +377,8 @@ export class ParseAgent extends AgentCore implements ToolAgent {
     } finally {
       this.currentProgress = previousProgress;
     }
+    if (this.promptCanaries && result.envelope.success)
+      result = this.scanForCanaries(toolName, args, result);
     const durationMs = Date.now() - started;
     this.recorder.finished(toolName, args, result, durationMs);
     if (call && result.stage === 'ran') {
@@ -301,6 +386,88 @@ export class ParseAgent extends AgentCore implements ToolAgent {
       runAfterHooks(hooks, call, outcome, result.error, (m) => this.warn(m));
     }
     return result.envelope;
+  }
+
+  protected host(): ToolRunHost {
+    return (this.runHost ??= {
+      confirm: (request, channel, signal) => this.confirm(request, channel, signal),
+      audit: (name, input, confirmed) => this.emitMutation(name, input, confirmed),
+      warn: (message) => this.warn(message),
+    });
+  }
+
+  /** For a call a person has just approved: its destructive confirmation is that approval. */
+  protected approvedHost(): ToolRunHost {
+    return { ...this.host(), confirm: () => Promise.resolve({ confirmed: true }) };
+  }
+
+  /**
+   * Waits for a person's approval of a call its tier holds (see the `confirm` option), under the
+   * agent's and the caller's cancellation and the approval's own time limit; emits the approval
+   * event with the measured wait. Returns the refusal, or undefined when approved.
+   */
+  protected async approve(
+    toolName: string,
+    need: ApprovalNeed,
+    options: ExecuteOptions,
+  ): Promise<ParseAgentError | undefined> {
+    const waitStarted = Date.now();
+    const signals = [this.abortController?.signal, options.signal].filter(
+      (s): s is AbortSignal => s !== undefined,
+    );
+    let refusal: ParseAgentError | undefined;
+    try {
+      await awaitApproval(
+        toolName,
+        need,
+        options.elicitation,
+        signals.length ? AbortSignal.any(signals) : undefined,
+        this.approvals.timeoutMs,
+      );
+    } catch (error) {
+      refusal =
+        error instanceof ParseAgentError
+          ? error
+          : new ApprovalRefusedError('cancelled', `${toolName}: the approval failed; not run.`);
+    }
+    this.recorder.approval({
+      tool: toolName,
+      tier: need.tier,
+      outcome:
+        refusal instanceof ApprovalRefusedError
+          ? refusal.outcome
+          : refusal
+            ? 'cancelled'
+            : 'approved',
+      ...(refusal ? { reason: refusal.message } : {}),
+      wait_ms: Date.now() - waitStarted,
+      ...(need.className ? { class_name: need.className } : {}),
+      ...(need.method ? { method: need.method } : {}),
+    });
+    return refusal;
+  }
+
+  /**
+   * Looks for the operator's canaries in a successful result: a match is a `prompt_injection`
+   * security event (which canaries, never the text); with action 'refuse' the result is replaced
+   * by a refusal, so the model never reads it.
+   */
+  protected scanForCanaries(
+    toolName: string,
+    args: Record<string, unknown>,
+    result: ToolRunResult,
+  ): ToolRunResult {
+    const canaries = this.promptCanaries!;
+    const hits = canaryHits(canaries, result.envelope.success ? result.envelope.data : undefined);
+    if (!hits.length) return result;
+    const refuse = canaries.action === 'refuse';
+    this.recorder.promptInjection(toolName, args, hits, refuse);
+    if (!refuse) return result;
+    const error = new AccessDeniedError(
+      `The result of ${toolName} contains text the operator marked as a prompt-injection canary; it was withheld. Narrow the query to leave that data out, or ask the operator.`,
+      { kind: 'prompt_injection' },
+    );
+    return { ...result, envelope: failureFromError(error, toolName), error };
   }
 
   /** The refusal of a call by the gates after the rate limit: tool, environment, arguments. */
@@ -349,6 +516,21 @@ export class ParseAgent extends AgentCore implements ToolAgent {
   /** The last operations of this agent (at most `maxLogSize`), oldest first. Never argument values. */
   get operationLog(): OperationLogEntry[] {
     return this.recorder.operations();
+  }
+
+  /**
+   * Transport port: a streamed call of this agent lost its client before the answer (emits
+   * `AgentEvents.abandonedStreams$`).
+   *
+   * @internal
+   */
+  streamAbandoned(info: Omit<AbandonedStreamEvent, 'agent_id' | 'correlation_id' | 'at'>): void {
+    this.services.events.emitAbandonedStream({
+      ...info,
+      agent_id: this.agentId,
+      ...(this.correlationId ? { correlation_id: this.correlationId } : {}),
+      at: new Date().toISOString(),
+    });
   }
 
   /** Conversation port: a model response (runs the onLlmResponse hooks, own then ancestors'). */

@@ -17,7 +17,12 @@ import { isRateLimiter, type RateLimiter } from '../ports/rate-limiter';
 import { validateWhere, type Where } from '../query/constraint-translator';
 import { isPlainObject } from '../core/plain-object';
 import { andWhere } from '../query/where-composer';
-import { normalizeListFilter, type NormalizedListFilter } from '../security/class-filter';
+import {
+  normalizeListFilter,
+  type ListFilterInput,
+  type NormalizedListFilter,
+} from '../security/class-filter';
+import { toolProfileNames } from '../tools/tool-profiles';
 import { PERMISSION_LEVELS } from '../tools/tool-tiers';
 import {
   assertSubAgentIdentity,
@@ -26,6 +31,9 @@ import {
   intersectListFilters,
 } from './agent-options-parent';
 import type { AgentOwnOptions, AgentServices } from './agent-options';
+import { resolveApprovalOption, type ApprovalSettings } from './agent-approval';
+import { resolvePromptCanaries, type PromptCanaries } from './prompt-canaries';
+import { checkImpersonateOption, type ResolvedImpersonation } from './agent-impersonation';
 import { resolveObservabilityOptions, type ObservabilitySettings } from './agent-observability';
 
 /**
@@ -42,6 +50,8 @@ export interface InheritedSettings {
   recursionDepth: number;
   agentDepth: number;
   toolFilter?: NormalizedListFilter;
+  /** The named profile the tools filter came from (this agent's, else its parent's). */
+  toolProfile?: string;
   methodFilter?: NormalizedListFilter;
   inheritedMethodFilters: readonly NormalizedListFilter[];
   classFilter?: NormalizedListFilter;
@@ -53,6 +63,13 @@ export interface InheritedSettings {
   rateLimiter: RateLimiter;
   correlationId?: string;
   observability: ObservabilitySettings;
+  sourceProvenance: boolean;
+  /** Tiers whose calls wait for a person's approval, and how long. */
+  approvals: ApprovalSettings;
+  /** Canaries every tool result is scanned for (this agent's and its ancestors'). */
+  promptCanaries?: PromptCanaries;
+  /** The parent's impersonation (a sub-agent with the same session shows the same user and label). */
+  impersonation?: ResolvedImpersonation;
 }
 
 /** An agent's settings after validation and inheritance. */
@@ -74,6 +91,12 @@ export function resolveAgentOptions(
   agentId: string,
   warn: (message: string) => void,
 ): ResolvedAgentSettings {
+  if (options.impersonate !== undefined) {
+    checkImpersonateOption(options.impersonate);
+    throw new ParseAgentConfigError(
+      'impersonate resolves a session of the user with Parse Server before the agent acts; create the agent with `await parseAgentFactory.createValidated(options)`, or call `await agent.impersonate(user)` on a master-key agent, instead of create() or new ParseAgent().',
+    );
+  }
   if (options.validateSession === true) {
     throw new ParseAgentConfigError(
       'validateSession: true checks the session token with Parse Server before the agent exists; create it with `await parseAgentFactory.createValidated(options)` instead of create() or new ParseAgent().',
@@ -179,6 +202,14 @@ export function resolveAgentOptions(
     rateLimiter,
     correlationId: options.correlationId ?? parent?.correlationId,
     observability: resolveObservabilityOptions(options, parent?.observability),
+    impersonation: parent?.impersonation,
+    approvals: resolveApprovalOption(options.confirm, parent?.approvals),
+    promptCanaries: resolvePromptCanaries(options.promptCanaries, parent?.promptCanaries),
+    sourceProvenance: resolveBooleanOption(
+      'sourceProvenance',
+      options.sourceProvenance,
+      parent?.sourceProvenance ?? false,
+    ),
   };
 }
 
@@ -236,10 +267,21 @@ function resolveListFilters(
   warn: (message: string) => void,
 ): Pick<
   InheritedSettings,
-  'toolFilter' | 'methodFilter' | 'inheritedMethodFilters' | 'classFilter'
+  'toolFilter' | 'toolProfile' | 'methodFilter' | 'inheritedMethodFilters' | 'classFilter'
 > {
-  let toolFilter = normalizeListFilter(options.tools, 'tools', (t) => [String(t)]);
-  if (toolFilter) {
+  const toolProfile = typeof options.tools === 'string' ? options.tools : undefined;
+  let toolFilter: NormalizedListFilter | undefined;
+  if (toolProfile !== undefined) {
+    const names = toolProfileNames(toolProfile);
+    toolFilter = names && { only: new Set(names), except: new Set<string>() };
+  } else {
+    toolFilter = normalizeListFilter(
+      options.tools as ListFilterInput<string> | undefined,
+      'tools',
+      (t) => [String(t)],
+    );
+  }
+  if (toolFilter && toolProfile === undefined) {
     const known = new Set([
       ...services.tools.list().map((t) => t.name),
       ...PERMISSION_LEVELS.admin,
@@ -282,7 +324,13 @@ function resolveListFilters(
   }
   if (parent?.classFilter)
     classFilter = intersectListFilters(parent.classFilter, classFilter, 'classes');
-  return { toolFilter, methodFilter, inheritedMethodFilters, classFilter };
+  return {
+    toolFilter,
+    toolProfile: toolProfile ?? parent?.toolProfile,
+    methodFilter,
+    inheritedMethodFilters,
+    classFilter,
+  };
 }
 
 /** Per-class filters: the parent's, each ANDed with this agent's own entry for the class. */
@@ -309,4 +357,14 @@ function buildFilters(
     out[key] = andWhere(parent?.filters[key], where);
   }
   return out;
+}
+
+/** A boolean option: unset gives `fallback`; anything but true or false names the option. */
+function resolveBooleanOption(name: string, value: unknown, fallback: boolean): boolean {
+  if (value === undefined) return fallback;
+  if (typeof value !== 'boolean')
+    throw new ParseAgentConfigError(
+      `${name} must be true or false (got ${JSON.stringify(value)}).`,
+    );
+  return value;
 }

@@ -1,3 +1,4 @@
+import { instrumentDataPath } from './data-operation-events';
 import { linkedAbort, type LinkedAbort } from '../core/linked-abort';
 import { raceAbort } from '../core/race-abort';
 import { failureFromError, success, type ToolEnvelope } from '../core/envelope';
@@ -7,6 +8,8 @@ import {
   ParseAgentError,
   ToolTimeoutError,
 } from '../core/errors';
+import type { DataOperation, DataPath } from '../ports/data-path';
+import type { AgentIdentity } from '../core/agent-identity';
 import type { ElicitationChannel } from '../ports/elicitation-channel';
 import { pointerCheckedWrites } from '../security/pointer-write-check';
 import type { ReadPolicy } from '../security/read-policy';
@@ -82,7 +85,23 @@ export async function runToolCall(run: ToolRun): Promise<ToolRunResult> {
     seconds * 1000,
   );
   const signal = call.signal;
-  const router = run.services.data;
+  const services = run.services;
+  // Each path the call binds leaves data-operation events (and slow-query lines) when asked for.
+  const observed = services.events.dataObserved || services.slowQueryMs !== undefined;
+  const bound = <T extends DataPath>(path: T): T =>
+    observed
+      ? instrumentDataPath(path, {
+          events: services.events,
+          agent,
+          tool: toolName,
+          slowQueryMs: services.slowQueryMs,
+          warn: (message) => run.host.warn(message),
+        })
+      : path;
+  const router = {
+    pathFor: (operation: DataOperation, identity: AgentIdentity) =>
+      bound(services.data.pathFor(operation, identity)),
+  };
   let readPath: ToolContext['data'] | undefined;
   let writePath: ToolContext['data'] | undefined;
   let confirmed: boolean | undefined;

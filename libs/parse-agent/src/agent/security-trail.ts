@@ -40,6 +40,8 @@ export function securityEventOf(input: {
       ? 'blocked'
       : undefined;
   if (!type) return undefined;
+  // A withheld result was reported as prompt_injection when its canary matched.
+  if (envelope.details?.kind === 'prompt_injection') return undefined;
   const event: SecurityEvent = {
     type,
     tool: input.toolName,
@@ -83,8 +85,11 @@ export function masterKeyAuditLine(input: {
   durationMs: number;
 }): string {
   const { agent, envelope } = input;
+  const impersonation = agent.impersonation;
   return [
-    `AUDIT master-key call ${token(input.toolName)}`,
+    impersonation
+      ? `AUDIT impersonated call ${token(input.toolName)} user=${token(impersonation.user)}${impersonation.label ? ` label=${token(impersonation.label)}` : ''}`
+      : `AUDIT master-key call ${token(input.toolName)}`,
     `args=[${loggableArgKeys(input.args).map(token).join(',')}]`,
     envelope.success ? 'ok' : `failed=${envelope.error_code}`,
     `${input.durationMs}ms`,
@@ -93,5 +98,22 @@ export function masterKeyAuditLine(input: {
     `permissions=${agent.permissions}`,
     ...(agent.tenantId ? [`tenant=${token(agent.tenantId)}`] : []),
     ...(agent.correlationId ? [`correlation=${agent.correlationId}`] : []),
+  ].join(' ');
+}
+
+/** The audit line of an impersonation starting or stopping (never the session token). */
+export function impersonationAuditLine(input: {
+  agentId: string;
+  action: 'started' | 'stopped';
+  user: string;
+  label?: string;
+  minted: boolean;
+}): string {
+  return [
+    `AUDIT impersonation ${input.action}`,
+    `user=${token(input.user)}`,
+    ...(input.label ? [`label=${token(input.label)}`] : []),
+    `session=${input.minted ? 'minted' : 'existing'}`,
+    `agent=${input.agentId}`,
   ].join(' ');
 }

@@ -32,6 +32,7 @@ export interface ToolCallAuditInput {
     readonly agentDepth: number;
     readonly parentAgentId?: string;
     readonly correlationId?: string;
+    readonly impersonation?: { readonly user: string; readonly label?: string };
   };
   toolName: string;
   args: Record<string, unknown>;
@@ -80,6 +81,10 @@ export function buildToolCallEvent(input: ToolCallAuditInput): ToolCallEvent {
     );
   }
   if (agent.tenantId) event.tenant_scoped = true;
+  if (agent.impersonation) {
+    event.impersonated_user = agent.impersonation.user;
+    if (agent.impersonation.label) event.impersonation_label = agent.impersonation.label;
+  }
   if (envelope.success) {
     const size = Buffer.byteLength(JSON.stringify(envelope.data) ?? '', 'utf8');
     event.result_size = size;

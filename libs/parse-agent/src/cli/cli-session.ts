@@ -61,7 +61,14 @@ export async function openCliSession(
     { warn: (message) => log(`warning: ${message}`), optionsName: 'parse-agent' },
   );
   try {
-    const principal = await resolvePrincipal(settings, built.parse);
+    const operator = await resolvePrincipal(settings, built.parse);
+    // --impersonate: the operator acts as that user; a tenant role is read for the user.
+    const principal: CliPrincipal = settings.impersonate
+      ? {
+          label: `operator (master key) as _User ${settings.impersonate}`,
+          user: { objectId: settings.impersonate },
+        }
+      : operator;
     const tenantId = await tenantFor(settings, principal, built.parse);
     const agent = new ParseAgent(
       {
@@ -71,6 +78,9 @@ export async function openCliSession(
       },
       built.services,
     );
+    if (settings.impersonate) {
+      await agent.impersonate(settings.impersonate, { label: 'parse-agent CLI' });
+    }
     assertTenantBound(agent, built.services.metadata, principal);
     return {
       agent,

@@ -6,7 +6,7 @@ import {
   type DataPathKind,
 } from '../composition/data-paths';
 import { schemesText } from '../data/data-path-descriptor';
-import { isPermissionLevel, type PermissionLevel } from '../core/constants';
+import { isPermissionLevel, OBJECT_ID_PATTERN, type PermissionLevel } from '../core/constants';
 import { ParseAgentConfigError } from '../core/errors';
 
 type Env = Record<string, string | undefined>;
@@ -50,6 +50,8 @@ export interface CliGlobalOptions {
   /** A file holding the session token; `-` is stdin (see cli-secrets). */
   sessionTokenFile?: string;
   username?: string;
+  /** Act as this _User through a real session of theirs (master key only). */
+  impersonate?: string;
   permissions?: string;
   tenant?: string;
   tenantRole?: string;
@@ -87,6 +89,8 @@ export type CliIdentity =
 export interface CliSettings {
   parse: { serverURL: string; appId: string; masterKey: string; javascriptKey?: string };
   identity: CliIdentity;
+  /** The _User the operator acts as (`--impersonate`): a session of theirs, never the master key. */
+  impersonate?: string;
   permissions: PermissionLevel;
   tenantId?: string;
   /**
@@ -191,6 +195,18 @@ export function readCliSettings(options: CliGlobalOptions, env: Env = process.en
     identity = { kind: 'login', username, password };
   }
 
+  const impersonate = identitySetting(options.impersonate, '--impersonate');
+  if (impersonate !== undefined) {
+    if (identity.kind !== 'master') {
+      throw new CliUsageError(
+        `--impersonate needs the master key: it is the operator acting as a user. Leave out the session token and --username (${CLI_ENV.sessionToken}, ${CLI_ENV.username}).`,
+      );
+    }
+    if (!OBJECT_ID_PATTERN.test(impersonate)) {
+      throw new CliUsageError(`--impersonate takes a _User objectId, got "${impersonate}".`);
+    }
+  }
+
   const permissions = setting(options.permissions ?? env[CLI_ENV.permissions]) ?? 'readonly';
   if (!isPermissionLevel(permissions)) {
     throw new CliUsageError(
@@ -205,6 +221,7 @@ export function readCliSettings(options: CliGlobalOptions, env: Env = process.en
       javascriptKey: setting(env[CLI_ENV.javascriptKey]),
     },
     identity,
+    ...(impersonate ? { impersonate } : {}),
     permissions,
     tenantId: identitySetting(
       options.tenant ?? env[CLI_ENV.tenantId],

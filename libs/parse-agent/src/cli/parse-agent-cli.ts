@@ -117,6 +117,10 @@ function createProgram(stdout: Writable, stderr: Writable): Command {
       '--username <name>',
       `log in as this user; the password comes from ${CLI_ENV.password} (${CLI_ENV.username})`,
     )
+    .option(
+      '--impersonate <userId>',
+      'as the operator (master key), act as this _User with an active session of theirs, so Parse applies their ACLs, CLPs and protectedFields',
+    )
     .addOption(
       new Option(
         '--permissions <level>',

@@ -44,6 +44,8 @@ export interface AgentCompositionOptions extends DataPathOptions {
   unregisteredClasses?: UnregisteredClassPolicy;
   analytics?: AgentServices['analytics'];
   queryLimits?: AgentServices['queryLimits'];
+  /** Data-path operations slower than this (ms) are logged as SLOW lines (default: no log). */
+  slowQueryThresholdMs?: number;
   /** How long Parse schemas are cached (ms, default 30 000). */
   schemaCacheTtlMs?: number;
   /** MCP tool results as untrusted data (default true). */
@@ -181,6 +183,7 @@ export function composeAgentServices(
     rateLimiter,
     analytics: options.analytics,
     queryLimits: options.queryLimits,
+    slowQueryMs: options.slowQueryThresholdMs,
     conversations,
     warn: context.warn,
   };

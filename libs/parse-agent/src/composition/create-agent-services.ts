@@ -37,6 +37,8 @@ export interface CreateAgentServicesOptions extends DataPathOptions {
   llmProvider?: LlmProvider;
   /** Lets `agent.ask()` open conversations (e.g. the client's `conversationFactory()`). */
   conversations?: ConversationFactory;
+  /** Data-path operations slower than this (ms) are logged through `warn` as SLOW lines. */
+  slowQueryThresholdMs?: number;
   warn?: (message: string) => void;
 }
 

@@ -89,7 +89,7 @@ export type PostgresConnectionConfig = DataPathOption<'postgres'>;
 /** Defaults applied to every agent ParseAgentFactory creates (per-call options win). */
 export type AgentDefaults = Omit<
   AgentOptions,
-  'parent' | 'signal' | 'sessionToken' | 'aclUser' | 'aclRole'
+  'parent' | 'signal' | 'sessionToken' | 'aclUser' | 'aclRole' | 'impersonate'
 >;
 
 /**
@@ -134,6 +134,13 @@ export interface ParseAgentModuleOptions extends DataPathOptions {
   rateLimiter?: RateLimiter;
   /** How long Parse schemas are cached (ms, default 30 000). */
   schemaCacheTtlMs?: number;
+  /**
+   * The slow-query log: a data-path operation of a tool call that takes longer than this many
+   * milliseconds is logged as one `SLOW data operation ...` warning (path, class, identity kind,
+   * stage names, rows, duration; never values). Unset: no log. Every operation is also an event on
+   * `AgentEvents.dataOperations$` for whoever subscribes.
+   */
+  slowQueryThresholdMs?: number;
   /** At bootstrap, compare models with the server's schemas and log the gaps (a short table). */
   auditMetadataOnBoot?: boolean;
   /**

@@ -6,6 +6,7 @@ import { isPlainObject } from '../core/plain-object';
 import { validateRedisOptions } from '../redis/redis-connection';
 import type { ParseAgentModuleOptions } from './parse-agent-options.interface';
 import { resolveStartupCheck } from './startup-check';
+import { agentDefaultsProblems } from '../agent/agent-defaults-check';
 
 /** Fails the boot with one message naming the setting to fix. */
 export function validateModuleOptions(
@@ -82,6 +83,17 @@ export function validateModuleOptions(
   }
   if (options.schemaCacheTtlMs !== undefined && !(options.schemaCacheTtlMs >= 0)) {
     fail('schemaCacheTtlMs must be a non-negative number of milliseconds.');
+  }
+  if (
+    options.slowQueryThresholdMs !== undefined &&
+    !(typeof options.slowQueryThresholdMs === 'number' && options.slowQueryThresholdMs >= 0)
+  ) {
+    fail('slowQueryThresholdMs must be a non-negative number of milliseconds.');
+  }
+  if (options.defaults !== undefined) {
+    if (!isPlainObject(options.defaults)) fail('defaults must be an object of agent options.');
+    const [problem] = agentDefaultsProblems(options.defaults);
+    if (problem) fail(problem);
   }
   resolveStartupCheck(options.startupCheck);
   return options;

@@ -22,6 +22,10 @@ export interface ToolCallEvent {
   methods_except?: string[];
   filters?: Record<string, string[]>;
   tenant_scoped?: boolean;
+  /** The `_User` an impersonating agent acts as (see ParseAgent.impersonate). */
+  impersonated_user?: string;
+  /** The operator's label of that impersonation. */
+  impersonation_label?: string;
   result_size?: number;
   est_input_tokens?: number;
   /**
@@ -78,7 +82,12 @@ export interface MutationEvent {
  * unsafe (security_blocked). Argument values never appear here.
  */
 export interface SecurityEvent {
-  type: 'denied' | 'blocked';
+  /** `prompt_injection`: a tool result held an operator's canary (see promptCanaries). */
+  type: 'denied' | 'blocked' | 'prompt_injection';
+  /** prompt_injection only: which canaries matched (`strings[0]`, `patterns[1]`), never the text. */
+  canaries?: string[];
+  /** prompt_injection only: whether the result was withheld (action 'refuse'). */
+  refused?: boolean;
   tool: string;
   error_code: string;
   error_class: string;
@@ -98,6 +107,64 @@ export interface SecurityEvent {
   at: string;
 }
 
+/** One approval round trip (see the agent option `confirm`); never argument values. */
+export interface ApprovalEvent {
+  tool: string;
+  /** The tier that needed approval (for call_method, the method's own tier). */
+  tier: 'readonly' | 'write' | 'admin';
+  outcome: 'approved' | 'declined' | 'timeout' | 'unavailable' | 'cancelled';
+  /** Why it was not approved, in words; absent when approved. */
+  reason?: string;
+  /** How long the call waited for the answer, in milliseconds. */
+  wait_ms: number;
+  class_name?: string;
+  method?: string;
+  agent_id: string;
+  correlation_id?: string;
+  impersonated_user?: string;
+  at: string;
+}
+
+/**
+ * One operation on a data path (Parse REST, PostgreSQL, MongoDB...) during a tool call: where,
+ * what, on which class, as which kind of identity, how many rows and how long. Never a where,
+ * pipeline values, written values or rows.
+ */
+export interface DataOperationEvent {
+  /** The data path's kind (`parse-rest`, `postgres`, `mongo`, or an application's own). */
+  path: string;
+  /** find, get, count, aggregate, group_by, group_by_date, distinct, explain, search, create... */
+  operation: string;
+  class_name: string;
+  identity: ToolCallEvent['auth_type'];
+  /** aggregate: the stage names in order ($match, $group...), at most 32. */
+  stage_types?: string[];
+  /** aggregate with more than 32 stages: how many there were. */
+  stage_count?: number;
+  /** Rows returned (find, get, aggregate, group_by, distinct values, search hits). */
+  rows?: number;
+  duration_ms: number;
+  success: boolean;
+  error_class?: string;
+  tool: string;
+  agent_id: string;
+  correlation_id?: string;
+  at: string;
+}
+
+/** An SSE response the client went away from before its answer was written. */
+export interface AbandonedStreamEvent {
+  method: string;
+  tool?: string;
+  /** How long the stream had been open, in milliseconds. */
+  open_ms: number;
+  agent_id: string;
+  correlation_id?: string;
+  /** Streams abandoned since the endpoint started, this one included. */
+  total: number;
+  at: string;
+}
+
 /**
  * The stream of tool-call events, for audit logs and metrics. A subscriber that throws is reported
  * (`options.warn`, else stderr) and keeps receiving events: it never fails a call or the process.
@@ -111,6 +178,15 @@ export class AgentEvents {
   protected readonly securitySubject = new Subject<SecurityEvent>();
   /** Every denied or blocked call, as it happens (each is also written as a log line). */
   readonly securityEvents$: Observable<SecurityEvent>;
+  protected readonly dataSubject = new Subject<DataOperationEvent>();
+  /** Every data-path operation of a tool call (see DataOperationEvent); made only when observed. */
+  readonly dataOperations$: Observable<DataOperationEvent>;
+  protected readonly abandonedSubject = new Subject<AbandonedStreamEvent>();
+  /** Every streamed MCP call whose client disconnected before the answer. */
+  readonly abandonedStreams$: Observable<AbandonedStreamEvent>;
+  protected readonly approvalSubject = new Subject<ApprovalEvent>();
+  /** Every approval round trip (approved or not), with the measured wait. */
+  readonly approvals$: Observable<ApprovalEvent>;
 
   constructor(options: { warn?: (message: string) => void } = {}) {
     const report = options.warn ?? reportToStderr;
@@ -121,6 +197,34 @@ export class AgentEvents {
       'AgentEvents.securityEvents$',
       report,
     );
+    this.approvals$ = isolateSubscribers(this.approvalSubject, 'AgentEvents.approvals$', report);
+    this.dataOperations$ = isolateSubscribers(
+      this.dataSubject,
+      'AgentEvents.dataOperations$',
+      report,
+    );
+    this.abandonedStreams$ = isolateSubscribers(
+      this.abandonedSubject,
+      'AgentEvents.abandonedStreams$',
+      report,
+    );
+  }
+
+  emitDataOperation(event: DataOperationEvent): void {
+    this.dataSubject.next(event);
+  }
+
+  /** Whether anyone listens to data operations (paths are instrumented only then). */
+  get dataObserved(): boolean {
+    return this.dataSubject.observed;
+  }
+
+  emitAbandonedStream(event: AbandonedStreamEvent): void {
+    this.abandonedSubject.next(event);
+  }
+
+  emitApproval(event: ApprovalEvent): void {
+    this.approvalSubject.next(event);
   }
 
   emitSecurity(event: SecurityEvent): void {
@@ -144,5 +248,8 @@ export class AgentEvents {
     this.subject.complete();
     this.mutationSubject.complete();
     this.securitySubject.complete();
+    this.approvalSubject.complete();
+    this.dataSubject.complete();
+    this.abandonedSubject.complete();
   }
 }

@@ -56,6 +56,14 @@ export const DEFAULT_RATE_LIMIT = 60;
 export const DEFAULT_RATE_WINDOW_SECONDS = 60;
 export const DEFAULT_RECURSION_DEPTH = 4;
 
+/**
+ * Version of the text this library puts before a model: the conversation's system prompt, the MCP
+ * server instructions, the built-in prompts and the untrusted-data wrapper. It changes whenever
+ * that text does, so an operator can tell which wording an answer was given under
+ * (`describe().prompt.version`).
+ */
+export const PROMPT_VERSION = '2026.11.1';
+
 export const CLASS_NAME_PATTERN = /^[A-Za-z_][A-Za-z0-9_]{0,127}$/;
 export const OBJECT_ID_PATTERN = /^[A-Za-z0-9_-]{1,32}$/;
 /** keys / include entries: dotted paths whose segments start with a letter. */

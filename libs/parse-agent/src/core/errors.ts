@@ -61,6 +61,11 @@ export type AccessDeniedKind =
   | 'unreadable_pointer'
   | 'confirmation_declined'
   | 'confirmation_unavailable'
+  | 'approval_declined'
+  | 'approval_unavailable'
+  | 'approval_timeout'
+  | 'approval_cancelled'
+  | 'prompt_injection'
   | 'hook_refused';
 
 export interface AccessDeniedDetails {

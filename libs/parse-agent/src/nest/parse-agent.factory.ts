@@ -12,6 +12,7 @@ import { PARSE_AGENT_SERVICES } from './parse-agent.constants';
 import { PARSE_AGENT_MODULE_OPTIONS } from './parse-agent.module-definition';
 import type { ParseAgentModuleOptions } from '../composition/parse-agent-options.interface';
 import { printClassAs } from '../core/secret-display';
+import { checkImpersonateOption } from '../agent/agent-impersonation';
 
 /** Creates agents bound to the module's Parse connection, registries and defaults. */
 @Injectable()
@@ -38,10 +39,19 @@ export class ParseAgentFactory {
    * cached session verifier) before it is returned: a logged-out or unknown token rejects with
    * AgentUnauthorizedError (the MCP layer's 401) before any tool runs; Parse Server unreachable
    * rejects with SessionCheckUnavailableError (503). An agent without a session token (master
-   * key, aclUser, aclRole) has nothing to check and is created as by create().
+   * key, aclUser, aclRole) has nothing to check and is created as by create(). With
+   * `impersonate`, the agent is built with the master key and then bound to a session of that
+   * user (see ParseAgent.impersonate); any failure rejects, and no agent is returned.
    */
   async createValidated(options: AgentOptions = {}): Promise<ParseAgent> {
-    const merged = { ...this.options.defaults, ...options, validateSession: undefined };
+    const { impersonate, ...rest } = options;
+    const merged = { ...this.options.defaults, ...rest, validateSession: undefined };
+    if (impersonate !== undefined) {
+      // A master-key agent first, then the user's session; a failure leaves no agent at all.
+      const { user, mint, label } = checkImpersonateOption(impersonate);
+      const agent = new ParseAgent(merged, this.services);
+      return agent.impersonate(user, { mint, label, signal: merged.signal });
+    }
     // A blank token is refused here, before anything is checked or built: never "no token".
     const token = identityValue('sessionToken', merged.sessionToken) ?? merged.parent?.sessionToken;
     if (token) {

@@ -24,6 +24,8 @@ export interface ClientAnswer {
   id: string | number;
   result?: unknown;
   error?: unknown;
+  /** The principal (opaque digest) that answered: only the one who was asked may answer. */
+  owner?: string;
 }
 
 /** Injection token for the CancellationBus. */

@@ -33,6 +33,8 @@ export interface ToolAgent extends AgentIdentity {
   readonly agentDebug?: boolean;
   /** Whether the per-agent `methods:` filter lets `Class.method` through. */
   methodPermitted?(className: string, methodName: string): boolean;
+  /** Read tools stamp `_source` ({ class, tool, objectId }) on every row they return. */
+  readonly sourceProvenance?: boolean;
   /** Whether this agent's tier reaches `required`. */
   tierReaches?(required: PermissionLevel): boolean;
 }

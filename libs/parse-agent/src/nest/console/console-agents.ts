@@ -1,4 +1,6 @@
 import {
+  BadRequestException,
+  ForbiddenException,
   Inject,
   Injectable,
   ServiceUnavailableException,
@@ -7,7 +9,11 @@ import {
 import { ParseAgent, type AgentServices } from '../../agent/parse-agent';
 import { principalOf } from '../../auth/parse-agent-principal';
 import { SessionCheckUnavailableError } from '../../auth/session-verifier';
-import { AgentUnauthorizedError, ParseAgentConfigError } from '../../core/errors';
+import {
+  AccessDeniedError,
+  AgentUnauthorizedError,
+  ParseAgentConfigError,
+} from '../../core/errors';
 import type { McpRequest } from '../../transport/http/mcp-request';
 import { agentFromFactoryResult } from '../../transport/shared/resolve-agent';
 import { PARSE_AGENT_SERVICES } from '../parse-agent.constants';
@@ -39,15 +45,36 @@ export class ConsoleAgents {
   }
 
   async agentFor(request: unknown): Promise<ParseAgent> {
+    let agent: ParseAgent;
     try {
       const produced = await this.moduleOptions.agentFactory!(request as McpRequest);
-      return await agentFromFactoryResult(produced, this.agents);
+      agent = await agentFromFactoryResult(produced, this.agents);
     } catch (error) {
       if (error instanceof AgentUnauthorizedError) throw new UnauthorizedException();
       if (error instanceof SessionCheckUnavailableError)
         throw new ServiceUnavailableException(
           'Parse Server could not check the session; try again.',
         );
+      throw error;
+    }
+    const user = impersonationHeader(request);
+    return user === undefined ? agent : this.actAs(request, agent, user);
+  }
+
+  /**
+   * The operator's view acting as a user (`X-Parse-Agent-Impersonate: <userId>`): the operator's
+   * master-key agent takes on a real session of that user (ParseAgent.impersonate). Anyone else
+   * sending the header is refused, never served as themselves.
+   */
+  protected async actAs(request: unknown, agent: ParseAgent, user: string): Promise<ParseAgent> {
+    if (!(await this.isOperator(request))) {
+      throw new ForbiddenException(`Only the operator may act as a user (${IMPERSONATE_HEADER}).`);
+    }
+    try {
+      return await agent.impersonate(user, { label: 'console operator' });
+    } catch (error) {
+      if (error instanceof AccessDeniedError) throw new ForbiddenException(error.message);
+      if (error instanceof ParseAgentConfigError) throw new BadRequestException(error.message);
       throw error;
     }
   }
@@ -82,3 +109,12 @@ export class ConsoleAgents {
 
 // Holds the module options.
 printClassAs(ConsoleAgents);
+
+/** The request header with which the console's operator view acts as a user. */
+export const IMPERSONATE_HEADER = 'X-Parse-Agent-Impersonate';
+
+function impersonationHeader(request: unknown): string | undefined {
+  const headers = (request as { headers?: Record<string, unknown> } | undefined)?.headers;
+  const value = headers?.[IMPERSONATE_HEADER.toLowerCase()];
+  return typeof value === 'string' && value.trim() ? value.trim() : undefined;
+}

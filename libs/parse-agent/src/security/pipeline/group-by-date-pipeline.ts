@@ -12,6 +12,7 @@ import {
   GroupRow,
   GroupSort,
   resolveLimit,
+  sourceOf,
   sortStage,
   whereStages,
 } from './group-by-pipeline';
@@ -203,7 +204,7 @@ export interface GroupByDateEnvelope {
   operation: string;
   timezone: string;
   sort: string;
-  groups: { key: unknown; value: unknown }[];
+  groups: { key: unknown; value: unknown; _source?: unknown }[];
   truncated?: true;
 }
 
@@ -230,6 +231,7 @@ export function shapeGroupByDateResult(input: {
     groups: rows.map((r) => ({
       key: formatDateKey(r._id, input.interval, timezone),
       value: r.value ?? null,
+      ...sourceOf(r),
     })),
   };
   if (input.rows.length > limit) envelope.truncated = true;

@@ -107,6 +107,13 @@ export function buildGroupByPipeline(params: GroupByParams): Pipeline {
 export interface GroupRow {
   _id?: unknown;
   value?: unknown;
+  /** The provenance stamp of the group, when the agent asked for one (sourceProvenance). */
+  _source?: unknown;
+}
+
+/** A group's provenance stamp, kept when a row is shaped into `{ key, value }`. */
+export function sourceOf(row: GroupRow): { _source?: unknown } {
+  return row._source === undefined ? {} : { _source: row._source };
 }
 
 /** Turns a group key into JSON the model reads easily: Dates as ISO strings, Parse dates unwrapped. */
@@ -126,7 +133,7 @@ export interface GroupByEnvelope {
   operation: string;
   group_count: number;
   limit: number;
-  groups: { key: unknown; value: unknown }[];
+  groups: { key: unknown; value: unknown; _source?: unknown }[];
   pointer_class?: string;
   truncated?: true;
 }
@@ -155,7 +162,11 @@ export function shapeGroupByResult(input: {
     operation: input.operation ?? 'count',
     group_count: rows.length,
     limit,
-    groups: rows.map((r, i) => ({ key: compacted.keys[i], value: r.value ?? null })),
+    groups: rows.map((r, i) => ({
+      key: compacted.keys[i],
+      value: r.value ?? null,
+      ...sourceOf(r),
+    })),
   };
   if (compacted.pointerClass) envelope.pointer_class = compacted.pointerClass;
   if (input.rows.length > limit) envelope.truncated = true;

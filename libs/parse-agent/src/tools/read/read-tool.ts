@@ -4,6 +4,7 @@ import type { ToolContext } from '../tool-context';
 import type { ToolDefinition } from '../tool-definition';
 import { READ_ONLY_TOOL } from '../builtin/tool-annotations';
 import { PolicedReader } from './policed-reader';
+import { stampingReader, type SourceStamp } from './source-provenance';
 
 /** The raw data-path members of a ToolContext, which a read tool never gets. */
 const RAW_MEMBERS = ['data', 'dataFor', 'writeData'] as const;
@@ -69,7 +70,11 @@ const RAW_GUARD = rawPathGuard(
  * A policed view of a call's context: a reader in place of the raw paths, which throw when asked
  * for (`base`, a `rawPathGuard`, says how).
  */
-export function readContext(context: ToolContext, base: object = RAW_GUARD): ReadToolContext {
+export function readContext(
+  context: ToolContext,
+  base: object = RAW_GUARD,
+  provenance?: SourceStamp,
+): ReadToolContext {
   const read = new PolicedReader({
     access: context.access,
     // Row reads share the call's lazily bound read path; other operations are routed per operation.
@@ -82,7 +87,7 @@ export function readContext(context: ToolContext, base: object = RAW_GUARD): Rea
   const view = Object.create(base) as ReadToolContext;
   view.agent = context.agent;
   view.access = context.access;
-  view.read = read;
+  view.read = provenance ? stampingReader(read, provenance) : read;
   view.timeoutMs = context.timeoutMs;
   view.analytics = context.analytics;
   view.signal = context.signal;
@@ -98,8 +103,14 @@ export function readTool<TArgs, TResult = unknown>(
   definition: ReadToolDefinition<TArgs, TResult>,
 ): ToolDefinition<TArgs, TResult> {
   const { handler, ...rest } = definition;
+  // Provenance is stamped for the agents that asked for it, naming this tool (a write tool's own
+  // reads, such as call_method's target row, are never stamped: they feed the tool, not the model).
+  const stamp: SourceStamp = { tool: rest.name };
   const policed: ToolDefinition<TArgs, TResult>['handler'] = (args, context) =>
-    handler(args, readContext(context));
+    handler(
+      args,
+      readContext(context, RAW_GUARD, context.agent.sourceProvenance ? stamp : undefined),
+    );
   // The handler is the mark: registries copy definitions, never their handlers.
   POLICED.add(policed);
   return { permission: 'readonly', annotations: READ_ONLY_TOOL, ...rest, handler: policed };

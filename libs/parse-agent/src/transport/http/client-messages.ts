@@ -26,8 +26,9 @@ export async function settleAnswer(
   endpoint: HttpEndpoint,
   body: Record<string, unknown>,
   session: McpSession | undefined,
+  owner: string,
 ): Promise<void> {
-  if (endpoint.elicitations.settle(body, session?.id) || !session) return;
+  if (endpoint.elicitations.settle(body, session?.id, owner) || !session) return;
   const id = body.id;
   if (typeof id === 'string' || typeof id === 'number') {
     await Promise.resolve(
@@ -35,6 +36,7 @@ export async function settleAnswer(
         id,
         result: body.result,
         error: body.error,
+        owner,
       }),
     ).catch(() => false);
   }

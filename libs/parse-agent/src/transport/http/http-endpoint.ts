@@ -55,7 +55,8 @@ export interface HttpEndpoint extends McpCallContext {
   readonly drain: EndpointDrain;
   readonly elicitations: SseElicitations;
   /** Streaming (SSE) calls open now, capped by `maxConcurrentStreams`. */
-  readonly streamCalls: { active: number };
+  /** Streaming calls open now, and abandoned by a client disconnect since the start. */
+  readonly streamCalls: { active: number; abandoned: number };
   /** Signals that the tool list changed (fed across nodes by the Redis relay when configured). */
   readonly toolChanges$: Observable<unknown>;
   /** Signals that the prompt list changed. */
@@ -129,7 +130,7 @@ export function createHttpEndpoint(
       gracePeriodMs: deps.options.shutdownGracePeriodMs,
       httpServer: deps.httpServer,
     }),
-    streamCalls: { active: 0 },
+    streamCalls: { active: 0, abandoned: 0 },
     toolChanges$: changes.tools$,
     promptChanges$: changes.prompts$,
     listChanged: () => listChanged,

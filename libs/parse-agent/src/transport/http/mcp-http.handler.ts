@@ -81,7 +81,7 @@ export class McpHttpHandler implements McpTransport {
     });
     // Answers to this node's questions that clients POSTed to another node.
     context.cancellations.onAnswer?.((sessionId, response) =>
-      elicitations.settle(response, sessionId),
+      elicitations.settle(response, sessionId, response.owner),
     );
   }
 
@@ -92,6 +92,11 @@ export class McpHttpHandler implements McpTransport {
   /** Streaming tool calls in flight on this endpoint. */
   get openStreams(): number {
     return this.context ? this.endpoint.streamCalls.active : 0;
+  }
+
+  /** Streaming calls whose client disconnected before the answer, since the endpoint started. */
+  get abandonedStreams(): number {
+    return this.context ? this.endpoint.streamCalls.abandoned : 0;
   }
 
   /** Whether the endpoint is draining for shutdown (new calls are refused with 503). */
@@ -190,7 +195,7 @@ export class McpHttpHandler implements McpTransport {
       return sendJson(res, 202, undefined);
     }
     if (kind === 'response') {
-      await settleAnswer(this.endpoint, body, session);
+      await settleAnswer(this.endpoint, body, session, owner);
       return sendJson(res, 202, undefined);
     }
     // Client notifications get no reply; a request method sent as a notification (no id) is not

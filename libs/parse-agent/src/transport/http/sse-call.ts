@@ -93,9 +93,25 @@ export function serveSseCall(endpoint: HttpEndpoint, call: HttpCall): void {
     !modern &&
     session &&
     endpoint.elicitations.supports(session)
-      ? endpoint.elicitations.channel(session.id, questions)
+      ? endpoint.elicitations.channel(session.id, questions, call.owner)
       : undefined;
   const clientLeft$ = fromEvent(res, 'close').pipe(filter(() => !resumable));
+  const opened = Date.now();
+  // A client that went away before its answer: counted, and an event for whoever watches.
+  const noteAbandoned = clientLeft$.subscribe(() => {
+    noteAbandoned.unsubscribe();
+    if (answered || endpoint.drain.active) return;
+    streamCalls.abandoned++;
+    const params = call.body.params as { name?: unknown } | undefined;
+    call.agent.streamAbandoned({
+      method: String(call.body.method),
+      ...(call.body.method === 'tools/call' && typeof params?.name === 'string'
+        ? { tool: params.name }
+        : {}),
+      open_ms: Date.now() - opened,
+      total: streamCalls.abandoned,
+    });
+  });
   dispatchCall(
     endpoint,
     call.body,

@@ -11,6 +11,8 @@ import { messageFrame, type SseFrame } from './sse-operators';
 
 interface Pending {
   sessionId: string;
+  /** The principal whose call asked: an answer from anyone else is not theirs to give. */
+  owner?: string;
   resolve(result: ElicitationResult): void;
   reject(error: Error): void;
 }
@@ -50,7 +52,7 @@ export class SseElicitations {
   }
 
   /** A channel writing its requests to `frames` (merged into the call's SSE stream). */
-  channel(sessionId: string, frames: Subject<SseFrame>): ElicitationChannel {
+  channel(sessionId: string, frames: Subject<SseFrame>, owner?: string): ElicitationChannel {
     return {
       elicit: (request: ElicitationRequest, signal?: AbortSignal) =>
         new Promise<ElicitationResult>((resolve, reject) => {
@@ -63,6 +65,7 @@ export class SseElicitations {
           signal?.addEventListener('abort', onAbort, { once: true });
           this.pending.set(id, {
             sessionId,
+            owner,
             resolve: (result) => {
               signal?.removeEventListener('abort', onAbort);
               resolve(result);
@@ -86,13 +89,15 @@ export class SseElicitations {
 
   /**
    * Settles the question a client's response answers. Returns false when the id is not a pending
-   * question of this session (another session cannot answer it).
+   * question of this session asked for this principal: another session, or another identity on
+   * the same session, cannot answer it (the question keeps waiting, and times out refused).
    */
-  settle(body: object, sessionId: string | undefined): boolean {
+  settle(body: object, sessionId: string | undefined, owner?: string): boolean {
     const answer = body as { id?: unknown; result?: unknown };
     const id = typeof answer.id === 'string' ? answer.id : undefined;
     const entry = id ? this.pending.get(id) : undefined;
     if (!id || !entry || entry.sessionId !== sessionId) return false;
+    if (entry.owner !== undefined && entry.owner !== owner) return false;
     this.pending.delete(id);
     const result = answer.result;
     if (isPlainObject(result) && ['accept', 'decline', 'cancel'].includes(String(result.action))) {

@@ -68,7 +68,8 @@ export async function agentFromFactoryResult(
   }
   const options = produced as AgentOptions;
   // Without createValidated, create() refuses validateSession (fail closed: 500).
-  return options.validateSession === true && agents.createValidated
+  return (options.validateSession === true || options.impersonate !== undefined) &&
+    agents.createValidated
     ? await agents.createValidated(options)
     : agents.create(options);
 }
