@@ -4,6 +4,7 @@ import { assertOutputName, columnRef, quoteIdent } from '../pg-identifiers';
 import { ownField } from '../pg-schema';
 import { scopedSource } from '../scoped-source';
 import { compileWhere } from '../where-to-sql';
+import { ExprCompiler } from './expressions';
 import { keepOrd, known, list, type Relation, type StageEnv } from './relation';
 
 /**
@@ -44,9 +45,16 @@ export function lookupStage(env: StageEnv, spec: unknown, rel: Relation): Relati
   }
   const a = env.params.alias('s');
   const d = env.params.alias('d');
-  const docCols = Object.keys(docFields).map((n) => columnRef(n, l));
+  // Each joined row as a document: dates as ISO strings, missing fields left out.
+  const json = new ExprCompiler(env.params, { ...rel, fields: docFields }, l, '$lookup');
+  const docParts = Object.entries(docFields).map(
+    ([n, field]) => `${env.params.add(n)}::text, ${json.jsonb({ expr: columnRef(n, l), field })}`,
+  );
+  const doc = docParts.length
+    ? `jsonb_strip_nulls(jsonb_build_object(${docParts.join(', ')}))`
+    : `'{}'::jsonb`;
   const docs =
-    `COALESCE((SELECT jsonb_agg(to_jsonb(${d})) FROM (SELECT ${docCols.length ? docCols.join(', ') : 'NULL AS "__none"'} ` +
+    `COALESCE((SELECT jsonb_agg(${d}.doc) FROM (SELECT ${doc} AS doc ` +
     `FROM (${joined.sql}) AS ${l} WHERE ${columnRef('objectId', l)} = ${columnRef(localField, a)}` +
     `${conds.length ? ` AND ${conds.join(' AND ')}` : ''}) AS ${d}), '[]'::jsonb) AS ${quoteIdent(as)}`;
   const kept = Object.fromEntries(Object.entries(rel.fields).filter(([n]) => n !== as));
