@@ -53,7 +53,9 @@ export const TAGS = ['gift', 'promo', 'bulk', 'rush'];
 export const TIERS = ['bronze', 'silver', 'gold'];
 /** Zones mingo computes right for every operator used with them (see the file comment). */
 const ZONES = ['America/New_York', 'Europe/Lisbon', '-03:00', 'Asia/Kolkata', '+05:30'];
-const WEST_ZONES = ['America/New_York', 'Europe/Lisbon', '-03:00', 'America/Sao_Paulo'];
+const WEST_ZONES = ['America/New_York', 'Europe/Lisbon', '-03:00'];
+/** Zones without daylight saving: mingo adds calendar units as fixed hours across a DST change. */
+const FIXED_ZONES = ['+05:30', '-03:00', 'Asia/Kolkata'];
 
 export function orderModel(): Model {
   return {
@@ -129,10 +131,19 @@ export class PipelineGenerator {
       () => this.group(m),
       () => this.projectFields(m),
     ];
-    if (first) options.push(() => this.count(m));
-    if (this.has('shape')) options.push(() => this.addFields(m), () => this.unset(m), () => this.projectExpr(m));
+    if (first) options.push(() => this.count());
+    if (this.has('shape'))
+      options.push(
+        () => this.addFields(m),
+        () => this.unset(m),
+        () => this.projectExpr(m),
+      );
     if (this.has('unwind') || this.has('basic')) options.push(() => this.unwind(m));
-    if (this.has('group')) options.push(() => this.sortByCount(m), () => this.bucket(m));
+    if (this.has('group'))
+      options.push(
+        () => this.sortByCount(m),
+        () => this.bucket(m),
+      );
     if (this.has('replaceRoot')) options.push(() => this.replaceRoot(m));
     if (this.has('facet')) options.push(() => this.facet(m));
     if (this.has('lookup') || this.has('basic')) options.push(() => this.lookup(m));
@@ -147,7 +158,10 @@ export class PipelineGenerator {
       case 'number':
         return this.r.int(0, 120);
       case 'date':
-        return { __type: 'Date', iso: new Date(Date.UTC(2024, this.r.int(0, 11), this.r.int(1, 28))).toISOString() };
+        return {
+          __type: 'Date',
+          iso: new Date(Date.UTC(2024, this.r.int(0, 11), this.r.int(1, 28))).toISOString(),
+        };
       case 'bool':
         return this.r.chance(0.5);
       default:
@@ -177,7 +191,12 @@ export class PipelineGenerator {
     let cond: unknown;
     const roll = this.r.int(0, 3);
     if (kind === 'number') {
-      cond = roll === 0 ? { $gte: this.r.int(0, 100) } : roll === 1 ? { $lt: this.r.int(10, 120) } : { $gt: this.r.int(0, 60), $lte: this.r.int(60, 130) };
+      cond =
+        roll === 0
+          ? { $gte: this.r.int(0, 100) }
+          : roll === 1
+            ? { $lt: this.r.int(10, 120) }
+            : { $gt: this.r.int(0, 60), $lte: this.r.int(60, 130) };
     } else if (kind === 'date') {
       cond = { [this.r.pick(['$gte', '$lt'])]: this.literalFor('date') };
     } else if (kind === 'bool') {
@@ -218,10 +237,15 @@ export class PipelineGenerator {
     return { stages: [{ [this.r.pick(['$limit', '$skip'])]: this.r.int(1, 30) }], model: m };
   }
 
-  private count(m: Model): { stages: Stage[]; model: Model } {
+  private count(): { stages: Stage[]; model: Model } {
     return {
       stages: [{ $count: 'n' }],
-      model: { fields: { n: { kind: 'number', optional: false } }, unique: [], ordered: true, done: true },
+      model: {
+        fields: { n: { kind: 'number', optional: false } },
+        unique: [],
+        ordered: true,
+        done: true,
+      },
     };
   }
 
@@ -231,7 +255,10 @@ export class PipelineGenerator {
     if (roll === 0 || !strings.length) return { key: null, kind: 'string' };
     if (roll === 1) return { key: `$${this.r.pick(strings)}`, kind: 'string' };
     if (roll === 2) {
-      const [a, b] = [this.r.pick(strings), this.r.pick(strings)];
+      // Documents sort key by key here; MongoDB orders a document missing a key differently.
+      const always = strings.filter((f) => !m.fields[f].optional);
+      if (!always.length) return { key: null, kind: 'string' };
+      const [a, b] = [this.r.pick(always), this.r.pick(always)];
       return { key: a === b ? { a: `$${a}` } : { a: `$${a}`, b: `$${b}` }, kind: 'object' };
     }
     if (roll === 3) return { key: this.str(m, 1), kind: 'string' };
@@ -253,7 +280,8 @@ export class PipelineGenerator {
       } else if (roll <= 3) {
         const op = this.r.pick(['$sum', '$avg', '$min', '$max']);
         const name = this.fresh(op.slice(1));
-        const arg = this.has('expressions') && this.r.chance(0.3) ? this.num(m, 1) : `$${this.r.pick(nums)}`;
+        const arg =
+          this.has('expressions') && this.r.chance(0.3) ? this.num(m, 1) : `$${this.r.pick(nums)}`;
         spec[name] = { [op]: arg };
         fields[name] = { kind: 'number', optional: op !== '$sum' };
       } else if (roll === 4 && strs.length) {
@@ -272,13 +300,14 @@ export class PipelineGenerator {
         const f = this.r.pick(nums);
         const name = this.fresh('set_');
         // $push order needs an order; $addToSet has none (compared as sets).
-        const always = `{ $ifNull: ['$${f}', 0] }`;
-        void always;
         spec[name] = { $addToSet: { $ifNull: [`$${f}`, 0] } };
         fields[name] = { kind: 'array', optional: false };
       }
     }
-    return { stages: [{ $group: spec }], model: { fields, unique: ['_id'], ordered: false, done: false } };
+    return {
+      stages: [{ $group: spec }],
+      model: { fields, unique: ['_id'], ordered: false, done: false },
+    };
   }
 
   private projectFields(m: Model): { stages: Stage[]; model: Model } | undefined {
@@ -299,7 +328,10 @@ export class PipelineGenerator {
       spec._id = 0;
       unique = m.unique?.every((u) => keep.includes(u)) ? m.unique : undefined;
     }
-    return { stages: [{ $project: spec }], model: { fields, unique, ordered: m.ordered && !!unique, done: false } };
+    return {
+      stages: [{ $project: spec }],
+      model: { fields, unique, ordered: m.ordered && !!unique, done: false },
+    };
   }
 
   private projectExpr(m: Model): { stages: Stage[]; model: Model } {
@@ -321,18 +353,24 @@ export class PipelineGenerator {
       spec['meta.score'] = 1;
       fields.meta = { kind: 'object', optional: true, sub: { score: 'number' } };
     }
-    return { stages: [{ $project: spec }], model: { fields, unique: m.unique, ordered: m.ordered, done: false } };
+    return {
+      stages: [{ $project: spec }],
+      model: { fields, unique: m.unique, ordered: m.ordered, done: false },
+    };
   }
 
   private computed(m: Model): { name: string; expr: unknown; kind: Kind } {
     const kind = this.r.pick<Kind>(['number', 'string', 'bool', 'date']);
     const name = this.fresh(kind.slice(0, 1));
-    if (kind === 'number') return { name, expr: this.num(m, 2), kind };
+    // A bare number or boolean in $project is an inclusion flag, not a value.
+    const literal = (v: unknown) =>
+      typeof v === 'number' || typeof v === 'boolean' ? { $literal: v } : v;
+    if (kind === 'number') return { name, expr: literal(this.num(m, 2)), kind };
     if (kind === 'string') return { name, expr: this.str(m, 2), kind };
     if (kind === 'date' && this.fieldsOf(m, 'date').some((f) => !m.fields[f].optional)) {
       return { name, expr: this.date(m), kind };
     }
-    return { name, expr: this.bool(m, 2), kind: 'bool' };
+    return { name, expr: literal(this.bool(m, 2)), kind: 'bool' };
   }
 
   private addFields(m: Model): { stages: Stage[]; model: Model } {
@@ -346,7 +384,10 @@ export class PipelineGenerator {
     }
     if (m.fields.meta?.kind === 'object' && this.r.chance(0.3)) {
       spec['meta.extra'] = this.num(m, 1);
-      out.fields.meta = { ...m.fields.meta, sub: { ...(m.fields.meta.sub ?? {}), extra: 'number' } };
+      out.fields.meta = {
+        ...m.fields.meta,
+        sub: { ...(m.fields.meta.sub ?? {}), extra: 'number' },
+      };
     }
     return { stages: [{ [this.r.pick(['$addFields', '$set'])]: spec }], model: out };
   }
@@ -357,7 +398,10 @@ export class PipelineGenerator {
     if (!drop.length) return undefined;
     const out = clone(m);
     for (const k of drop) delete out.fields[k];
-    return { stages: [{ $unset: drop.length === 1 && this.r.chance(0.5) ? drop[0] : drop }], model: out };
+    return {
+      stages: [{ $unset: drop.length === 1 && this.r.chance(0.5) ? drop[0] : drop }],
+      model: out,
+    };
   }
 
   private unwind(m: Model): { stages: Stage[]; model: Model } | undefined {
@@ -377,7 +421,9 @@ export class PipelineGenerator {
     // Tags are distinct within an order: (row key, tag) tells the unwound rows apart.
     out.unique = m.unique ? [...m.unique, path] : undefined;
     return {
-      stages: [{ $unwind: Object.keys(spec).length === 1 && this.r.chance(0.5) ? `$${path}` : spec }],
+      stages: [
+        { $unwind: Object.keys(spec).length === 1 && this.r.chance(0.5) ? `$${path}` : spec },
+      ],
       model: out,
     };
   }
@@ -392,11 +438,19 @@ export class PipelineGenerator {
     out.fields[as] = { kind: 'array', optional: false };
     if (this.r.chance(0.7)) {
       const preserve = this.r.chance(0.5);
-      stages.push({ $unwind: preserve ? { path: `$${as}`, preserveNullAndEmptyArrays: true } : `$${as}` });
+      stages.push({
+        $unwind: preserve ? { path: `$${as}`, preserveNullAndEmptyArrays: true } : `$${as}`,
+      });
       out.fields[as] = {
         kind: 'object',
         optional: preserve,
-        sub: { name: 'string', tier: 'string', city: 'string', lifetimeValue: 'number', tenantId: 'string' },
+        sub: {
+          name: 'string',
+          tier: 'string',
+          city: 'string',
+          lifetimeValue: 'number',
+          tenantId: 'string',
+        },
       };
       if (this.r.chance(0.6)) {
         const sub = this.r.pick(['name', 'tier', 'city', 'lifetimeValue', 'tenantId']);
@@ -411,11 +465,15 @@ export class PipelineGenerator {
   private sortByCount(m: Model): { stages: Stage[]; model: Model } | undefined {
     const strs = this.fieldsOf(m, 'string');
     if (!strs.length) return undefined;
-    const arg = this.has('expressions') && this.r.chance(0.3) ? this.str(m, 1) : `$${this.r.pick(strs)}`;
+    const arg =
+      this.has('expressions') && this.r.chance(0.3) ? this.str(m, 1) : `$${this.r.pick(strs)}`;
     return {
       stages: [{ $sortByCount: arg }],
       model: {
-        fields: { _id: { kind: 'string', optional: true }, count: { kind: 'number', optional: false } },
+        fields: {
+          _id: { kind: 'string', optional: true },
+          count: { kind: 'number', optional: false },
+        },
         unique: ['_id'],
         ordered: false,
         done: false,
@@ -428,7 +486,9 @@ export class PipelineGenerator {
     if (!nums.length) return undefined;
     // Inner boundaries end in .125, a fraction no value here has: mingo 7 puts a value equal to an
     // inner boundary in the bucket below it (MongoDB: [lower, upper)).
-    const bounds = [0, this.r.int(1, 40), this.r.int(41, 80), this.r.int(81, 200)].map((b, i) => (i ? b + 0.125 : b));
+    const bounds = [0, this.r.int(1, 40), this.r.int(41, 80), this.r.int(81, 200)].map((b, i) =>
+      i ? b + 0.125 : b,
+    );
     const output: Record<string, unknown> = { count: { $sum: 1 } };
     const fields: Record<string, Field> = {
       _id: { kind: 'number', optional: false },
@@ -441,7 +501,14 @@ export class PipelineGenerator {
     return {
       // mingo 7 emits empty buckets, MongoDB does not: the $match keeps the comparison about real ones.
       stages: [
-        { $bucket: { groupBy: `$${this.r.pick(nums)}`, boundaries: bounds, default: 'other', output } },
+        {
+          $bucket: {
+            groupBy: `$${this.r.pick(nums)}`,
+            boundaries: bounds,
+            default: 'other',
+            output,
+          },
+        },
         { $match: { count: { $gt: 0 } } },
       ],
       model: { fields, unique: ['_id'], ordered: false, done: false },
@@ -469,7 +536,11 @@ export class PipelineGenerator {
   private facet(m: Model): { stages: Stage[]; model: Model } {
     const spec: Record<string, unknown> = {};
     const fields: Record<string, Field> = {};
-    const inner = new PipelineGenerator(this.r, this.families.filter((f) => f !== 'facet'), this.joinClass);
+    const inner = new PipelineGenerator(
+      this.r,
+      this.families.filter((f) => f !== 'facet'),
+      this.joinClass,
+    );
     for (const branch of ['a', 'b'].slice(0, this.r.int(1, 2))) {
       const { pipeline, model } = inner.pipeline(3, m);
       // A branch's rows are compared in order: end on a total order, or on a count.
@@ -503,6 +574,9 @@ export class PipelineGenerator {
     if (this.r.chance(0.5)) add(this.fresh('tot'), { $max: v });
     if (this.r.chance(0.5)) add(this.fresh('prev'), { $shift: { output: v, by: -1, default: 0 } });
     spec.output = output;
+    // Rows come out in sortBy order; with partitions MongoDB sorts by partition first and mingo
+    // keeps the partitions in the order it met them, so only the set of rows is compared then.
+    out.ordered = !spec.partitionBy;
     return { stages: [{ $setWindowFields: spec }], model: out };
   }
 
@@ -514,7 +588,12 @@ export class PipelineGenerator {
       nums.length && this.r.chance(0.7)
         ? { $ifNull: [`$${this.r.pick(nums)}`, this.r.int(0, 5)] }
         : this.r.int(-5, 50);
-    if (depth <= 0 || !this.has('expressions')) return nums.length ? `$${this.r.pick(nums)}` : 1;
+    if (depth <= 0 || !this.has('expressions')) {
+      if (!nums.length) return 1;
+      const f = this.r.pick(nums);
+      // mingo orders null after numbers in comparisons (MongoDB: before): missing values get a default.
+      return m.fields[f].optional ? { $ifNull: [`$${f}`, 0] } : `$${f}`;
+    }
     const d = depth - 1;
     const dates = this.fieldsOf(m, 'date').filter((f) => !m.fields[f].optional);
     const strs = this.fieldsOf(m, 'string');
@@ -528,14 +607,27 @@ export class PipelineGenerator {
       case 3:
         return { $divide: [this.num(m, d), this.r.pick([2, 4, 8])] };
       case 4:
-        return { $round: [{ $divide: [leaf(), 4] }, this.r.int(0, 1)] };
+        // Half to even at 0 places: mingo rounds 0.75 to one place as 0.7 (MongoDB: 0.8).
+        return { $round: [{ $divide: [leaf(), 4] }, 0] };
       case 5:
-        return { [this.r.pick(['$abs', '$floor', '$ceil', '$trunc'])]: { $subtract: [leaf(), 7.5] } };
+        // mingo takes $trunc only as [value, places].
+        return this.r.chance(0.25)
+          ? { $trunc: [{ $subtract: [leaf(), 7.5] }, 0] }
+          : { [this.r.pick(['$abs', '$floor', '$ceil'])]: { $subtract: [leaf(), 7.5] } };
       case 6:
         return { $cond: [this.bool(m, d), leaf(), this.num(m, d)] };
       case 7:
         return dates.length
-          ? { [this.r.pick(['$month', '$dayOfWeek', '$hour', '$dayOfMonth', '$isoWeek', '$minute'])]: { date: `$${this.r.pick(dates)}`, timezone: this.r.pick(ZONES) } }
+          ? {
+              [this.r.pick([
+                '$month',
+                '$dayOfWeek',
+                '$hour',
+                '$dayOfMonth',
+                '$isoWeek',
+                '$minute',
+              ])]: { date: `$${this.r.pick(dates)}`, timezone: this.r.pick(ZONES) },
+            }
           : leaf();
       case 8:
         return dates.length ? { $year: `$${this.r.pick(dates)}` } : leaf();
@@ -563,7 +655,9 @@ export class PipelineGenerator {
   str(m: Model, depth: number): unknown {
     const strs = this.fieldsOf(m, 'string');
     const leaf = (): unknown =>
-      strs.length && this.r.chance(0.7) ? `$${this.r.pick(strs)}` : this.r.pick(['x', 'Paid', 'gold']);
+      strs.length && this.r.chance(0.7)
+        ? `$${this.r.pick(strs)}`
+        : this.r.pick(['x', 'Paid', 'gold']);
     if (depth <= 0 || !this.has('expressions')) return leaf();
     const d = depth - 1;
     const safe = () => ({ $ifNull: [this.str(m, d), 'none'] });
@@ -580,7 +674,13 @@ export class PipelineGenerator {
           ? {
               $dateToString: {
                 date: `$${this.r.pick(dates)}`,
-                format: this.r.pick(['%Y-%m-%d', '%Y-%m', '%H:%M', '%Y-%m-%dT%H:%M:%S.%LZ', 'week %V of %G']),
+                format: this.r.pick([
+                  '%Y-%m-%d',
+                  '%Y-%m',
+                  '%H:%M',
+                  '%Y-%m-%dT%H:%M:%S.%LZ',
+                  'week %V of %G',
+                ]),
                 timezone: this.r.pick(ZONES),
               },
             }
@@ -611,13 +711,22 @@ export class PipelineGenerator {
     const strs = this.fieldsOf(m, 'string');
     switch (this.r.int(0, 7)) {
       case 0:
-        return { [this.r.pick(['$gt', '$gte', '$lt', '$lte'])]: [this.num(m, d), this.r.int(0, 60)] };
+        return {
+          [this.r.pick(['$gt', '$gte', '$lt', '$lte'])]: [this.num(m, d), this.r.int(0, 60)],
+        };
       case 1:
         return strs.length
-          ? { [this.r.pick(['$eq', '$ne'])]: [`$${this.r.pick(strs)}`, this.r.pick([...this.stringValues(this.r.pick(strs)), null])] }
+          ? {
+              [this.r.pick(['$eq', '$ne'])]: [
+                `$${this.r.pick(strs)}`,
+                this.r.pick([...this.stringValues(this.r.pick(strs)), null]),
+              ],
+            }
           : true;
       case 2:
-        return depth > 0 ? { [this.r.pick(['$and', '$or'])]: [this.bool(m, d), this.bool(m, d)] } : false;
+        return depth > 0
+          ? { [this.r.pick(['$and', '$or'])]: [this.bool(m, d), this.bool(m, d)] }
+          : false;
       case 3:
         return depth > 0 ? { $not: [this.bool(m, d)] } : true;
       case 4:
@@ -626,7 +735,13 @@ export class PipelineGenerator {
           : { $eq: [1, 1] };
       case 5:
         return strs.length
-          ? { $regexMatch: { input: `$${this.r.pick(strs)}`, regex: this.r.pick(['^p', 'e', 'd$']), ...(this.r.chance(0.3) ? { options: 'i' } : {}) } }
+          ? {
+              $regexMatch: {
+                input: `$${this.r.pick(strs)}`,
+                regex: this.r.pick(['^p', 'e', 'd$']),
+                ...(this.r.chance(0.3) ? { options: 'i' } : {}),
+              },
+            }
           : false;
       case 6:
         return { [this.r.pick(['$gt', '$lt'])]: [this.num(m, d), this.num(m, d)] };
@@ -639,22 +754,24 @@ export class PipelineGenerator {
     const dates = this.fieldsOf(m, 'date').filter((f) => !m.fields[f].optional);
     const f = `$${this.r.pick(dates)}`;
     if (this.r.chance(0.5)) {
+      // mingo truncates in the UTC day whenever the local date differs from it: zones only for hours.
       const unit = this.r.pick(['day', 'month', 'week', 'hour', 'year', 'quarter']);
       return {
         $dateTrunc: {
           date: f,
           unit,
-          timezone: this.r.pick(WEST_ZONES),
+          ...(unit === 'hour' ? { timezone: this.r.pick(WEST_ZONES) } : {}),
           ...(unit === 'week' ? { startOfWeek: this.r.pick(['monday', 'sunday']) } : {}),
         },
       };
     }
+    const unit = this.r.pick(['day', 'hour', 'month', 'week']);
     return {
       $dateAdd: {
         startDate: f,
-        unit: this.r.pick(['day', 'hour', 'month', 'week']),
+        unit,
         amount: this.r.int(-3, 3),
-        timezone: this.r.pick(ZONES),
+        timezone: this.r.pick(unit === 'hour' ? ZONES : FIXED_ZONES),
       },
     };
   }

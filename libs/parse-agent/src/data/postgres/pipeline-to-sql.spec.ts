@@ -57,7 +57,8 @@ describe('compilePipeline', () => {
       /FROM "Customer" AS b\d+ WHERE \(b\d+\."_rperm" IS NULL OR b\d+\."_rperm" && \$\d+::text\[\]\)/,
     );
     expect(q.text).not.toContain('pin');
-    expect(q.text).toContain('jsonb_agg(to_jsonb(');
+    expect(q.text).toContain('jsonb_agg(');
+    expect(q.text).toContain('jsonb_build_object(');
     expect(q.text).toContain('GROUP BY');
     expect(q.values).toContainEqual(['tier']);
   });

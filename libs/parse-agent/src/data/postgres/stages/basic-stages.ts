@@ -1,6 +1,7 @@
 import { InvalidQueryError } from '../../../core/errors';
 import { isPlainObject } from '../../../core/plain-object';
 import { assertOutputName, quoteIdent } from '../pg-identifiers';
+import type { SqlParams } from '../sql-params';
 import { compileWhere } from '../where-to-sql';
 import { ExprCompiler, jsonRank } from './expressions';
 import { keepOrd, list, ORD, type Ref, type Relation, type StageEnv } from './relation';
@@ -25,10 +26,23 @@ export function matchStage(env: StageEnv, spec: unknown, rel: Relation): Relatio
   };
 }
 
-/** An ORDER BY term in MongoDB's order: missing first ascending, strings by code point. */
-export function orderTerm(ref: Ref, dir: 1 | -1): string {
+/**
+ * An ORDER BY term in MongoDB's order: missing first ascending, strings by code point, values of
+ * different types in BSON type order, a document a stage built (a $group _id) key by key.
+ */
+export function orderTerm(ref: Ref, dir: 1 | -1, params?: SqlParams): string {
   const nulls = dir === 1 ? 'ASC NULLS FIRST' : 'DESC NULLS LAST';
-  const { type } = ref.field;
+  const { type, keys } = ref.field;
+  if (keys && keys.length && params) {
+    return keys
+      .map((k) =>
+        orderTerm(
+          { expr: `(${ref.expr} -> ${params.add(k)}::text)`, field: { type: 'Json' } },
+          dir,
+        ),
+      )
+      .join(', ');
+  }
   if (type === 'GeoPoint' || type === 'Polygon') {
     throw new InvalidQueryError(`$sort: ${type} fields are not sortable.`);
   }
@@ -55,7 +69,7 @@ export function sortTerms(
   const exprs = new ExprCompiler(env.params, rel, a, where);
   return Object.entries(spec).map(([path, dir]) => {
     if (dir !== 1 && dir !== -1) throw new InvalidQueryError(`${where} '${path}': use 1 or -1.`);
-    return orderTerm(exprs.fieldRef(`$${path}`), dir);
+    return orderTerm(exprs.fieldRef(`$${path}`), dir, env.params);
   });
 }
 

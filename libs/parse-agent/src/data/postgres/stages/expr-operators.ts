@@ -240,7 +240,8 @@ function isArray(c: ExprCompiler, arg: unknown, op: string): Ref {
   if (a.field.type === 'Array' || a.field.type === 'Json' || a.field.type === 'Object') {
     return { expr: `COALESCE(jsonb_typeof(${a.expr}) = 'array', FALSE)`, field: BOOLEAN };
   }
-  return { expr: 'FALSE', field: BOOLEAN };
+  // Still names the value, so every bound parameter appears in the text.
+  return { expr: `(${a.expr} IS NULL AND FALSE)`, field: BOOLEAN };
 }
 
 function elemAt(c: ExprCompiler, arg: unknown, op: string): Ref {

@@ -3,7 +3,7 @@ import { isPlainObject } from '../../../core/plain-object';
 import { assertOutputName, quoteIdent } from '../pg-identifiers';
 import type { PgField } from '../pg-schema';
 import { ExprCompiler, jsonRank } from './expressions';
-import { ORD, type Ref, type Relation, type StageEnv } from './relation';
+import { asColumn, ORD, type Ref, type Relation, type StageEnv } from './relation';
 
 /** `$group` (and its accumulators), `$sortByCount`, `$bucket`. */
 
@@ -190,10 +190,10 @@ export function groupStage(env: StageEnv, spec: unknown, rel: Relation): Relatio
       );
     }
     idSql = `jsonb_strip_nulls(jsonb_build_object(${parts.join(', ')}))`;
-    idField = { type: 'Object' };
+    idField = { type: 'Object', keys: Object.keys(id) };
   } else {
     const ref = exprs.compile(id);
-    idField = ref.field;
+    idField = asColumn(ref).field;
     if (ref.field.type === 'Null') idSql = 'NULL::text';
     else {
       inner.push(`${keyExpr(ref)} AS "__k0"`);

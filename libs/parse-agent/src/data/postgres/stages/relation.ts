@@ -79,3 +79,8 @@ export function known(name: string, rel: Relation, where: string): PgField {
 export function hasOwn(object: object, key: string): boolean {
   return Object.prototype.hasOwnProperty.call(object, key);
 }
+
+/** A computed value as a column: a bare null becomes a typed NULL (text) a later stage can test. */
+export function asColumn(ref: Ref): Ref {
+  return ref.field.type === 'Null' ? { expr: 'NULL::text', field: { type: 'String' } } : ref;
+}

@@ -3,13 +3,22 @@ import { isPlainObject } from '../../../core/plain-object';
 import { assertOutputName, columnRef, quoteIdent } from '../pg-identifiers';
 import { ownField, type PgField } from '../pg-schema';
 import { ExprCompiler } from './expressions';
-import { hasOwn, known, select, type Ref, type Relation, type StageEnv } from './relation';
+import {
+  asColumn,
+  hasOwn,
+  known,
+  select,
+  type Ref,
+  type Relation,
+  type StageEnv,
+} from './relation';
 
 /** `$project`, `$addFields`/`$set`, `$unset`, `$replaceRoot`/`$replaceWith`. */
 
 const JSONISH = new Set(['Json', 'Object', 'Array']);
 const isExclude = (v: unknown) => v === 0 || v === false;
-const isInclude = (v: unknown) => v === 1 || v === true;
+/** MongoDB reads any other number (and true) in $project as an inclusion flag. */
+const isInclude = (v: unknown) => v === true || (typeof v === 'number' && v !== 0);
 
 /** `{ a: { b: 1 } }` -> [['a.b', 1]]; expression objects (with `$` keys) stay values. */
 function flatten(spec: Record<string, unknown>, prefix = ''): [string, unknown][] {
@@ -98,9 +107,14 @@ export function projectStage(env: StageEnv, spec: unknown, rel: Relation): Relat
     if (path === '_id' && isInclude(v) && implicitId === 'objectId') continue;
     const segments = checkPath(path, '$project');
     let ref: Ref;
-    if (isInclude(v)) ref = exprs.fieldRef(`$${path}`);
-    else ref = exprs.compile(v);
+    if (isInclude(v)) {
+      // Including a field a stage did not produce adds nothing, as on MongoDB; a class column the
+      // reader cannot see stays a refusal (it may be protected).
+      if (segments.length === 1 && rel.listable && !ownField(rel.fields, path)) continue;
+      ref = exprs.fieldRef(`$${path}`);
+    } else ref = exprs.compile(v);
     if (segments.length === 1) {
+      ref = asColumn(ref);
       fields[path] = ref.field;
       cols.push(`${ref.expr} AS ${quoteIdent(path)}`);
       continue;
@@ -179,7 +193,7 @@ export function addFieldsStage(env: StageEnv, spec: unknown, rel: Relation, op: 
   for (const [path, value] of flatten(spec)) {
     const [head, ...rest] = checkPath(path, op);
     const ref = exprs.compile(value);
-    if (!rest.length) computed.set(head, ref);
+    if (!rest.length) computed.set(head, asColumn(ref));
     else nested.set(head, [...(nested.get(head) ?? []), [rest, ref]]);
   }
   const fields: Record<string, PgField> = {};
@@ -203,14 +217,16 @@ export function addFieldsStage(env: StageEnv, spec: unknown, rel: Relation, op: 
       (ownField(rel.fields, name)
         ? { expr: columnRef(name, a), field: rel.fields[name] }
         : undefined);
-    let expr =
-      current && JSONISH.has(current.field.type)
-        ? `(CASE WHEN jsonb_typeof(${current.expr}) = 'object' THEN ${current.expr} ELSE '{}'::jsonb END)`
-        : `'{}'::jsonb`;
+    const currentSql = current ? exprs.jsonb(current) : 'NULL::jsonb';
+    let expr = `(CASE WHEN jsonb_typeof(${currentSql}) = 'object' THEN ${currentSql} ELSE '{}'::jsonb END)`;
+    const values: string[] = [];
     for (const [sub, ref] of subs ?? []) {
       const value = exprs.jsonb(ref);
+      values.push(`${value} IS NULL`);
       expr = `(CASE WHEN ${value} IS NULL THEN ${expr} ELSE jsonb_set(${expr}, ${env.params.add(sub)}::text[], ${value}, TRUE) END)`;
     }
+    // Setting only missing values adds nothing, not even the enclosing document.
+    expr = `(CASE WHEN ${values.join(' AND ')} THEN ${currentSql} ELSE ${expr} END)`;
     fields[name] = { type: 'Object' };
     cols.push(`${expr} AS ${quoteIdent(name)}`);
   }
@@ -247,7 +263,7 @@ export function replaceRootStage(
   const cols: string[] = [];
   for (const [name, value] of Object.entries(doc)) {
     assertOutputName(name, op);
-    const ref = exprs.compile(value);
+    const ref = asColumn(exprs.compile(value));
     fields[name] = ref.field;
     cols.push(`${ref.expr} AS ${quoteIdent(name)}`);
   }

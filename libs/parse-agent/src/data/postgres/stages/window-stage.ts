@@ -2,9 +2,9 @@ import { InvalidQueryError } from '../../../core/errors';
 import { isPlainObject } from '../../../core/plain-object';
 import { assertOutputName, columnRef, quoteIdent } from '../pg-identifiers';
 import type { PgField } from '../pg-schema';
-import { sortTerms } from './basic-stages';
+import { orderTerm, sortTerms } from './basic-stages';
 import { ExprCompiler } from './expressions';
-import { keepOrd, type Relation, type StageEnv } from './relation';
+import { keepOrd, ORD, type Ref, type Relation, type StageEnv } from './relation';
 
 const WINDOW_OPS = [
   '$sum',
@@ -62,8 +62,8 @@ export function windowStage(env: StageEnv, spec: unknown, rel: Relation): Relati
   }
   const a = env.params.alias('s');
   const exprs = new ExprCompiler(env.params, rel, a, '$setWindowFields');
-  const partition =
-    spec.partitionBy === undefined ? '' : `PARTITION BY ${partitionKey(exprs, spec.partitionBy)}`;
+  const part = spec.partitionBy === undefined ? undefined : partitionKey(exprs, spec.partitionBy);
+  const partition = part ? `PARTITION BY ${part.expr}` : '';
   const order =
     spec.sortBy === undefined ? [] : sortTerms(env, spec.sortBy, rel, a, '$setWindowFields sortBy');
   const orderBy = order.length ? ` ORDER BY ${order.join(', ')}` : '';
@@ -121,19 +121,25 @@ export function windowStage(env: StageEnv, spec: unknown, rel: Relation): Relati
       ? `${computed[n]} AS ${quoteIdent(n)}`
       : columnRef(n, a),
   );
+  // The rows come out sorted by partition, then sortBy, as MongoDB sorts them for the stage.
+  const sorted = [...(part ? [orderTerm(part, 1, env.params)] : []), ...order];
+  if (rel.ordered) sorted.push(`${a}.${ORD}`);
+  const ord = sorted.length
+    ? [`row_number() OVER (ORDER BY ${sorted.join(', ')}) AS ${ORD}`]
+    : keepOrd(rel, a);
   return {
-    sql: `SELECT ${[...cols, ...keepOrd(rel, a)].join(', ')} FROM (${rel.sql}) AS ${a}`,
+    sql: `SELECT ${[...cols, ...ord].join(', ')} FROM (${rel.sql}) AS ${a}`,
     fields,
-    ordered: rel.ordered,
+    ordered: rel.ordered || sorted.length > 0,
     listable: rel.listable,
   };
 }
 
-function partitionKey(exprs: ExprCompiler, spec: unknown): string {
+function partitionKey(exprs: ExprCompiler, spec: unknown): Ref {
   const ref = exprs.compile(spec);
   if (['Json', 'Array', 'Object'].includes(ref.field.type))
-    return `NULLIF(${ref.expr}, 'null'::jsonb)`;
-  return ref.expr;
+    return { expr: `NULLIF(${ref.expr}, 'null'::jsonb)`, field: { type: 'Json' } };
+  return ref;
 }
 
 function windowFold(
