@@ -423,6 +423,7 @@ describe('aggregate on PostgreSQL against mingo over the rows each identity may 
     ['$replaceRoot', ['basic', 'shape', 'replaceRoot'] as Family[], 5],
     ['$facet', ['basic', 'group', 'facet'] as Family[], 6],
     ['$setWindowFields', ['basic', 'window'] as Family[], 7],
+    ['$lookup let/pipeline', ['basic', 'lookup', 'expressions'] as Family[], 9],
     ['every family together', [...FAMILIES] as Family[], 8],
   ])(
     '%s: every generated pipeline equals mingo for every identity',
@@ -444,6 +445,22 @@ describe('aggregate on PostgreSQL against mingo over the rows each identity may 
     // Orders pointing at a globex customer join nothing (null), never the globex row.
     expect(tenants).toEqual(['acme', 'null']);
     expect(JSON.stringify(data)).not.toContain(GLOBEX_ONLY);
+    // An uncorrelated pipeline join sees the whole joined class: still only this tenant's rows.
+    const all = await ours(acme, [
+      { $limit: 1 },
+      {
+        $lookup: {
+          from: CUSTOMER,
+          pipeline: [{ $group: { _id: '$tenantId', n: { $sum: 1 }, names: { $push: '$name' } } }],
+          as: 'byTenant',
+        },
+      },
+      { $project: { _id: 0, byTenant: 1 } },
+    ]);
+    const groups = (all.results as Row[])[0].byTenant as Row[];
+    expect(groups.map((g) => g._id)).toEqual(['acme']);
+    expect(groups[0].n).toBe(acme.customers.length);
+    expect(JSON.stringify(all)).not.toContain(GLOBEX_ONLY);
   });
 
   it('a protected or non-allowlisted field is unavailable at every stage', async () => {

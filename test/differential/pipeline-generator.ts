@@ -147,6 +147,7 @@ export class PipelineGenerator {
     if (this.has('replaceRoot')) options.push(() => this.replaceRoot(m));
     if (this.has('facet')) options.push(() => this.facet(m));
     if (this.has('lookup') || this.has('basic')) options.push(() => this.lookup(m));
+    if (this.has('lookup')) options.push(() => this.lookupPipeline(m));
     if (this.has('window')) options.push(() => this.window(m));
     return this.r.pick(options)();
   }
@@ -460,6 +461,46 @@ export class PipelineGenerator {
       }
     }
     return { stages, model: out };
+  }
+
+  /** `$lookup` with let/pipeline: correlated on the pointer, or on a number of the order. */
+  private lookupPipeline(m: Model): { stages: Stage[]; model: Model } | undefined {
+    const as = this.fresh('cl');
+    const out = clone(m);
+    const nums = this.fieldsOf(m, 'number').filter((f) => !m.fields[f].optional);
+    let stage: Stage;
+    if (m.fields.customer?.kind === 'pointer' && (this.r.chance(0.6) || !nums.length)) {
+      const pipeline: Stage[] = [{ $match: { $expr: { $eq: ['$objectId', '$$cid'] } } }];
+      if (this.r.chance(0.5)) pipeline.push({ $project: { _id: 0, name: 1, tier: 1 } });
+      else
+        pipeline.push(
+          { $addFields: { big: { $gt: ['$lifetimeValue', 2500] } } },
+          { $project: { _id: 0, tier: 1, big: 1 } },
+        );
+      stage = { $lookup: { from: this.joinClass, let: { cid: '$customer' }, pipeline, as } };
+    } else if (nums.length) {
+      const f = this.r.pick(nums);
+      stage = {
+        $lookup: {
+          from: this.joinClass,
+          let: { q: `$${f}` },
+          pipeline: [
+            {
+              $match: {
+                $expr: {
+                  $gte: ['$lifetimeValue', { $multiply: ['$$q', this.r.pick([100, 400, 900])] }],
+                },
+              },
+            },
+            { $group: { _id: '$tier', n: { $sum: 1 } } },
+            { $sort: { _id: 1 } },
+          ],
+          as,
+        },
+      };
+    } else return undefined;
+    out.fields[as] = { kind: 'array', optional: false };
+    return { stages: [stage], model: out };
   }
 
   private sortByCount(m: Model): { stages: Stage[]; model: Model } | undefined {

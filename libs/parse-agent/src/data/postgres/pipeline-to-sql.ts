@@ -7,7 +7,7 @@ import { countStage, limitSkipStage, matchStage, sortStage } from './stages/basi
 import { facetStage } from './stages/facet-stage';
 import { bucketStage, groupStage, sortByCountStage } from './stages/group-stages';
 import { lookupStage } from './stages/lookup-stage';
-import { list, ORD, type Relation, type StageEnv } from './stages/relation';
+import { list, ORD, type Ref, type Relation, type StageEnv } from './stages/relation';
 import { addFieldsStage, projectStage, replaceRootStage, unsetStage } from './stages/shape-stages';
 import { unwindStage } from './stages/unwind-stage';
 import { windowStage } from './stages/window-stage';
@@ -82,11 +82,7 @@ export function compilePipeline(
 ): CompiledPipeline {
   const params = new SqlParams();
   const base = scopedSource(className, ctx, params);
-  const env: StageEnv = {
-    params,
-    ctx,
-    pipeline: (stages, rel, where) => runStages(env, stages, rel, where),
-  };
+  const env = stageEnv(params, ctx, {});
   const rel = runStages(
     env,
     pipeline,
@@ -103,6 +99,17 @@ export function compilePipeline(
     ...params.query(`SELECT ${list(rel.fields, a)} FROM (${rel.sql}) AS ${a}${order}${limit}`),
     fields: rel.fields,
   };
+}
+
+function stageEnv(params: SqlParams, ctx: SqlContext, vars: Record<string, Ref>): StageEnv {
+  const env: StageEnv = {
+    params,
+    ctx,
+    vars,
+    pipeline: (stages, rel, where) => runStages(env, stages, rel, where),
+    withVars: (more) => stageEnv(params, ctx, { ...vars, ...more }),
+  };
+  return env;
 }
 
 function runStages(env: StageEnv, pipeline: unknown, start: Relation, where: string): Relation {

@@ -13,7 +13,7 @@ export function matchStage(env: StageEnv, spec: unknown, rel: Relation): Relatio
   let cond: string;
   if (isPlainObject(spec) && '$expr' in spec) {
     const { $expr: expr, ...rest } = spec;
-    const test = new ExprCompiler(env.params, rel, a, '$match $expr');
+    const test = new ExprCompiler(env.params, rel, a, '$match $expr', env.vars);
     cond = `(${compileWhere(rest, rel, env.params, a)} AND ${test.truthy(test.compile(expr))})`;
   } else {
     cond = compileWhere(spec, rel, env.params, a);
@@ -66,7 +66,7 @@ export function sortTerms(
   if (!isPlainObject(spec) || Object.keys(spec).length === 0) {
     throw new InvalidQueryError(`${where} takes an object of { field: 1 | -1 }.`);
   }
-  const exprs = new ExprCompiler(env.params, rel, a, where);
+  const exprs = new ExprCompiler(env.params, rel, a, where, env.vars);
   return Object.entries(spec).map(([path, dir]) => {
     if (dir !== 1 && dir !== -1) throw new InvalidQueryError(`${where} '${path}': use 1 or -1.`);
     return orderTerm(exprs.fieldRef(`$${path}`), dir, env.params);

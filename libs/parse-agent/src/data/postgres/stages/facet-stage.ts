@@ -21,7 +21,7 @@ export function facetStage(env: StageEnv, spec: unknown, rel: Relation): Relatio
       throw new InvalidQueryError(`$facet '${name}' must be an array of stages.`);
     const branch = env.pipeline(stages, rel, `$facet '${name}'`);
     const x = env.params.alias('f');
-    const exprs = new ExprCompiler(env.params, branch, x, `$facet '${name}'`);
+    const exprs = new ExprCompiler(env.params, branch, x, `$facet '${name}'`, env.vars);
     const parts = Object.entries(branch.fields).map(
       ([n, field]) =>
         `${env.params.add(n)}::text, ${exprs.jsonb({ expr: columnRef(n, x), field })}`,

@@ -167,7 +167,7 @@ export function groupStage(env: StageEnv, spec: unknown, rel: Relation): Relatio
   }
   const a = env.params.alias('s');
   const g = env.params.alias('g');
-  const exprs = new ExprCompiler(env.params, rel, a, '$group _id');
+  const exprs = new ExprCompiler(env.params, rel, a, '$group _id', env.vars);
   const inner: string[] = [];
   const keyCols: string[] = [];
   let idSql: string;
@@ -203,7 +203,7 @@ export function groupStage(env: StageEnv, spec: unknown, rel: Relation): Relatio
   }
   if (rel.ordered) inner.push(`${a}.${ORD} AS ${ORD}`);
   const { _id: _key, ...rest } = spec;
-  const values = new ExprCompiler(env.params, rel, a, '$group');
+  const values = new ExprCompiler(env.params, rel, a, '$group', env.vars);
   const valueCols: string[] = [];
   const outputs = accumulators(values, rest, valueCols, g, rel.ordered ? ORD : undefined, '$group');
   const fields: Record<string, PgField> = { _id: idField };
@@ -267,7 +267,7 @@ export function bucketStage(env: StageEnv, spec: unknown, rel: Relation): Relati
     );
   }
   const a = env.params.alias('s');
-  const exprs = new ExprCompiler(env.params, rel, a, '$bucket groupBy');
+  const exprs = new ExprCompiler(env.params, rel, a, '$bucket groupBy', env.vars);
   const ref = exprs.compile(spec.groupBy);
   const x = numeric ? exprs.number(ref, '$bucket') : `${exprs.text(ref, '$bucket')} COLLATE "C"`;
   const bound = (v: unknown) => exprs.literal(v);

@@ -5,13 +5,16 @@ import { ownField } from '../pg-schema';
 import { scopedSource } from '../scoped-source';
 import { compileWhere } from '../where-to-sql';
 import { ExprCompiler } from './expressions';
-import { keepOrd, known, list, type Relation, type StageEnv } from './relation';
+import { keepOrd, known, list, ORD, type Ref, type Relation, type StageEnv } from './relation';
 
 /**
  * `$lookup` along a pointer: the joined class is a scoped source (row ACL, CLP, the scope's where,
  * visible columns only) and the validator's scope stages for it are applied before any row joins.
  */
 export function lookupStage(env: StageEnv, spec: unknown, rel: Relation): Relation {
+  if (isPlainObject(spec) && Array.isArray(spec.pipeline) && !isPointerJoin(spec)) {
+    return lookupPipeline(env, spec, rel);
+  }
   const join = lookupJoin(spec);
   const { from, localField, foreignField } = join;
   const as = assertOutputName(join.as, '$lookup as');
@@ -157,5 +160,74 @@ function lookupJoin(spec: unknown): LookupJoin {
     as: spec.as,
     matches,
     project,
+  };
+}
+
+/** The let/pipeline form the validator writes for a scoped pointer join (compiled as a join). */
+function isPointerJoin(spec: Record<string, unknown>): boolean {
+  return (
+    isPlainObject(spec.let) &&
+    Object.keys(spec.let).length === 1 &&
+    'pa_local' in spec.let &&
+    spec.localField === undefined
+  );
+}
+
+/**
+ * `$lookup: { from, let, pipeline, as }`: the joined class is a scoped source (row ACL, CLP, scope
+ * where, visible columns); the validator's scope and allowlist stages open the pipeline, then the
+ * agent's stages run with `$$variables` bound to the outer row's values. The matching documents
+ * become an array, in the sub-pipeline's order.
+ */
+function lookupPipeline(env: StageEnv, spec: Record<string, unknown>, rel: Relation): Relation {
+  const extra = Object.keys(spec).filter((k) => !['from', 'let', 'pipeline', 'as'].includes(k));
+  if (typeof spec.from !== 'string' || extra.length) {
+    throw new InvalidQueryError(
+      `$lookup with a pipeline takes { from, let?, pipeline, as }` +
+        (extra.length
+          ? `; '${extra[0]}' is not supported with it on the PostgreSQL path (match on the field inside the pipeline with $expr).`
+          : '.'),
+    );
+  }
+  const as = assertOutputName(spec.as, '$lookup as');
+  const a = env.params.alias('s');
+  const outer = new ExprCompiler(env.params, rel, a, '$lookup let', env.vars);
+  const vars: Record<string, Ref> = {};
+  if (spec.let !== undefined) {
+    if (!isPlainObject(spec.let))
+      throw new InvalidQueryError(`$lookup let takes { name: <expression> }.`);
+    for (const [name, value] of Object.entries(spec.let)) {
+      if (!/^[a-z][A-Za-z0-9_]*$/.test(name)) {
+        throw new InvalidQueryError(
+          `$lookup let: variable '${name}' must start with a lowercase letter.`,
+        );
+      }
+      vars[name] = outer.compile(value);
+    }
+  }
+  const joined = scopedSource(spec.from, env.ctx, env.params);
+  const start: Relation = {
+    sql: joined.sql,
+    fields: joined.fields,
+    ordered: false,
+    listable: false,
+  };
+  const sub = env.withVars(vars).pipeline(spec.pipeline, start, '$lookup pipeline');
+  const x = env.params.alias('d');
+  const json = new ExprCompiler(env.params, sub, x, '$lookup');
+  const parts = Object.entries(sub.fields).map(
+    ([n, field]) => `${env.params.add(n)}::text, ${json.jsonb({ expr: columnRef(n, x), field })}`,
+  );
+  const doc = parts.length
+    ? `jsonb_strip_nulls(jsonb_build_object(${parts.join(', ')}))`
+    : `'{}'::jsonb`;
+  const order = sub.ordered ? ` ORDER BY ${x}.${ORD}` : '';
+  const docs = `COALESCE((SELECT jsonb_agg(${doc}${order}) FROM (${sub.sql}) AS ${x}), '[]'::jsonb) AS ${quoteIdent(as)}`;
+  const kept = Object.fromEntries(Object.entries(rel.fields).filter(([n]) => n !== as));
+  return {
+    sql: `SELECT ${list(kept, a, [docs, ...keepOrd(rel, a)])} FROM (${rel.sql}) AS ${a}`,
+    fields: { ...kept, [as]: { type: 'Array' } },
+    ordered: rel.ordered,
+    listable: rel.listable,
   };
 }

@@ -31,8 +31,12 @@ export interface Ref {
 export interface StageEnv {
   params: SqlParams;
   ctx: SqlContext;
+  /** `$$variables` in scope ($lookup let): values of the outer row. */
+  vars: Readonly<Record<string, Ref>>;
   /** Compiles a nested pipeline ($facet, $lookup pipeline) over `rel`. */
   pipeline(stages: unknown, rel: Relation, where: string): Relation;
+  /** The same environment with more variables in scope. */
+  withVars(vars: Record<string, Ref>): StageEnv;
 }
 
 /** `a."x", a."y"`: the columns of `fields` read from alias `a`. */

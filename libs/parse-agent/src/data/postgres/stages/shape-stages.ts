@@ -93,7 +93,7 @@ export function projectStage(env: StageEnv, spec: unknown, rel: Relation): Relat
     );
   }
   const a = env.params.alias('s');
-  const exprs = new ExprCompiler(env.params, rel, a, '$project');
+  const exprs = new ExprCompiler(env.params, rel, a, '$project', env.vars);
   const fields: Record<string, PgField> = {};
   const cols: string[] = [];
   const trees = new Map<string, Tree>();
@@ -186,7 +186,7 @@ export function addFieldsStage(env: StageEnv, spec: unknown, rel: Relation, op: 
     throw new InvalidQueryError(`${op} takes a non-empty object of { name: <expression> }.`);
   }
   const a = env.params.alias('s');
-  const exprs = new ExprCompiler(env.params, rel, a, op);
+  const exprs = new ExprCompiler(env.params, rel, a, op, env.vars);
   const computed = new Map<string, Ref>();
   const nested = new Map<string, Array<[string[], Ref]>>();
   // An embedded document literal adds its fields to the existing one, as MongoDB does.
@@ -241,7 +241,7 @@ export function replaceRootStage(
   op: string,
 ): Relation {
   const a = env.params.alias('s');
-  const exprs = new ExprCompiler(env.params, rel, a, op);
+  const exprs = new ExprCompiler(env.params, rel, a, op, env.vars);
   let doc: Record<string, unknown> | undefined;
   if (isPlainObject(newRoot) && !Object.keys(newRoot).some((k) => k.startsWith('$'))) doc = newRoot;
   else if (isPlainObject(newRoot) && Array.isArray(newRoot.$mergeObjects)) {

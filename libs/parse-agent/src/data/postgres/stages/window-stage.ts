@@ -61,7 +61,7 @@ export function windowStage(env: StageEnv, spec: unknown, rel: Relation): Relati
     );
   }
   const a = env.params.alias('s');
-  const exprs = new ExprCompiler(env.params, rel, a, '$setWindowFields');
+  const exprs = new ExprCompiler(env.params, rel, a, '$setWindowFields', env.vars);
   const part = spec.partitionBy === undefined ? undefined : partitionKey(exprs, spec.partitionBy);
   const partition = part ? `PARTITION BY ${part.expr}` : '';
   const order =
