@@ -463,6 +463,47 @@ describe('aggregate on PostgreSQL against mingo over the rows each identity may 
     expect(JSON.stringify(all)).not.toContain(GLOBEX_ONLY);
   });
 
+  it('explain_query shows the plan of any supported pipeline without running it', async () => {
+    const gen = new PipelineGenerator(new SeededRandom(SEED), [...FAMILIES], CUSTOMER);
+    for (const who of whos) {
+      for (let i = 0; i < 10; i++) {
+        const { pipeline } = gen.pipeline(4);
+        const envelope = await who.agent.execute('explain_query', { class_name: ORDER, pipeline });
+        if (!envelope.success) throw new Error(`${envelope.error}: ${JSON.stringify(pipeline)}`);
+        const data = envelope.data as Data;
+        expect(typeof data.plan).toBe('string');
+        expect(typeof data.collection_scan).toBe('boolean');
+        expect(data.pipeline_stages).toBeGreaterThanOrEqual(pipeline.length);
+      }
+    }
+    const master = whos[0].agent;
+    const both = await master.execute('explain_query', {
+      class_name: ORDER,
+      where: { status: 'paid' },
+      pipeline: [{ $count: 'n' }],
+    });
+    expect(both).toMatchObject({ success: false, error: expect.stringContaining('not both') });
+  });
+
+  it('refuses what stays unsupported before any SQL runs, naming the stage and the nearest way', async () => {
+    const master = whos[0].agent;
+    for (const [stage, nearest] of [
+      [{ $bucketAuto: { groupBy: '$total', buckets: 3 } }, /\$bucket with explicit boundaries/],
+      [{ $sample: { size: 2 } }, /\$sort on a field and \$limit/],
+      [{ $unionWith: CUSTOMER }, /second aggregate/],
+    ] as const) {
+      for (const tool of ['aggregate', 'explain_query']) {
+        const envelope = await master.execute(tool, { class_name: ORDER, pipeline: [stage] });
+        expect(envelope).toMatchObject({ success: false });
+        const error = (envelope as { error: string }).error;
+        expect(error).toContain(
+          `'${Object.keys(stage)[0]}' is not supported on the PostgreSQL path`,
+        );
+        expect(error).toMatch(nearest);
+      }
+    }
+  });
+
   it('a protected or non-allowlisted field is unavailable at every stage', async () => {
     const asAlice = whos.find((w) => w.name.startsWith('alice'))!;
     for (const pipeline of [
