@@ -6,7 +6,8 @@ import {
   ParseClass,
   type ParseAgent,
 } from 'nestjs-parse-agent';
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { Aggregator } from 'mingo';
 import { createAgentTestBed, type AgentTestBed } from '../harness/agent-module';
 import type { Data } from '../harness/envelopes';
@@ -48,6 +49,8 @@ const ITERATIONS = Number(process.env.ORACLE_ITERATIONS ?? 400);
 const SECRET = 'SECRET-';
 const EMAIL = '@hidden.example';
 const GLOBEX_ONLY = 'GlobexOnly';
+/** $addToSet outputs of the docs samples: sets, compared in any order. */
+const SET_FIELDS = new Set(['statuses']);
 
 @ParseClass(ORDER)
 @AgentVisible()
@@ -125,7 +128,7 @@ function canonical(value: unknown, key = ''): unknown {
   if (typeof value === 'number') return Number(value.toPrecision(9)) + 0;
   if (Array.isArray(value)) {
     const items = value.map((v) => canonical(v) ?? null);
-    return key.startsWith('set_') ? items.sort(byJson) : items;
+    return key.startsWith('set_') || SET_FIELDS.has(key) ? items.sort(byJson) : items;
   }
   if (typeof value === 'object') {
     const row = value as Row;
@@ -146,6 +149,66 @@ const byJson = (a: unknown, b: unknown) => {
   const y = JSON.stringify(b);
   return x < y ? -1 : x > y ? 1 : 0;
 };
+
+/** The `pipeline: [...]` of every aggregate sample in docs/analytics-postgres.md (JSON syntax). */
+function docsPipelines(): Stage[][] {
+  const text = readFileSync(join(__dirname, '..', '..', 'docs', 'analytics-postgres.md'), 'utf8');
+  const out: Stage[][] = [];
+  for (const block of text.split('```ts').slice(1)) {
+    const code = block.slice(0, block.indexOf('```'));
+    if (!code.includes("execute('aggregate'")) continue;
+    const start = code.indexOf('pipeline: ') + 'pipeline: '.length;
+    let depth = 0;
+    let end = start;
+    for (; end < code.length; end++) {
+      if (code[end] === '[') depth += 1;
+      if (code[end] === ']') depth -= 1;
+      if (depth === 0) break;
+    }
+    out.push(JSON.parse(code.slice(start, end + 1)) as Stage[]);
+  }
+  return out;
+}
+
+const pad = (n: number) => String(n).padStart(2, '0');
+
+/** Wall-clock parts of an instant in a zone, from Intl (an implementation independent of SQL). */
+function localParts(at: Date, timeZone: string) {
+  const parts = Object.fromEntries(
+    new Intl.DateTimeFormat('en-US', {
+      timeZone,
+      hourCycle: 'h23',
+      year: 'numeric',
+      month: 'numeric',
+      day: 'numeric',
+      hour: 'numeric',
+      minute: 'numeric',
+      weekday: 'short',
+    })
+      .formatToParts(at)
+      .map((p) => [p.type, p.value]),
+  );
+  return {
+    year: Number(parts.year),
+    month: Number(parts.month),
+    day: Number(parts.day),
+    hour: Number(parts.hour),
+    minute: Number(parts.minute),
+    weekday: ['Sun', 'Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat'].indexOf(parts.weekday) + 1,
+  };
+}
+
+/** The instant local midnight of a date occurs in a zone. */
+function zonedMidnight(year: number, month: number, day: number, timeZone: string): Date {
+  const wall = Date.UTC(year, month - 1, day);
+  let t = wall;
+  for (let i = 0; i < 3; i++) {
+    const p = localParts(new Date(t), timeZone);
+    const shown = Date.UTC(p.year, p.month - 1, p.day, p.hour, p.minute);
+    t = t + (wall - shown);
+  }
+  return new Date(t);
+}
 
 // ---- data ------------------------------------------------------------------------------------
 
@@ -461,6 +524,71 @@ describe('aggregate on PostgreSQL against mingo over the rows each identity may 
     expect(groups.map((g) => g._id)).toEqual(['acme']);
     expect(groups[0].n).toBe(acme.customers.length);
     expect(JSON.stringify(all)).not.toContain(GLOBEX_ONLY);
+  });
+
+  it('every pipeline sample of docs/analytics-postgres.md equals mingo for every identity', async () => {
+    const samples = docsPipelines();
+    expect(samples.length).toBeGreaterThanOrEqual(13);
+    const problems: string[] = [];
+    for (const sample of samples) {
+      const pipeline = JSON.parse(
+        JSON.stringify(sample).replaceAll('"Customer"', JSON.stringify(CUSTOMER)),
+      ) as Stage[];
+      for (const who of whos) {
+        const got = await ours(who, pipeline);
+        const a = (got.results as Row[]).map((row) => canonical(row)).sort(byJson);
+        const b = theirs(who, pipeline)
+          .map((row) => canonical(row))
+          .sort(byJson);
+        if (JSON.stringify(a) !== JSON.stringify(b)) {
+          problems.push(
+            `${who.name}: ${JSON.stringify(sample)}\n  sql   ${JSON.stringify(a).slice(0, 500)}\n  mingo ${JSON.stringify(b).slice(0, 500)}`,
+          );
+        }
+        if (who === whos[0] && !got.result_count)
+          problems.push(`no rows: ${JSON.stringify(sample)}`);
+      }
+    }
+    expect(problems).toEqual([]);
+  });
+
+  it('dates in time zones equal what Intl computes (the cases mingo gets wrong included)', async () => {
+    const zones = ['America/New_York', 'Asia/Kolkata', 'Europe/Lisbon', 'Australia/Adelaide'];
+    const master = whos[0];
+    for (const timezone of zones) {
+      const data = await ours(master, [
+        {
+          $project: {
+            _id: 0,
+            placedAt: 1,
+            day: { $dateTrunc: { date: '$placedAt', unit: 'day', timezone } },
+            text: { $dateToString: { date: '$placedAt', format: '%Y-%m-%d %H:%M', timezone } },
+            hour: { $hour: { date: '$placedAt', timezone } },
+            weekday: { $dayOfWeek: { date: '$placedAt', timezone } },
+          },
+        },
+      ]);
+      for (const row of data.results as Row[]) {
+        const at = new Date((row.placedAt as { iso: string }).iso);
+        const local = localParts(at, timezone);
+        const expected = {
+          day: zonedMidnight(local.year, local.month, local.day, timezone).toISOString(),
+          text: `${local.year}-${pad(local.month)}-${pad(local.day)} ${pad(local.hour)}:${pad(local.minute)}`,
+          hour: local.hour,
+          weekday: local.weekday,
+        };
+        expect({
+          timezone,
+          at: at.toISOString(),
+          ...(canonical({
+            day: row.day,
+            text: row.text,
+            hour: row.hour,
+            weekday: row.weekday,
+          }) as Row),
+        }).toEqual({ timezone, at: at.toISOString(), ...expected });
+      }
+    }
   });
 
   it('explain_query shows the plan of any supported pipeline without running it', async () => {
