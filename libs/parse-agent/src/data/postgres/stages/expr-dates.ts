@@ -2,7 +2,7 @@ import { InvalidQueryError } from '../../../core/errors';
 import { isPlainObject } from '../../../core/plain-object';
 import { checkedTimeZone, offsetMinutes } from '../group-by-date-sql';
 import type { SqlParams } from '../sql-params';
-import type { ExprCompiler, OperatorCompiler } from './expressions';
+import type { Exprs as ExprCompiler, OperatorCompiler } from './expr-types';
 import type { Ref } from './relation';
 
 /** Date expression operators: parts, formatting, truncation and arithmetic in a time zone. */

@@ -1,6 +1,6 @@
 import { InvalidQueryError } from '../../../core/errors';
 import { isPlainObject } from '../../../core/plain-object';
-import type { ExprCompiler, OperatorCompiler } from './expressions';
+import type { Exprs as ExprCompiler, OperatorCompiler } from './expr-types';
 import type { Ref } from './relation';
 
 /** Arithmetic, string and array expression operators, MongoDB semantics on SQL values. */

@@ -5,6 +5,7 @@ import type { PgField } from '../pg-schema';
 import type { SqlParams } from '../sql-params';
 import { arithmeticOperators, arrayOperators, stringOperators } from './expr-operators';
 import { dateOperators } from './expr-dates';
+import type { Exprs, OperatorCompiler } from './expr-types';
 import { known, type Ref, type Relation } from './relation';
 
 /**
@@ -12,7 +13,6 @@ import { known, type Ref, type Relation } from './relation';
  * becomes a bind parameter; every field must be a column of the relation (what the reader may see
  * at this stage). Operators outside the tables below are refused with the list of supported ones.
  */
-export type OperatorCompiler = (c: ExprCompiler, arg: unknown, op: string) => Ref;
 
 const TYPES = {
   number: { type: 'Number' },
@@ -50,7 +50,7 @@ const COMPARE_SQL: Record<string, string> = {
   $lte: '<=',
 };
 
-export class ExprCompiler {
+export class ExprCompiler implements Exprs {
   private depth = 0;
 
   constructor(
@@ -480,7 +480,9 @@ function typeOp(c: ExprCompiler, arg: unknown, op: string): Ref {
   };
 }
 
-export const OPERATORS: Record<string, OperatorCompiler> = {
+type LocalOperator = (c: ExprCompiler, arg: unknown, op: string) => Ref;
+
+export const OPERATORS: Record<string, LocalOperator | OperatorCompiler> = {
   $eq: comparison,
   $ne: comparison,
   $gt: comparison,
