@@ -226,4 +226,48 @@ describe('compilePipeline', () => {
       expect(() => compilePipeline('Order', group(trunc), ctx)).toThrow(message);
     }
   });
+  it('tracks fields forward: what a stage made can be sorted and matched, what one removed cannot', () => {
+    const made = compilePipeline(
+      'Order',
+      [
+        { $addFields: { double: { $multiply: ['$amount', 2] } } },
+        { $match: { double: { $gt: 10 } } },
+        { $sort: { double: -1 } },
+        { $group: { _id: '$status', top: { $max: '$double' } } },
+        { $match: { top: { $gte: 20 } } },
+        { $sort: { top: 1 } },
+      ],
+      ctx,
+    );
+    expect(made.fields).toEqual({ _id: { type: 'String' }, top: { type: 'Number' } });
+    for (const pipeline of [
+      [{ $unset: 'amount' }, { $sort: { amount: 1 } }],
+      [{ $project: { status: 1 } }, { $match: { amount: 5 } }],
+      [{ $group: { _id: '$status' } }, { $addFields: { x: '$amount' } }],
+      [{ $replaceRoot: { newRoot: { s: '$status' } } }, { $sort: { status: 1 } }],
+      [{ $facet: { a: [{ $count: 'n' }] } }, { $match: { status: 'paid' } }],
+    ]) {
+      expect(() => compilePipeline('Order', pipeline, ctx)).toThrow(/unknown field|Unknown field/);
+    }
+  });
+
+  it('binds every value of an expression, whatever the operator does with it', () => {
+    const q = compilePipeline(
+      'Order',
+      [
+        {
+          $project: {
+            a: { $isArray: "x'); DROP TABLE x; --" },
+            b: { $dateToString: { date: '$placedAt', format: '%Y', timezone: 'Europe/Lisbon' } },
+            c: { $concat: ['$status', "'; --"] },
+          },
+        },
+      ],
+      ctx,
+    );
+    expect(q.text).not.toContain('DROP');
+    expect(q.text).not.toContain("'; --");
+    const used = new Set([...q.text.matchAll(/\$(\d+)/g)].map((m) => Number(m[1])));
+    for (let n = 1; n <= q.values.length; n++) expect(used.has(n)).toBe(true);
+  });
 });
