@@ -271,40 +271,46 @@ export function bucketStage(env: StageEnv, spec: unknown, rel: Relation): Relati
   const ref = exprs.compile(spec.groupBy);
   const x = numeric ? exprs.number(ref, '$bucket') : `${exprs.text(ref, '$bucket')} COLLATE "C"`;
   const bound = (v: unknown) => exprs.literal(v);
-  const whens: string[] = [];
+  // Rows are grouped by the bucket's index (an integer is the cheapest key); the key it stands
+  // for is put back after grouping.
   const ranks: string[] = [];
+  const keys: string[] = [];
   for (let i = 0; i + 1 < bounds.length; i++) {
     const lo = bound(bounds[i]);
     const hi = bound(bounds[i + 1]);
-    whens.push(`WHEN ${x} >= ${lo.expr} AND ${x} < ${hi.expr} THEN ${exprs.jsonb(lo)}`);
-    ranks.push(`WHEN ${x} >= ${lo.expr} AND ${x} < ${hi.expr} THEN ${i}`);
+    ranks.push(`WHEN ${x} < ${hi.expr} THEN ${i}`);
+    keys.push(`WHEN ${i} THEN ${exprs.jsonb(lo)}`);
+    if (i === 0) ranks.unshift(`WHEN ${x} < ${lo.expr} THEN ${bounds.length}`);
   }
   const fallback = exprs.jsonb(exprs.literal(spec.default));
-  const key = `(CASE ${whens.join(' ')} ELSE ${fallback} END)`;
-  const rank = `(CASE ${ranks.join(' ')} ELSE ${bounds.length} END)`;
+  // Missing values, and values past the last boundary, go to the default bucket.
+  const rank = `(CASE WHEN ${x} IS NULL THEN ${bounds.length} ${ranks.join(' ')} ELSE ${bounds.length} END)::float8`;
   const output = spec.output === undefined ? { count: { $sum: 1 } } : spec.output;
   if (!isPlainObject(output))
     throw new InvalidQueryError(`$bucket output takes { name: { $sum: 1 } }.`);
   const keyed: Relation = {
-    sql: `SELECT ${a}.*, jsonb_build_array(${rank}, ${key}) AS "__bucket" FROM (${rel.sql}) AS ${a}`,
-    fields: { ...rel.fields, __bucket: { type: 'Json' } },
+    sql: `SELECT ${a}.*, ${rank} AS "__bucket" FROM (${rel.sql}) AS ${a}`,
+    fields: { ...rel.fields, __bucket: NUMBER },
     ordered: rel.ordered,
     listable: rel.listable,
   };
   const grouped = groupStage(env, { _id: '$__bucket', ...output }, keyed);
-  return reorderBuckets(env, grouped);
+  return reorderBuckets(env, grouped, `(CASE %s ${keys.join(' ')} ELSE ${fallback} END)`);
 }
 
-/** `_id: [rank, key]` from the grouped buckets back to `_id: key`, in rank order. */
-function reorderBuckets(env: StageEnv, grouped: Relation): Relation {
+/** `_id: index` from the grouped buckets back to `_id: key`, in index order. */
+function reorderBuckets(env: StageEnv, grouped: Relation, keyOf: string): Relation {
   const a = env.params.alias('s');
   const names = Object.keys(grouped.fields).filter((n) => n !== '_id');
   const fields: Record<string, PgField> = { _id: { type: 'Json' } };
   for (const n of names) fields[n] = grouped.fields[n];
-  const cols = [`(${a}."_id" -> 1) AS "_id"`, ...names.map((n) => `${a}.${quoteIdent(n)}`)];
+  const cols = [
+    `${keyOf.replace('%s', `${a}."_id"::int`)} AS "_id"`,
+    ...names.map((n) => `${a}.${quoteIdent(n)}`),
+  ];
   return {
     sql:
-      `SELECT ${cols.join(', ')}, row_number() OVER (ORDER BY (${a}."_id" ->> 0)::float8) AS ${ORD} ` +
+      `SELECT ${cols.join(', ')}, row_number() OVER (ORDER BY ${a}."_id") AS ${ORD} ` +
       `FROM (${grouped.sql}) AS ${a}`,
     fields,
     ordered: true,

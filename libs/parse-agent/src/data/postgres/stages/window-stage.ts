@@ -63,7 +63,10 @@ export function windowStage(env: StageEnv, spec: unknown, rel: Relation): Relati
   const a = env.params.alias('s');
   const exprs = new ExprCompiler(env.params, rel, a, '$setWindowFields', env.vars);
   const part = spec.partitionBy === undefined ? undefined : partitionKey(exprs, spec.partitionBy);
-  const partition = part ? `PARTITION BY ${part.expr}` : '';
+  // Partitioned with the collation the output order uses, so one sort serves both.
+  const partition = part
+    ? `PARTITION BY ${['String', 'Pointer', 'File'].includes(part.field.type) ? `${part.expr} COLLATE "C"` : part.expr}`
+    : '';
   const order =
     spec.sortBy === undefined ? [] : sortTerms(env, spec.sortBy, rel, a, '$setWindowFields sortBy');
   const orderBy = order.length ? ` ORDER BY ${order.join(', ')}` : '';
