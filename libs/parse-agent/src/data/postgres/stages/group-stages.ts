@@ -266,6 +266,16 @@ export function bucketStage(env: StageEnv, spec: unknown, rel: Relation): Relati
         `falls outside the boundaries); add e.g. "default": "other".`,
     );
   }
+  const fallbackValue = spec.default as number | string;
+  if (
+    typeof fallbackValue === typeof bounds[0] &&
+    fallbackValue >= (bounds[0] as number | string) &&
+    fallbackValue < (bounds[bounds.length - 1] as number | string)
+  ) {
+    throw new InvalidQueryError(
+      `$bucket default must lie outside the boundaries (below the first or from the last on), as on MongoDB.`,
+    );
+  }
   const a = env.params.alias('s');
   const exprs = new ExprCompiler(env.params, rel, a, '$bucket groupBy', env.vars);
   const ref = exprs.compile(spec.groupBy);
@@ -276,15 +286,20 @@ export function bucketStage(env: StageEnv, spec: unknown, rel: Relation): Relati
   const ranks: string[] = [];
   const keys: string[] = [];
   for (let i = 0; i + 1 < bounds.length; i++) {
-    const lo = bound(bounds[i]);
-    const hi = bound(bounds[i + 1]);
-    ranks.push(`WHEN ${x} < ${hi.expr} THEN ${i}`);
-    keys.push(`WHEN ${i} THEN ${exprs.jsonb(lo)}`);
-    if (i === 0) ranks.unshift(`WHEN ${x} < ${lo.expr} THEN ${bounds.length}`);
+    keys.push(`WHEN ${i} THEN ${exprs.jsonb(bound(bounds[i]))}`);
+    if (numeric) continue;
+    // Every bound parameter must appear in the text: only the CASE form binds the bounds one by one.
+    if (i === 0) ranks.push(`WHEN ${x} < ${bound(bounds[0]).expr} THEN ${bounds.length}`);
+    ranks.push(`WHEN ${x} < ${bound(bounds[i + 1]).expr} THEN ${i}`);
   }
   const fallback = exprs.jsonb(exprs.literal(spec.default));
-  // Missing values, and values past the last boundary, go to the default bucket.
-  const rank = `(CASE WHEN ${x} IS NULL THEN ${bounds.length} ${ranks.join(' ')} ELSE ${bounds.length} END)::float8`;
+  // Missing values, and values outside the boundaries, go to the default bucket. Numbers find
+  // their bucket by binary search (width_bucket), as a hand-written query would.
+  const n = bounds.length;
+  const rank = numeric
+    ? `(CASE WHEN width_bucket(${x}, ${env.params.add(bounds)}::float8[]) BETWEEN 1 AND ${n - 1} ` +
+      `THEN width_bucket(${x}, ${env.params.add(bounds)}::float8[]) - 1 ELSE ${n} END)::float8`
+    : `(CASE WHEN ${x} IS NULL THEN ${n} ${ranks.join(' ')} ELSE ${n} END)::float8`;
   const output = spec.output === undefined ? { count: { $sum: 1 } } : spec.output;
   if (!isPlainObject(output))
     throw new InvalidQueryError(`$bucket output takes { name: { $sum: 1 } }.`);
