@@ -240,7 +240,9 @@ async function pagedQueryClass(mcpUrl, token) {
 function stageFamilies() {
   const acl = `("_rperm" IS NULL OR "_rperm" && $1::text[])`;
   const keyed = (rows, key, value) =>
-    Object.fromEntries(rows.map((r) => [String(r[key]), Math.round(Number(r[value]) * 1000) / 1000]));
+    Object.fromEntries(
+      rows.map((r) => [String(r[key]), Math.round(Number(r[value]) * 1000) / 1000]),
+    );
   return [
     {
       name: '$addFields + $group (expressions)',
@@ -336,7 +338,8 @@ async function benchFamilies(path_, db, principals, pagedMedian) {
   return results;
 }
 
-const sortKeys = (o) => Object.fromEntries(Object.entries(o).sort(([x], [y]) => x.localeCompare(y)));
+const sortKeys = (o) =>
+  Object.fromEntries(Object.entries(o).sort(([x], [y]) => x.localeCompare(y)));
 
 async function main() {
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'parse-agent-bench-pg-'));
