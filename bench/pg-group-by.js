@@ -6,6 +6,9 @@
 //   B. the only way without it: paging `query_class` over MCP (csv, 1,000 rows a page) and
 //      grouping client-side
 //   C. the hand-written SQL it compiles to, run straight on the database (the floor)
+// then one aggregate pipeline per stage family ($addFields/$project expressions, $sortByCount,
+// $bucket, $facet, $setWindowFields) through the same path against its hand-written SQL, each
+// answer checked equal, and against paging the same rows through Parse REST (B above).
 // Parse Server runs in its own process; the MCP app runs in this one.
 require('reflect-metadata');
 const { spawn } = require('node:child_process');
@@ -232,6 +235,114 @@ async function pagedQueryClass(mcpUrl, token) {
   return { groups, rows, calls };
 }
 
+/**
+ * One pipeline per stage family, the SQL someone would write by hand for it, and how to read
+ * both answers as the same `{ key: value }` map.
+ */
+function stageFamilies() {
+  const acl = `("_rperm" IS NULL OR "_rperm" && $1::text[])`;
+  const keyed = (rows, key, value) =>
+    Object.fromEntries(
+      rows.map((r) => [String(r[key]), Math.round(Number(r[value]) * 1000) / 1000]),
+    );
+  return [
+    {
+      name: '$addFields + $group (expressions)',
+      pipeline: [
+        { $addFields: { net: { $multiply: ['$amount', 0.8] }, big: { $gte: ['$amount', 50] } } },
+        { $match: { big: true } },
+        { $group: { _id: '$status', net: { $sum: '$net' } } },
+      ],
+      sql: `SELECT "status" AS k, sum("amount" * 0.8) AS v FROM "${CLASS}" WHERE ${acl} AND "amount" >= 50 GROUP BY 1`,
+      pipelineAnswer: (rows) => keyed(rows, '_id', 'net'),
+      sqlAnswer: (rows) => keyed(rows, 'k', 'v'),
+    },
+    {
+      name: '$sortByCount',
+      pipeline: [{ $sortByCount: '$tenant' }],
+      sql: `SELECT "tenant" AS k, count(*) AS v FROM "${CLASS}" WHERE ${acl} GROUP BY 1 ORDER BY 2 DESC`,
+      pipelineAnswer: (rows) => keyed(rows, '_id', 'count'),
+      sqlAnswer: (rows) => keyed(rows, 'k', 'v'),
+    },
+    {
+      name: '$bucket',
+      pipeline: [
+        { $bucket: { groupBy: '$amount', boundaries: [0, 25, 50, 75, 101], default: 'other' } },
+      ],
+      sql:
+        `SELECT (ARRAY[0, 25, 50, 75])[width_bucket("amount", ARRAY[0, 25, 50, 75]::float8[])] AS k, count(*) AS v ` +
+        `FROM "${CLASS}" WHERE ${acl} GROUP BY 1 ORDER BY 1`,
+      pipelineAnswer: (rows) => keyed(rows, '_id', 'count'),
+      sqlAnswer: (rows) => keyed(rows, 'k', 'v'),
+    },
+    {
+      name: '$facet (two branches)',
+      pipeline: [
+        {
+          $facet: {
+            byStatus: [{ $group: { _id: '$status', n: { $sum: 1 } } }],
+            total: [{ $group: { _id: null, amount: { $sum: '$amount' } } }],
+          },
+        },
+      ],
+      sql:
+        `SELECT (SELECT json_object_agg(s, n) FROM (SELECT "status" AS s, count(*) AS n FROM "${CLASS}" WHERE ${acl} GROUP BY 1) x) AS by_status, ` +
+        `(SELECT sum("amount") FROM "${CLASS}" WHERE ${acl}) AS total`,
+      pipelineAnswer: (rows) => ({
+        ...keyed(rows[0].byStatus, '_id', 'n'),
+        total: Number(rows[0].total[0].amount),
+      }),
+      sqlAnswer: (rows) => ({
+        ...Object.fromEntries(Object.entries(rows[0].by_status).map(([k, v]) => [k, Number(v)])),
+        total: Number(rows[0].total),
+      }),
+    },
+    {
+      name: '$setWindowFields ($rank per partition)',
+      pipeline: [
+        { $match: { tenant: 'acme' } },
+        {
+          $setWindowFields: {
+            partitionBy: '$status',
+            sortBy: { amount: -1 },
+            output: { rank: { $rank: {} } },
+          },
+        },
+        { $match: { rank: 1 } },
+        { $group: { _id: '$status', top: { $sum: 1 } } },
+      ],
+      sql:
+        `SELECT s AS k, count(*) AS v FROM (SELECT "status" AS s, rank() OVER (PARTITION BY "status" ORDER BY "amount" DESC) AS r ` +
+        `FROM "${CLASS}" WHERE ${acl} AND "tenant" = 'acme') x WHERE r = 1 GROUP BY 1`,
+      pipelineAnswer: (rows) => keyed(rows, '_id', 'top'),
+      sqlAnswer: (rows) => keyed(rows, 'k', 'v'),
+    },
+  ];
+}
+
+/** Each stage family: the direct path's pipeline against its hand-written SQL, answers checked. */
+async function benchFamilies(path_, db, principals, pagedMedian) {
+  const results = [];
+  for (const family of stageFamilies()) {
+    const direct = await timeIt(() => path_.aggregate(CLASS, family.pipeline));
+    const hand = await timeIt(async () => (await db.query(family.sql, [principals])).rows);
+    const a = JSON.stringify(sortKeys(family.pipelineAnswer(direct.last)));
+    const b = JSON.stringify(sortKeys(family.sqlAnswer(hand.last)));
+    check(a === b, `${family.name}: the pipeline answered ${a}, the hand SQL ${b}`);
+    results.push({
+      family: family.name,
+      directMs: +direct.median.toFixed(2),
+      handSqlMs: +hand.median.toFixed(2),
+      vsHandSql: +(direct.median / hand.median).toFixed(2),
+      vsPaging: +(pagedMedian / direct.median).toFixed(0),
+    });
+  }
+  return results;
+}
+
+const sortKeys = (o) =>
+  Object.fromEntries(Object.entries(o).sort(([x], [y]) => x.localeCompare(y)));
+
 async function main() {
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'parse-agent-bench-pg-'));
   fs.chmodSync(tmp, 0o755);
@@ -290,6 +401,7 @@ async function main() {
       `answers differ: expected ${sorted(expected)}, direct ${sorted(a)}, paged REST ${sorted(b)}, hand SQL ${sorted(c)}`,
     );
     const visible = Object.values(a).reduce((s, n) => s + n, 0);
+    const families = await benchFamilies(path_, db, principals, pagedMedian);
     const out = {
       smoke: SMOKE,
       rows: ROWS,
@@ -299,6 +411,7 @@ async function main() {
       pagedQueryClassMs: +pagedMedian.toFixed(0),
       directVsPaged: +(pagedMedian / direct.median).toFixed(0),
       directVsHandSql: +(direct.median / hand.median).toFixed(2),
+      families,
     };
     process.stdout.write(
       [
@@ -309,6 +422,12 @@ async function main() {
         `  paging query_class over MCP median ${out.pagedQueryClassMs} ms over ${pagedRepeat} (${paged.rows} rows moved in ${paged.calls} calls)`,
         `  direct vs paging: ${out.directVsPaged}x faster (target >= 100x)`,
         `  direct vs hand-written SQL: ${out.directVsHandSql}x the time (target <= 1.3x)`,
+        '',
+        `aggregate pipelines per stage family (median over ${REPEAT}; paging the same rows: ${out.pagedQueryClassMs} ms)`,
+        ...families.map(
+          (f) =>
+            `  ${f.family.padEnd(40)} direct ${f.directMs} ms, hand SQL ${f.handSqlMs} ms = ${f.vsHandSql}x (target <= 1.3x); ${f.vsPaging}x faster than paging (target >= 50x)`,
+        ),
         '',
       ].join('\n'),
     );

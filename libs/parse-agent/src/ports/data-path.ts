@@ -190,6 +190,15 @@ export interface DataPath {
     query: DataFindQuery,
     options?: AggregateOptions,
   ): Promise<ExplainSummary>;
+  /**
+   * The plan of an aggregation pipeline (already validated and scoped by the read policy) without
+   * running it: the direct PostgreSQL path explains the SQL it compiles the pipeline to.
+   */
+  explainPipeline?(
+    className: string,
+    pipeline: Record<string, unknown>[],
+    options?: AggregateOptions,
+  ): Promise<ExplainSummary>;
   /** Full-text search (Atlas Search on MongoDB): ranked rows this identity may read. */
   search?(className: string, spec: SearchSpec, options?: AggregateOptions): Promise<SearchResult>;
   /**

@@ -68,7 +68,7 @@ function unitSql(interval: unknown): string {
 }
 
 /** A time zone name or fixed offset, checked; undefined stands for UTC. */
-function checkedTimeZone(timeZone: unknown): string {
+export function checkedTimeZone(timeZone: unknown): string {
   const zone = timeZone ?? 'UTC';
   const offset = typeof zone === 'string' ? offsetMinutes(zone) : undefined;
   if (typeof zone !== 'string' || (offset === undefined && !isKnownTimeZone(zone))) {

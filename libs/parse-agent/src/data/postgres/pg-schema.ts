@@ -23,6 +23,8 @@ export type PgFieldType =
 export interface PgField {
   type: PgFieldType | string;
   targetClass?: string;
+  /** A document a stage built with these keys in this order (a $group _id): sorted key by key. */
+  keys?: readonly string[];
 }
 
 /** Parse field name -> type. On PostgreSQL each field is a column of the same name. */

@@ -235,6 +235,28 @@ export class PostgresDataPath implements DataPath {
     });
   }
 
+  /** The plan of the SQL a (validated, scoped) pipeline compiles to; the query is not run. */
+  async explainPipeline(
+    className: string,
+    pipeline: Record<string, unknown>[],
+    options: AggregateOptions = {},
+  ): Promise<ExplainSummary> {
+    return this.read('explain', className, options, async (scope, run) => {
+      const compiled = compilePipeline(className, pipeline, scope.ctx);
+      const [plan] = await run(explainQuery(compiled));
+      const [size] = await run(tableSizeQuery(className));
+      const table: TableSize | undefined = size
+        ? { rows: Number(size.rows), bytes: Number(size.bytes) }
+        : undefined;
+      return summarizePlan(
+        className,
+        plan?.['QUERY PLAN'],
+        table,
+        this.access.options.collscanMinRows,
+      );
+    });
+  }
+
   /** `'*'`, the user's objectId and its roles (inherited ones too), or the master key. */
   async principals(signal?: AbortSignal): Promise<DataPrincipals> {
     const reader = await this.access.principals.readerFor(this.identity, signal);

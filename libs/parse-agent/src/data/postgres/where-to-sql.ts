@@ -52,6 +52,8 @@ const SCALAR_SQL_TYPE: Record<string, string> = {
   Number: 'double precision',
   Boolean: 'boolean',
   Date: 'timestamptz',
+  // A value a pipeline stage set to null: only $exists and null equality can match it.
+  Null: 'text',
 };
 const JSON_TYPES = new Set(['Object', 'Json']);
 

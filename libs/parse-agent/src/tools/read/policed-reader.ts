@@ -350,6 +350,26 @@ export class PolicedReader {
     return path.explain(className, { where, order }, this.#options());
   }
 
+  /**
+   * The plan of a pipeline as `aggregate` would run it (validated and scoped as there), without
+   * running it. Only a path that compiles pipelines itself (PostgreSQL) can show one.
+   */
+  async explainPipeline(
+    className: string,
+    pipeline: unknown,
+    options: PrepareOptions = {},
+  ): Promise<ExplainSummary & { stages: number }> {
+    const prepared = await this.prepare('aggregate', className, pipeline, options);
+    const path = this.#path('explain');
+    if (!path.explainPipeline) {
+      throw new DataPathUnavailableError(
+        `The '${path.kind}' data path cannot explain pipelines; explain_query takes 'where' and 'order' here. A pipeline plan needs the direct PostgreSQL path (postgres in ParseAgentModule.forRoot).`,
+      );
+    }
+    const summary = await path.explainPipeline(className, prepared.pipeline, this.#options());
+    return { ...summary, stages: prepared.pipeline.length };
+  }
+
   /** Refuses a full scan when the operator asked to (`refuseCollscan`); see explain_query. */
   refuseCollectionScan(className: string, summary: ExplainSummary): void {
     refuseCollectionScan(this.#sources.analytics, this.access, className, summary);
