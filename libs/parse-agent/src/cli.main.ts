@@ -18,6 +18,7 @@ async function startServer(request: CliServeRequest): Promise<CliServer> {
     permissions: request.permissions,
     sessionToken: request.sessionToken,
     models: request.models,
+    unregisteredClasses: request.unregisteredClasses,
     defaults: request.tenantId ? { tenantId: request.tenantId } : undefined,
     mcp: { maxConcurrentStreams: request.maxConcurrentStreams },
     logger: ['warn', 'error'],

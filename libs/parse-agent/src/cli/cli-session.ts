@@ -11,7 +11,9 @@ import type { MetadataRegistry } from '../metadata/metadata-registry';
 import type { McpTransportContext } from '../transport/shared/mcp-transport';
 import { resolveTenantScope } from '../security/tenant-scope';
 import { CLI_ENV, CliUsageError, type CliSettings } from './cli-settings';
+import { runCliStartupCheck } from './cli-startup-check';
 import { loadModels } from './load-models';
+import { reportUnregisteredClasses } from './unregistered-classes';
 
 /** Who the CLI acts as, for headers and messages (never a secret). */
 export interface CliPrincipal {
@@ -55,12 +57,16 @@ export async function openCliSession(
       parse: { ...settings.parse, database: database.parseDatabase },
       ...database.paths,
       models,
+      unregisteredClasses: settings.unregisteredClasses,
       // The model is resolved when a conversation opens, so commands without one never need it.
       conversations: conversationFactory({ env: settings.env }),
     },
     { warn: (message) => log(`warning: ${message}`), optionsName: 'parse-agent' },
   );
   try {
+    // The module's start-up check first: a wrong key or URL is named here (exit 2), not in
+    // every tool call that follows.
+    await runCliStartupCheck(settings, built.opened);
     const principal = await resolvePrincipal(settings, built.parse);
     const tenantId = await tenantFor(settings, principal, built.parse);
     const agent = new ParseAgent(
@@ -72,6 +78,7 @@ export async function openCliSession(
       built.services,
     );
     assertTenantBound(agent, built.services.metadata, principal);
+    await reportUnregisteredClasses(settings, built.metadata, built.schemas, log);
     return {
       agent,
       services: built.services,

@@ -1,4 +1,5 @@
 import { hiddenCharacters } from '../core/hidden-characters';
+import { unwrapUntrusted } from '../core/untrusted-data';
 
 /**
  * How `terminalSafe` treats its text:
@@ -40,4 +41,20 @@ export function terminalJson(value: unknown): string {
 
 function hex(value: number, width: number): string {
   return value.toString(16).padStart(width, '0');
+}
+
+/**
+ * The value with every untrusted-data block in its strings replaced by its content (see
+ * `unwrapUntrusted`): the notice and random tags tell a model what is data, and only clutter a
+ * person's terminal. Escape sequences inside stay for `terminalSafe` to show.
+ */
+export function unwrapDeep<T>(value: T): T {
+  if (typeof value === 'string') return unwrapUntrusted(value) as T;
+  if (Array.isArray(value)) return value.map((item: unknown) => unwrapDeep(item)) as T;
+  if (value !== null && typeof value === 'object') {
+    const out: Record<string, unknown> = {};
+    for (const [key, item] of Object.entries(value)) out[key] = unwrapDeep(item);
+    return out as T;
+  }
+  return value;
 }

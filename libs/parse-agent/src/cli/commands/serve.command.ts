@@ -61,6 +61,7 @@ Examples:
         sessionToken: session.agent.sessionToken,
         tenantId: settings.tenantId,
         models: settings.models ? loadModels(settings.models) : [],
+        unregisteredClasses: settings.unregisteredClasses,
         database: settings.database,
         maxConcurrentStreams: streams,
       });
