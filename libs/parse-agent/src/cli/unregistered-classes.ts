@@ -23,8 +23,8 @@ export async function unregisteredHiddenClasses(
 
 /**
  * What the CLI says on stderr about classes no model declares: with `--expose-unregistered`, a
- * security banner saying what the operator just allowed; otherwise, when some are hidden, how many
- * and the two ways to reach them. An operator exploring their own server sees why a class is "not
+ * security banner saying what the operator just allowed; otherwise, without --models (when every
+ * class is hidden), how many are and the two ways to reach them. An operator exploring their own server sees why a class is "not
  * found" instead of guessing.
  */
 export async function reportUnregisteredClasses(
@@ -40,6 +40,9 @@ export async function reportUnregisteredClasses(
     );
     return;
   }
+  // With --models the operator chose what agents see (the boot report of the module lists the
+  // rest); without, every class is hidden, which reads as an empty server unless said.
+  if (settings.models) return;
   let hidden: string[];
   try {
     hidden = await unregisteredHiddenClasses(metadata, schemas);
