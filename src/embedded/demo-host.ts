@@ -15,6 +15,7 @@ import {
   type ExternalSettings,
 } from './demo-config';
 import { describeError } from './describe-error';
+import { assertPortFree } from './port-check';
 import { startEmbeddedPostgres, type RunningPostgres } from './embedded-postgres';
 import { loadParseServer, startParseServer, type ParseServerHost } from './parse-server-host';
 import { DEMO_SCHEMAS } from './seed/demo-schemas';
@@ -76,6 +77,8 @@ export class DemoHost {
   async run(): Promise<void> {
     this.settings = await loadDemoSettings();
     Logger.overrideLogger(consoleLogger(this.settings));
+    // Before anything starts: a busy port would have this demo's checks talk to another server.
+    await assertPortFree(this.settings.port, this.settings.host);
     this.lock = await lockDataDir(this.settings.dataDir);
     this.server.use(requestContextMiddleware);
     try {

@@ -135,6 +135,24 @@ describe('demo process (embedded PostgreSQL + Parse Server, child process)', () 
     expect(second.output()).not.toContain('undefined');
   }, 60_000);
 
+  it('a second demo on a busy port says so and names PORT, before touching its DATA_DIR', async () => {
+    const otherDir = await mkdtemp(join(tmpdir(), 'demo-busy-port-'));
+    try {
+      const second = startDemo({ DATA_DIR: otherDir, PORT: String(port) });
+      const { code } = await second.exited;
+      expect(code).toBe(1);
+      expect(second.output()).toContain(
+        `Configuration error: port ${port} is in use (something already listens on 127.0.0.1:${port}, perhaps another demo); set PORT to a free port`,
+      );
+      // Nothing was started: no PostgreSQL, no lock, no check against the other demo's server.
+      expect(second.output()).not.toMatch(/masterKey|PostgreSQL|Parse Server/);
+      await expect(stat(join(otherDir, 'demo.lock'))).rejects.toThrow();
+      await expect(stat(join(otherDir, 'postgres'))).rejects.toThrow();
+    } finally {
+      await rm(otherDir, { recursive: true, force: true });
+    }
+  }, 60_000);
+
   it('on SIGTERM answers the calls in flight, closes streams with a final message, stops PostgreSQL and exits 0 in time', async () => {
     const key = (await readFile(join(dir, 'mcp-api-key'), 'utf8')).trim();
     const postmaster = Number(
