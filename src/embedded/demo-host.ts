@@ -158,8 +158,10 @@ export class DemoHost {
       dataDir: clusterDir,
       // Its first output line means initdb (or postgres) is running in its own process.
       log: () => spawned(),
-      // The host stops it after the HTTP drain (see shutdown).
+      // The host stops it after the HTTP drain (see shutdown), and a terminal's Ctrl-C reaches
+      // only this process: PostgreSQL runs in a process group of its own.
       handleSignals: false,
+      detached: true,
     });
     const settled = postgresStarting.then(
       () => undefined,

@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { chmod, mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -14,7 +15,8 @@ interface DemoProcess {
   exited: Promise<{ code: number | null; at: number }>;
 }
 
-function startDemo(env: Record<string, string>): DemoProcess {
+/** `ownGroup`: the demo leads a process group of its own, as a shell's foreground job does. */
+function startDemo(env: Record<string, string>, ownGroup = false): DemoProcess {
   const child = spawn(
     process.execPath,
     ['-r', join(ROOT, 'test/harness/ts-register.js'), join(ROOT, 'src/main.ts')],
@@ -22,6 +24,7 @@ function startDemo(env: Record<string, string>): DemoProcess {
       cwd: ROOT,
       env: { ...process.env, LOG_FORMAT: 'json', ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
+      detached: ownGroup,
     },
   );
   let text = '';
@@ -251,6 +254,45 @@ describe('demo process (embedded PostgreSQL + Parse Server, child process)', () 
       expect((await next.exited).code).toBe(0);
     } finally {
       if (next.child.exitCode === null) next.child.kill('SIGKILL');
+    }
+  }, 150_000);
+
+  it('Ctrl-C at a terminal (SIGINT to the whole process group): PostgreSQL, in a group of its own, is stopped after the drain; "Stopped", exit 0, quickly', async () => {
+    const ownDir = await mkdtemp(join(tmpdir(), 'demo-group-sigint-'));
+    await chmod(ownDir, 0o755);
+    const own = startDemo(
+      { DATA_DIR: ownDir, PORT: String(await findFreePort()), SHUTDOWN_GRACE_MS: '2000' },
+      true,
+    );
+    try {
+      await until(() => own.output().includes('demo is up'), 120_000, 'the banner');
+      const postmaster = Number(
+        (await readFile(join(ownDir, 'postgres', 'postmaster.pid'), 'utf8')).split('\n')[0],
+      );
+      const groupOf = (pid: number) =>
+        Number(
+          readFileSync(`/proc/${pid}/stat`, 'utf8')
+            .replace(/^.*\) /s, '')
+            .split(' ')[2],
+        );
+      expect(groupOf(own.child.pid!)).toBe(own.child.pid);
+      expect(groupOf(postmaster)).not.toBe(own.child.pid);
+
+      const sentAt = Date.now();
+      process.kill(-own.child.pid!, 'SIGINT'); // what the terminal does on Ctrl-C
+      const { code, at } = await own.exited;
+      expect(code).toBe(0);
+      expect(at - sentAt).toBeLessThan(2_000 + 5_000);
+      const messages = logLines(own.output()).map((l) => l.message);
+      expect(messages).toContain('SIGINT received, shutting down (grace period 2000 ms)');
+      expect(messages[messages.length - 1]).toBe('Stopped');
+      // PostgreSQL was not signalled by the terminal: no error line from a pool losing its server.
+      expect(logLines(own.output()).filter((l) => l.level !== 'log')).toEqual([]);
+      expect(alive(postmaster)).toBe(false);
+      await expect(stat(join(ownDir, 'demo.lock'))).rejects.toThrow();
+    } finally {
+      if (own.child.exitCode === null) process.kill(-own.child.pid!, 'SIGKILL');
+      await rm(ownDir, { recursive: true, force: true });
     }
   }, 150_000);
 
