@@ -195,6 +195,54 @@ describe('parse-agent on an existing server (child process, real Parse Server)',
     );
   });
 
+  describe('banners and notes', () => {
+    const count = ['call', 'count_objects', JSON.stringify({ class_name: '_User' })];
+    const banner = 'Acting as the operator with the master key';
+
+    it('off a terminal: one short master-key banner in CLI terms, and the AUDIT trail of each call', async () => {
+      const run = await runCliProcess(count);
+      expect(run.code).toBe(0);
+      expect(run.stderr.split(banner)).toHaveLength(2);
+      expect(run.stderr).toContain(
+        'set PARSE_SESSION_TOKEN or --username; --quiet hides this line',
+      );
+      expect(run.stderr).not.toContain('suppressSecurityBanners');
+      expect(run.stderr).toMatch(/AUDIT master-key call count_objects/);
+    }, 60_000);
+
+    it('on a terminal: the banner once, no AUDIT line per call', async () => {
+      const run = await runCliOnTerminal(count, cliEnv());
+      expect(run.code).toBe(0);
+      expect(run.stdout.split(banner)).toHaveLength(2);
+      expect(run.stdout).not.toContain('AUDIT');
+    }, 60_000);
+
+    it('--quiet (or PARSE_AGENT_QUIET=1): no banner, note or AUDIT line; errors still', async () => {
+      for (const [args, env] of [
+        [['--quiet', ...count], cliEnv()],
+        [count, cliEnv({ PARSE_AGENT_QUIET: '1' })],
+      ] as const) {
+        const run = await runCliProcess([...args], env);
+        expect(run).toMatchObject({ code: 0, stderr: '' });
+        expect(JSON.parse(run.stdout).success).toBe(true);
+      }
+      const wrong = await runCliProcess(
+        ['--quiet', 'tools'],
+        cliEnv({ PARSE_MASTER_KEY: 'not-the-master-key' }),
+      );
+      expect(wrong.code).toBe(2);
+      expect(wrong.stderr).toContain('PARSE_MASTER_KEY');
+    }, 60_000);
+
+    it('chat without a model says what to set, in CLI terms', async () => {
+      const run = await runCliProcess(['chat'], cliEnv());
+      expect(run.code).toBe(2);
+      expect(run.stderr).toContain('chat needs a language model. Set LLM_PROVIDER (one of: openai');
+      expect(run.stderr).toContain('LLM_PROVIDER=openai LLM_API_KEY=sk-... parse-agent chat');
+      expect(run.stderr).not.toMatch(/forRoot|ask\(\)/);
+    }, 60_000);
+  });
+
   describe('on a terminal', () => {
     beforeAll(async () => {
       await defineClass(

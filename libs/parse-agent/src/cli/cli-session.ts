@@ -11,6 +11,7 @@ import type { MetadataRegistry } from '../metadata/metadata-registry';
 import type { McpTransportContext } from '../transport/shared/mcp-transport';
 import { resolveTenantScope } from '../security/tenant-scope';
 import { CLI_ENV, CliUsageError, type CliSettings } from './cli-settings';
+import { routeCliSecurityLines } from './cli-security-lines';
 import { runCliStartupCheck } from './cli-startup-check';
 import { loadModels } from './load-models';
 import { reportUnregisteredClasses } from './unregistered-classes';
@@ -49,7 +50,9 @@ const PARSE_INVALID_SESSION = 209;
 export async function openCliSession(
   settings: CliSettings,
   log: (line: string) => void,
+  stderrIsTerminal = false,
 ): Promise<CliSession> {
+  routeCliSecurityLines(settings, log, stderrIsTerminal);
   const models = settings.models ? loadModels(settings.models) : [];
   const database = databaseOptions(settings.database, 'parse-agent');
   const built = composeAgentServices(

@@ -29,6 +29,7 @@ export const CLI_ENV = {
   tenantRole: 'PARSE_AGENT_TENANT_ROLE',
   models: 'PARSE_AGENT_MODELS',
   exposeUnregistered: 'PARSE_AGENT_EXPOSE_UNREGISTERED',
+  quiet: 'PARSE_AGENT_QUIET',
   chatTrace: 'MCP_CHAT_TRACE',
   maxIterations: 'LLM_MAX_ITERATIONS',
   autoCompactAt: 'LLM_AUTO_COMPACT_AT',
@@ -57,6 +58,8 @@ export interface CliGlobalOptions {
   models?: string;
   /** `--expose-unregistered`: classes no model declares are reachable (master key only). */
   exposeUnregistered?: boolean;
+  /** `--quiet`: no banners or notes on stderr (errors and warnings still). */
+  quiet?: boolean;
   /**
    * Connection strings by database kind, from each path's flag (`--postgres-uri`): see
    * `databaseUrisFromFlags`. They hold a password: argv works with a warning (see cli-secrets).
@@ -104,6 +107,8 @@ export interface CliSettings {
    * only for the operator acting with the master key).
    */
   unregisteredClasses: 'hidden' | 'visible';
+  /** `--quiet` (or PARSE_AGENT_QUIET=1): no banners or notes on stderr. */
+  quiet: boolean;
   /**
    * The database Parse Server stores its data in, for the direct path (analytics, aclUser/aclRole).
    * At most one: Parse Server runs on one database.
@@ -232,6 +237,7 @@ export function readCliSettings(options: CliGlobalOptions, env: Env = process.en
     ),
     models: setting(options.models ?? env[CLI_ENV.models]),
     unregisteredClasses: exposeUnregistered ? 'visible' : 'hidden',
+    quiet: options.quiet ?? booleanSetting(env, CLI_ENV.quiet) ?? false,
     database: readDatabaseSetting(options, env),
     env,
   };

@@ -89,7 +89,11 @@ function cliContext(
     settingsOf,
     withSession: async (from, run, stdinBusy) => {
       const settings = from instanceof Command ? await settingsOf(from, stdinBusy) : from;
-      const session = await openCliSession(settings, log);
+      const session = await openCliSession(
+        settings,
+        log,
+        Boolean((stderr as { isTTY?: boolean }).isTTY),
+      );
       try {
         await run(session);
       } finally {
@@ -137,6 +141,7 @@ function createProgram(stdout: Writable, stderr: Writable): Command {
       '--models <module>',
       `load decorated model classes from a compiled module (${CLI_ENV.models})`,
     )
+    .option('--quiet', `no banners or notes on stderr, only errors (${CLI_ENV.quiet}=1)`)
     .option(
       '--expose-unregistered',
       `operator only: let the master-key agent reach classes no model declares (${CLI_ENV.exposeUnregistered}=1; default hidden)`,

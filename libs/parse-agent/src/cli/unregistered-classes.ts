@@ -42,7 +42,7 @@ export async function reportUnregisteredClasses(
   }
   // With --models the operator chose what agents see (the boot report of the module lists the
   // rest); without, every class is hidden, which reads as an empty server unless said.
-  if (settings.models) return;
+  if (settings.models || settings.quiet) return;
   let hidden: string[];
   try {
     hidden = await unregisteredHiddenClasses(metadata, schemas);
