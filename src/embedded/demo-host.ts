@@ -16,6 +16,7 @@ import {
 } from './demo-config';
 import { describeError } from './describe-error';
 import { assertPortFree } from './port-check';
+import { postgresPortFor } from './postgres-port';
 import { startEmbeddedPostgres, type RunningPostgres } from './embedded-postgres';
 import { loadParseServer, startParseServer, type ParseServerHost } from './parse-server-host';
 import { DEMO_SCHEMAS } from './seed/demo-schemas';
@@ -151,11 +152,18 @@ export class DemoHost {
       this.logger.log(`Stopped PostgreSQL (PID ${stale}) left running by a demo that did not stop`);
     }
     this.signals.checkpoint();
-    this.logger.log(`Starting embedded PostgreSQL in ${clusterDir}`);
+    const { port: postgresPort, moved } = await postgresPortFor(settings.dataDir);
+    if (moved !== undefined) {
+      this.logger.warn(
+        `PostgreSQL port ${moved} of this DATA_DIR is taken by another program; using ${postgresPort}. Update POSTGRES_URI where a client keeps it.`,
+      );
+    }
+    this.logger.log(`Starting embedded PostgreSQL in ${clusterDir} on port ${postgresPort}`);
     let spawned!: () => void;
     const firstOutput = new Promise<void>((resolve) => (spawned = resolve));
     const postgresStarting = startEmbeddedPostgres({
       dataDir: clusterDir,
+      port: postgresPort,
       // Its first output line means initdb (or postgres) is running in its own process.
       log: () => spawned(),
       // The host stops it after the HTTP drain (see shutdown), and a terminal's Ctrl-C reaches
