@@ -183,6 +183,8 @@ describe('parse-agent on an existing server (child process, real Parse Server)',
           ['tools'],
           ['call', 'count_objects', '{"class_name":"_User"}'],
           ['describe'],
+          // stdio too: a desktop client's config with a stale POSTGRES_URI fails at launch.
+          ['stdio'],
         ]) {
           const run = await runCliProcess(args, env);
           expect(run).toMatchObject({ code: 2, stdout: '' });

@@ -245,6 +245,12 @@ describe('demo process (embedded PostgreSQL + Parse Server, child process)', () 
         `Stopped PostgreSQL (PID ${orphan}) left running by a demo that did not stop`,
       );
       expect(next.output()).toContain('demo is up');
+      // One DATA_DIR, one PostgreSQL port: a client's POSTGRES_URI outlives restarts.
+      const portIn = (output: string) =>
+        /PostgreSQL: +postgres:\/\/\S+@127\.0\.0\.1:(\d+)\//.exec(output)?.[1];
+      expect(portIn(demo.output())).toMatch(/^\d+$/);
+      expect(portIn(first.output())).toBe(portIn(demo.output()));
+      expect(portIn(next.output())).toBe(portIn(demo.output()));
       // A start on existing data (Parse Server re-applies the demo's class definitions to it) is
       // as quiet as a fresh one.
       const upTo = next.output().slice(0, next.output().indexOf('demo is up'));
