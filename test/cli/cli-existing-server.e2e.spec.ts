@@ -55,6 +55,19 @@ describe('parse-agent on an existing server (child process, real Parse Server)',
     await defineClass(className, { label: { type: 'String' } });
     await createObject(className, { label: 'one' });
     await createObject(className, { label: 'two' });
+    await defineClass(
+      'ExistingServerLocked',
+      { label: { type: 'String' } },
+      {
+        find: {},
+        get: {},
+        count: {},
+        create: {},
+        update: {},
+        delete: {},
+        addField: {},
+      },
+    );
     // The truth: what Parse Server itself lists with the master key.
     const { results } = await parseRest<{ results: Array<{ className: string }> }>(
       'GET',
@@ -198,7 +211,13 @@ describe('parse-agent on an existing server (child process, real Parse Server)',
   });
 
   describe('banners and notes', () => {
-    const count = ['call', 'count_objects', JSON.stringify({ class_name: '_User' })];
+    const count = [
+      '--models',
+      MODELS,
+      'call',
+      'count_objects',
+      JSON.stringify({ class_name: 'ExistingServerLocked' }),
+    ];
     const banner = 'Acting as the operator with the master key';
 
     it('off a terminal: one short master-key banner in CLI terms, and the AUDIT trail of each call', async () => {
@@ -246,22 +265,6 @@ describe('parse-agent on an existing server (child process, real Parse Server)',
   });
 
   describe('on a terminal', () => {
-    beforeAll(async () => {
-      await defineClass(
-        'ExistingServerLocked',
-        { label: { type: 'String' } },
-        {
-          find: {},
-          get: {},
-          count: {},
-          create: {},
-          update: {},
-          delete: {},
-          addField: {},
-        },
-      );
-    });
-
     it('prints Parse Server’s refusal without the untrusted-data wrapper, which a pipe keeps', async () => {
       const user = await createUser(`terminal-${Date.now()}`);
       const env = cliEnv({ PARSE_SESSION_TOKEN: user.sessionToken });
