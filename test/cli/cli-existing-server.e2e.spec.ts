@@ -265,6 +265,24 @@ describe('parse-agent on an existing server (child process, real Parse Server)',
   });
 
   describe('on a terminal', () => {
+    it('notes that a user’s --tenant is taken unchecked and names --tenant-role; a pipe stays quiet', async () => {
+      const user = await createUser(`tenant-claim-${Date.now()}`);
+      const env = cliEnv({ PARSE_SESSION_TOKEN: user.sessionToken, PARSE_AGENT_TENANT_ID: 'acme' });
+      const args = ['--models', MODELS, 'describe'];
+      const shown = await runCliOnTerminal(args, env);
+      expect(shown.code).toBe(0);
+      expect(shown.stdout).toContain(
+        `note: --tenant acme (PARSE_AGENT_TENANT_ID) is taken as given: the CLI cannot check that ${user.username} (session) belongs to it`,
+      );
+      expect(shown.stdout).toContain(
+        "use --tenant-role '{tenant}-staff' (PARSE_AGENT_TENANT_ROLE)",
+      );
+      const piped = await runCliProcess(args, env);
+      expect(piped).toMatchObject({ code: 0, stderr: '' });
+      const quiet = await runCliOnTerminal(['--quiet', ...args], env);
+      expect(quiet.stdout).not.toContain('note:');
+    }, 60_000);
+
     it('prints Parse Server’s refusal without the untrusted-data wrapper, which a pipe keeps', async () => {
       const user = await createUser(`terminal-${Date.now()}`);
       const env = cliEnv({ PARSE_SESSION_TOKEN: user.sessionToken });

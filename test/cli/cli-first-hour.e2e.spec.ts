@@ -154,7 +154,7 @@ describe('parse-agent first hour (child process, real Parse Server and PostgreSQ
       expect(run.code).toBe(2);
       expect(run.stdout).toBe('');
       expect(run.stderr).toMatch(
-        /alice \(session\) has no tenant, and the models scope .*Order.* by tenant \(@AgentTenantScope\)\. Pass --tenant <id> or set PARSE_AGENT_TENANT_ID/,
+        /alice \(session\) has no tenant, and the models scope .*Order.* by tenant \(@AgentTenantScope\)\. When users belong to tenants through roles, pass --tenant-role '\{tenant\}-staff' \(PARSE_AGENT_TENANT_ROLE\).*Otherwise pass --tenant <id> \(PARSE_AGENT_TENANT_ID\)/,
       );
     }, 30_000);
 

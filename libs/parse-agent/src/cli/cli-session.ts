@@ -71,7 +71,9 @@ export async function openCliSession(
     // every tool call that follows.
     await runCliStartupCheck(settings, built.opened);
     const principal = await resolvePrincipal(settings, built.parse);
-    const tenantId = await tenantFor(settings, principal, built.parse);
+    // The unchecked-tenant note is for a person reading stderr; scripts keep a quiet stderr.
+    const note = stderrIsTerminal && !settings.quiet ? log : () => undefined;
+    const tenantId = await tenantFor(settings, principal, built.parse, note);
     const agent = new ParseAgent(
       {
         permissions: settings.permissions,
@@ -106,8 +108,16 @@ async function tenantFor(
   settings: CliSettings,
   principal: CliPrincipal,
   parse: ParseRestClient,
+  note: (line: string) => void,
 ): Promise<string | undefined> {
   const userId = principal.user?.objectId;
+  if (!settings.tenantRole && userId && settings.tenantId) {
+    // Nothing here can tell whether the user belongs to the tenant named: a wrong one shows up
+    // only as empty results (Parse's ACLs still hide the other tenant's rows), so say so.
+    note(
+      `note: --tenant ${settings.tenantId} (${CLI_ENV.tenantId}) is taken as given: the CLI cannot check that ${principal.label} belongs to it, and a tenant they are not in answers with no rows rather than a refusal. When users belong to tenants through roles, use --tenant-role '{tenant}-staff' (${CLI_ENV.tenantRole}) instead: the tenant then comes from their role membership.`,
+    );
+  }
   if (!settings.tenantRole || !userId) return settings.tenantId;
   const binding = await tenantOfUser(parse, userId, { fromRole: settings.tenantRole });
   if (binding.tenantId === undefined) {
@@ -147,7 +157,7 @@ function assertTenantBound(
   }
   if (!unbound.length) return;
   throw new CliUsageError(
-    `${principal.label} has no tenant, and the models scope ${unbound.sort().join(', ')} by tenant (@AgentTenantScope). Pass --tenant <id> or set ${CLI_ENV.tenantId} to the tenant this identity belongs to.`,
+    `${principal.label} has no tenant, and the models scope ${unbound.sort().join(', ')} by tenant (@AgentTenantScope). When users belong to tenants through roles, pass --tenant-role '{tenant}-staff' (${CLI_ENV.tenantRole}): the tenant then comes from the user's role membership, which they cannot change. Otherwise pass --tenant <id> (${CLI_ENV.tenantId}) naming the tenant this identity belongs to.`,
   );
 }
 
