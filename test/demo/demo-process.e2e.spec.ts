@@ -101,12 +101,19 @@ describe('demo process (embedded PostgreSQL + Parse Server, child process)', () 
     expect(() => JSON.parse(line!)).not.toThrow();
   });
 
-  it('a healthy start logs no warning or error line', () => {
+  it('a healthy start logs no warning or error line, and the example passes its own metadata audit', async () => {
     const upTo = demo.output().slice(0, demo.output().indexOf('demo is up'));
     const alarms = logLines(upTo).filter((l) => l.level !== 'log');
     expect(alarms).toEqual([]);
     expect(upTo).not.toContain('unreachable');
-  });
+    // The audit runs in the background once Parse Server answered (auditMetadataOnBoot).
+    const audit = () =>
+      logLines(demo.output()).find((l) => l.message.startsWith('Agent metadata audit'));
+    await until(() => audit() !== undefined, 30_000, 'the metadata audit');
+    expect(audit()!.message).toMatch(
+      /^Agent metadata audit: \d+ classes \(@AgentVisible models\)\n  no gaps found$/,
+    );
+  }, 40_000);
 
   it('prints the PostgreSQL URI in the banner, and another client can use it', async () => {
     const uri = /PostgreSQL: +(postgres:\/\/\S+)/.exec(demo.output())?.[1];
