@@ -111,7 +111,7 @@ describe('demo process (embedded PostgreSQL + Parse Server, child process)', () 
       logLines(demo.output()).find((l) => l.message.startsWith('Agent metadata audit'));
     await until(() => audit() !== undefined, 30_000, 'the metadata audit');
     expect(audit()!.message).toMatch(
-      /^Agent metadata audit: \d+ classes \(@AgentVisible models\)\n  no gaps found$/,
+      /^Agent metadata audit: \d+ classes \(@AgentVisible models\)\n {2}no gaps found$/,
     );
   }, 40_000);
 
