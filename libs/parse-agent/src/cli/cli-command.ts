@@ -19,6 +19,8 @@ export interface CliServeRequest {
   unregisteredClasses?: 'hidden' | 'visible';
   /** The direct database path (a path's connection string, e.g. POSTGRES_URI), when set. */
   database?: DatabaseSetting;
+  /** How the server logs: readable lines (`pretty`) or JSON lines (`json`, for collectors). */
+  logFormat?: 'json' | 'pretty';
   /** Streaming tool calls in flight at once (`--max-concurrent-streams`; default the module's). */
   maxConcurrentStreams?: number;
 }

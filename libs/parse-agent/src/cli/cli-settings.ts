@@ -38,6 +38,7 @@ export const CLI_ENV = {
   host: 'MCP_HOST',
   port: 'MCP_PORT',
   apiKey: 'MCP_API_KEY',
+  logFormat: 'LOG_FORMAT',
 } as const;
 
 /** A setting the user must fix; the CLI prints its message and exits 2. */
