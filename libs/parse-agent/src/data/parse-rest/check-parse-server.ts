@@ -65,7 +65,14 @@ export async function checkParseServer(
         message: `${at} did not answer within ${timeoutMs} ms`,
       };
     }
-    return { ok: false, problem: 'unreachable', message: `${at} is unreachable` };
+    // The socket's code (ECONNREFUSED, ENOTFOUND, ...), which the client puts in its message:
+    // a readiness answer that names the cause saves a trip to the logs.
+    const cause = /\(([A-Z][A-Z_]+)\)/.exec(error instanceof Error ? error.message : '')?.[1];
+    return {
+      ok: false,
+      problem: 'unreachable',
+      message: `${at} is unreachable${cause ? ` (${cause})` : ''}`,
+    };
   } finally {
     client.close();
   }
