@@ -58,3 +58,8 @@ export function unwrapDeep<T>(value: T): T {
   }
   return value;
 }
+
+/** The text as a person sees it on `output`: unwrapped on a terminal, as it is otherwise. */
+export function forTerminal(output: { isTTY?: boolean }, text: string): string {
+  return output.isTTY ? unwrapUntrusted(text) : text;
+}
