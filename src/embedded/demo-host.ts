@@ -15,6 +15,8 @@ import {
   type ExternalSettings,
 } from './demo-config';
 import { describeError } from './describe-error';
+import { assertPortFree } from './port-check';
+import { postgresPortFor } from './postgres-port';
 import { startEmbeddedPostgres, type RunningPostgres } from './embedded-postgres';
 import { loadParseServer, startParseServer, type ParseServerHost } from './parse-server-host';
 import { DEMO_SCHEMAS } from './seed/demo-schemas';
@@ -76,6 +78,8 @@ export class DemoHost {
   async run(): Promise<void> {
     this.settings = await loadDemoSettings();
     Logger.overrideLogger(consoleLogger(this.settings));
+    // Before anything starts: a busy port would have this demo's checks talk to another server.
+    await assertPortFree(this.settings.port, this.settings.host);
     this.lock = await lockDataDir(this.settings.dataDir);
     this.server.use(requestContextMiddleware);
     try {
@@ -148,15 +152,24 @@ export class DemoHost {
       this.logger.log(`Stopped PostgreSQL (PID ${stale}) left running by a demo that did not stop`);
     }
     this.signals.checkpoint();
-    this.logger.log(`Starting embedded PostgreSQL in ${clusterDir}`);
+    const { port: postgresPort, moved } = await postgresPortFor(settings.dataDir);
+    if (moved !== undefined) {
+      this.logger.warn(
+        `PostgreSQL port ${moved} of this DATA_DIR is taken by another program; using ${postgresPort}. Update POSTGRES_URI where a client keeps it.`,
+      );
+    }
+    this.logger.log(`Starting embedded PostgreSQL in ${clusterDir} on port ${postgresPort}`);
     let spawned!: () => void;
     const firstOutput = new Promise<void>((resolve) => (spawned = resolve));
     const postgresStarting = startEmbeddedPostgres({
       dataDir: clusterDir,
+      port: postgresPort,
       // Its first output line means initdb (or postgres) is running in its own process.
       log: () => spawned(),
-      // The host stops it after the HTTP drain (see shutdown).
+      // The host stops it after the HTTP drain (see shutdown), and a terminal's Ctrl-C reaches
+      // only this process: PostgreSQL runs in a process group of its own.
       handleSignals: false,
+      detached: true,
     });
     const settled = postgresStarting.then(
       () => undefined,

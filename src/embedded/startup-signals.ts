@@ -9,7 +9,7 @@ export class StartupInterrupted extends Error {
 }
 
 /**
- * SIGINT and SIGTERM are the demo's from its first line. During start-up one stops it at the next
+ * SIGINT, SIGTERM and SIGHUP are the demo's from its first line. During start-up one stops it at the next
  * step boundary (a step half done, such as initdb or the seed, is never torn down under itself);
  * once the demo is up, the stop function it registered drains and shuts down.
  */
@@ -21,6 +21,8 @@ export class StartupSignals {
   constructor(protected readonly logger: Logger) {
     process.on('SIGINT', this.onSignal);
     process.on('SIGTERM', this.onSignal);
+    // A closed terminal: PostgreSQL, in its own process group, would not hear of it.
+    process.on('SIGHUP', this.onSignal);
   }
 
   /** Throws StartupInterrupted when a signal came during start-up. */

@@ -224,6 +224,8 @@ describe('class-validator DTOs and model rules (real Parse Server)', () => {
           arguments: { amount: 2, amout: 2 },
         }),
       );
+      // The same code as a DTO rule failure: both are wrong arguments, not a refusal.
+      expect(result.error_code).toBe('invalid_argument');
       expect(result.error).toMatch(/'amout' is not accepted.*Accepted: amount, notify, window/);
     });
 

@@ -154,7 +154,7 @@ describe('parse-agent first hour (child process, real Parse Server and PostgreSQ
       expect(run.code).toBe(2);
       expect(run.stdout).toBe('');
       expect(run.stderr).toMatch(
-        /alice \(session\) has no tenant, and the models scope .*Order.* by tenant \(@AgentTenantScope\)\. Pass --tenant <id> or set PARSE_AGENT_TENANT_ID/,
+        /alice \(session\) has no tenant, and the models scope .*Order.* by tenant \(@AgentTenantScope\)\. When users belong to tenants through roles, pass --tenant-role '\{tenant\}-staff' \(PARSE_AGENT_TENANT_ROLE\).*Otherwise pass --tenant <id> \(PARSE_AGENT_TENANT_ID\)/,
       );
     }, 30_000);
 
@@ -220,7 +220,7 @@ describe('parse-agent first hour (child process, real Parse Server and PostgreSQ
       expect(run.code).toBe(2);
       expect(run.stderr).toMatch(
         new RegExp(
-          `Could not log in as alice: Parse Server at http://127\\.0\\.0\\.1:${port}/parse is unreachable \\(ECONNREFUSED\\)\\. Check PARSE_SERVER_URL`,
+          `Start-up check failed: PARSE_SERVER_URL \\(--server-url\\): Parse Server at http://127\\.0\\.0\\.1:${port}/parse cannot be reached \\(ECONNREFUSED\\)\\. Check PARSE_SERVER_URL`,
         ),
       );
       expect(run.stderr).not.toMatch(/PARSE_PASSWORD|\.\./);
@@ -246,7 +246,7 @@ describe('parse-agent first hour (child process, real Parse Server and PostgreSQ
       );
       expect(run.code).toBe(2);
       expect(run.stderr).toMatch(
-        /Could not check the session token: Parse Server at .* is unreachable/,
+        /Start-up check failed: PARSE_SERVER_URL \(--server-url\): Parse Server at .* cannot be reached/,
       );
       expect(run.stderr).not.toMatch(/refused|\.\./);
     }, 30_000);

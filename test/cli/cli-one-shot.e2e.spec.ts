@@ -185,6 +185,12 @@ describe('parse-agent one-shot commands (child process, real Parse Server)', () 
     expect(await exited).toBe(0);
   }, 60_000);
 
+  it('serve names LOG_FORMAT when it is neither json nor pretty', async () => {
+    const run = await runCliProcess(['serve', '--port', '0'], cliEnv({ LOG_FORMAT: 'xml' }));
+    expect(run).toMatchObject({ code: 2, stdout: '' });
+    expect(run.stderr).toContain('LOG_FORMAT must be "json" or "pretty", got "xml".');
+  }, 60_000);
+
   it('serve refuses to listen beyond loopback without an API key', async () => {
     const run = await runCliProcess(['serve', '--host', '0.0.0.0', '--port', '0'], cliEnv());
     expect(run.code).toBe(2);

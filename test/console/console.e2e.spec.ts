@@ -140,9 +140,21 @@ describeWithBrowser('console in a real browser (demo app, chromium)', () => {
   }
 
   it('alice signs in: her agent acts for her, readonly, in tenant acme', async () => {
-    const page = await openConsole();
+    const context = await browser.newContext({ viewport: { width: 1100, height: 760 } });
+    const page = await context.newPage();
+    const missing: string[] = [];
+    page.on('response', (res) => {
+      if (res.status() === 404) missing.push(res.url());
+    });
+    await page.goto(`${base}/console`);
     expect(new URL(page.url()).pathname).toBe('/console/');
+    // The page carries its icon: the browser asks the host for no /favicon.ico.
+    expect(await page.locator('link[rel="icon"]').getAttribute('href')).toMatch(/^data:image\/svg/);
     await signIn(page, 'alice');
+    // The username box is cleared once she is signed in (and the password box too).
+    expect(await page.getByTestId('login-username').inputValue()).toBe('');
+    expect(await page.getByTestId('login-password').inputValue()).toBe('');
+    expect(missing).toEqual([]);
     const card = page.getByTestId('identity-card').first();
     expect(await card.getByTestId('identity-tier').textContent()).toBe('readonly');
     expect(await card.getByTestId('identity-tenant').textContent()).toBe('acme');

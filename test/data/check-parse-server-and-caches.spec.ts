@@ -35,7 +35,8 @@ describe('checkParseServer (real Parse Server)', () => {
     expect(check).toEqual({
       ok: false,
       problem: 'unreachable',
-      message: 'Parse Server at http://127.0.0.1:9/parse is unreachable',
+      // The cause, as the socket reported it.
+      message: 'Parse Server at http://127.0.0.1:9/parse is unreachable (ECONNREFUSED)',
     });
   });
 

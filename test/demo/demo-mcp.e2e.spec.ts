@@ -237,7 +237,7 @@ describe('demo app serves MCP (guard + agentFactory)', () => {
     ]);
     expect(problems.join()).not.toContain('not-the-master-key');
     expect(await checkParse({ ...cfg, serverURL: 'http://127.0.0.1:9/parse' })).toEqual([
-      'parse: Parse Server at http://127.0.0.1:9/parse is unreachable',
+      'parse: Parse Server at http://127.0.0.1:9/parse is unreachable (ECONNREFUSED)',
     ]);
   });
 

@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { chmod, mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -14,7 +15,8 @@ interface DemoProcess {
   exited: Promise<{ code: number | null; at: number }>;
 }
 
-function startDemo(env: Record<string, string>): DemoProcess {
+/** `ownGroup`: the demo leads a process group of its own, as a shell's foreground job does. */
+function startDemo(env: Record<string, string>, ownGroup = false): DemoProcess {
   const child = spawn(
     process.execPath,
     ['-r', join(ROOT, 'test/harness/ts-register.js'), join(ROOT, 'src/main.ts')],
@@ -22,6 +24,7 @@ function startDemo(env: Record<string, string>): DemoProcess {
       cwd: ROOT,
       env: { ...process.env, LOG_FORMAT: 'json', ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
+      detached: ownGroup,
     },
   );
   let text = '';
@@ -98,12 +101,19 @@ describe('demo process (embedded PostgreSQL + Parse Server, child process)', () 
     expect(() => JSON.parse(line!)).not.toThrow();
   });
 
-  it('a healthy start logs no warning or error line', () => {
+  it('a healthy start logs no warning or error line, and the example passes its own metadata audit', async () => {
     const upTo = demo.output().slice(0, demo.output().indexOf('demo is up'));
     const alarms = logLines(upTo).filter((l) => l.level !== 'log');
     expect(alarms).toEqual([]);
     expect(upTo).not.toContain('unreachable');
-  });
+    // The audit runs in the background once Parse Server answered (auditMetadataOnBoot).
+    const audit = () =>
+      logLines(demo.output()).find((l) => l.message.startsWith('Agent metadata audit'));
+    await until(() => audit() !== undefined, 30_000, 'the metadata audit');
+    expect(audit()!.message).toMatch(
+      /^Agent metadata audit: \d+ classes \(@AgentVisible models\)\n {2}no gaps found$/,
+    );
+  }, 40_000);
 
   it('prints the PostgreSQL URI in the banner, and another client can use it', async () => {
     const uri = /PostgreSQL: +(postgres:\/\/\S+)/.exec(demo.output())?.[1];
@@ -133,6 +143,24 @@ describe('demo process (embedded PostgreSQL + Parse Server, child process)', () 
       `The data directory ${dir} is in use by another demo process (PID ${demo.child.pid}).`,
     );
     expect(second.output()).not.toContain('undefined');
+  }, 60_000);
+
+  it('a second demo on a busy port says so and names PORT, before touching its DATA_DIR', async () => {
+    const otherDir = await mkdtemp(join(tmpdir(), 'demo-busy-port-'));
+    try {
+      const second = startDemo({ DATA_DIR: otherDir, PORT: String(port) });
+      const { code } = await second.exited;
+      expect(code).toBe(1);
+      expect(second.output()).toContain(
+        `Configuration error: port ${port} is in use (something already listens on 127.0.0.1:${port}, perhaps another demo); set PORT to a free port`,
+      );
+      // Nothing was started: no PostgreSQL, no lock, no check against the other demo's server.
+      expect(second.output()).not.toMatch(/masterKey|PostgreSQL|Parse Server/);
+      await expect(stat(join(otherDir, 'demo.lock'))).rejects.toThrow();
+      await expect(stat(join(otherDir, 'postgres'))).rejects.toThrow();
+    } finally {
+      await rm(otherDir, { recursive: true, force: true });
+    }
   }, 60_000);
 
   it('on SIGTERM answers the calls in flight, closes streams with a final message, stops PostgreSQL and exits 0 in time', async () => {
@@ -224,6 +252,12 @@ describe('demo process (embedded PostgreSQL + Parse Server, child process)', () 
         `Stopped PostgreSQL (PID ${orphan}) left running by a demo that did not stop`,
       );
       expect(next.output()).toContain('demo is up');
+      // One DATA_DIR, one PostgreSQL port: a client's POSTGRES_URI outlives restarts.
+      const portIn = (output: string) =>
+        /PostgreSQL: +postgres:\/\/\S+@127\.0\.0\.1:(\d+)\//.exec(output)?.[1];
+      expect(portIn(demo.output())).toMatch(/^\d+$/);
+      expect(portIn(first.output())).toBe(portIn(demo.output()));
+      expect(portIn(next.output())).toBe(portIn(demo.output()));
       // A start on existing data (Parse Server re-applies the demo's class definitions to it) is
       // as quiet as a fresh one.
       const upTo = next.output().slice(0, next.output().indexOf('demo is up'));
@@ -233,6 +267,45 @@ describe('demo process (embedded PostgreSQL + Parse Server, child process)', () 
       expect((await next.exited).code).toBe(0);
     } finally {
       if (next.child.exitCode === null) next.child.kill('SIGKILL');
+    }
+  }, 150_000);
+
+  it('Ctrl-C at a terminal (SIGINT to the whole process group): PostgreSQL, in a group of its own, is stopped after the drain; "Stopped", exit 0, quickly', async () => {
+    const ownDir = await mkdtemp(join(tmpdir(), 'demo-group-sigint-'));
+    await chmod(ownDir, 0o755);
+    const own = startDemo(
+      { DATA_DIR: ownDir, PORT: String(await findFreePort()), SHUTDOWN_GRACE_MS: '2000' },
+      true,
+    );
+    try {
+      await until(() => own.output().includes('demo is up'), 120_000, 'the banner');
+      const postmaster = Number(
+        (await readFile(join(ownDir, 'postgres', 'postmaster.pid'), 'utf8')).split('\n')[0],
+      );
+      const groupOf = (pid: number) =>
+        Number(
+          readFileSync(`/proc/${pid}/stat`, 'utf8')
+            .replace(/^.*\) /s, '')
+            .split(' ')[2],
+        );
+      expect(groupOf(own.child.pid!)).toBe(own.child.pid);
+      expect(groupOf(postmaster)).not.toBe(own.child.pid);
+
+      const sentAt = Date.now();
+      process.kill(-own.child.pid!, 'SIGINT'); // what the terminal does on Ctrl-C
+      const { code, at } = await own.exited;
+      expect(code).toBe(0);
+      expect(at - sentAt).toBeLessThan(2_000 + 5_000);
+      const messages = logLines(own.output()).map((l) => l.message);
+      expect(messages).toContain('SIGINT received, shutting down (grace period 2000 ms)');
+      expect(messages[messages.length - 1]).toBe('Stopped');
+      // PostgreSQL was not signalled by the terminal: no error line from a pool losing its server.
+      expect(logLines(own.output()).filter((l) => l.level !== 'log')).toEqual([]);
+      expect(alive(postmaster)).toBe(false);
+      await expect(stat(join(ownDir, 'demo.lock'))).rejects.toThrow();
+    } finally {
+      if (own.child.exitCode === null) process.kill(-own.child.pid!, 'SIGKILL');
+      await rm(ownDir, { recursive: true, force: true });
     }
   }, 150_000);
 

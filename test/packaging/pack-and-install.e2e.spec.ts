@@ -1,6 +1,6 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { existsSync, readFileSync } from 'node:fs';
+import { lstat, mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
@@ -10,7 +10,6 @@ import { unwrapUntrusted } from 'nestjs-parse-agent/mcp';
 
 const run = promisify(execFile);
 const ROOT = resolve(__dirname, '..', '..');
-const LIBRARY = join(ROOT, 'libs', 'parse-agent');
 const TSC = join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
 
 const APP_SOURCE = `import 'reflect-metadata';
@@ -102,9 +101,20 @@ async function compile(app: string, project: string): Promise<string> {
   }
 }
 
+/** The docs' install command: the line of the Install section that packs the library. */
+const RECIPE = 'npm ci && npm pack -w nestjs-parse-agent';
+function documentedRecipe(): string {
+  const docs = readFileSync(join(ROOT, 'docs', 'mount-in-your-app.md'), 'utf8');
+  const line = docs.split('\n').find((l) => l.startsWith('npm ci'));
+  // The test runs what the page says; the page must say this (one place to change both).
+  expect(line?.replace(/\s+#.*$/, '')).toBe(RECIPE);
+  return RECIPE;
+}
+
 /**
- * The library as a user gets it: packed (prepack builds it), installed from the tarball into a
- * fresh Nest app outside this workspace (dependencies from the npm registry) on each supported
+ * The library as a user gets it: a fresh clone of this repository (its committed HEAD), the
+ * documented recipe run in it (npm ci, then npm pack of the workspace, whose prepack builds it),
+ * the tarball installed into a fresh Nest app outside this workspace (dependencies from the npm registry) on each supported
  * Nest major, with none of the optional peers; compiled with strict TypeScript and skipLibCheck
  * off, then serving one MCP call against the test Parse Server.
  */
@@ -114,14 +124,24 @@ describe('packaging: npm pack, install into a fresh Nest app, compile strictly, 
 
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), 'parse-agent-pack-'));
-    const packed = join(dir, 'pack');
-    await mkdir(packed);
-    await run('npm', ['pack', '--pack-destination', packed], { cwd: LIBRARY });
-    const [file] = (await readdir(packed)).filter((f) => f.endsWith('.tgz'));
-    tarball = join(packed, file);
+    // The committed tree (HEAD), as a user's clone has it: no dist/, no node_modules.
+    const clone = join(dir, 'clone');
+    await run('git', ['clone', '--quiet', '--depth', '1', `file://${ROOT}`, clone]);
+    // A node_modules committed by mistake (a worktree's symlink to a shared one) would have npm ci
+    // empty the directory it points to: never run the recipe on such a tree.
+    await expect(lstat(join(clone, 'node_modules'))).rejects.toThrow(/ENOENT/);
+    // Exactly the documented recipe, run by a shell at the clone's root. The npm cache may serve
+    // the packages (prefer-offline), which changes where they come from, not what is installed.
+    await run('sh', ['-c', documentedRecipe()], {
+      cwd: clone,
+      env: { ...process.env, npm_config_prefer_offline: 'true', npm_config_audit: 'false' },
+      maxBuffer: 64 * 1024 * 1024,
+    });
+    const [file] = (await readdir(clone)).filter((f) => f.endsWith('.tgz'));
+    tarball = join(clone, file);
     await defineClass('PackItem', { label: { type: 'String' } });
     await createObject('PackItem', { label: 'packed' });
-  }, 120_000);
+  }, 600_000);
   afterAll(async () => {
     await rm(dir, { recursive: true, force: true });
   });

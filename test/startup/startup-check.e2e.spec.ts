@@ -212,6 +212,27 @@ describe('start-up check (real Parse Server and PostgreSQL)', () => {
       expect((front!.address() as AddressInfo).port).toBe(port);
     });
 
+    it('says at once (after two seconds, once) that it waits for Parse Server and why, then is ready when it listens', async () => {
+      const port = await findFreePort();
+      const failure = await boot({
+        parse: { ...testParseConnection(), serverURL: `http://127.0.0.1:${port}/parse` },
+        startupCheck: { parseWaitMs: 20_000 },
+      });
+      expect(failure).toBeUndefined();
+      const waiting = (l: string) => l.startsWith('Start-up check: waiting for Parse Server');
+      for (let i = 0; i < 200 && !lines(log).some(waiting); i++)
+        await new Promise((r) => setTimeout(r, 50));
+      expect(lines(log).filter(waiting)).toEqual([
+        `Start-up check: waiting for Parse Server at http://127.0.0.1:${port}/parse (ECONNREFUSED); tool calls fail until it answers. Giving up after 20 s.`,
+      ]);
+      await new Promise((r) => setTimeout(r, 1_500));
+      expect(lines(log).filter(waiting)).toHaveLength(1);
+      await listenFront(port);
+      await app!.get(ParseAgentStartupCheck).ready();
+      expect(lines(warn)).toEqual([]);
+      expect(lines(error)).toEqual([]);
+    }, 20_000);
+
     it('refuses readiness naming parse.serverURL once parseWaitMs has passed, and logs one error', async () => {
       const port = await findFreePort();
       const failure = await boot({

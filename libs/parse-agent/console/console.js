@@ -158,6 +158,8 @@
       $('login-password').value = '';
       try {
         await addIdentity({ Authorization: `Bearer ${signed.session_token}` }, signed.username);
+        // Signed in: the box is ready for the next person, not prefilled with this one.
+        $('login-username').value = '';
       } catch (error) {
         $('login-error').textContent = `Parse Server accepted ${signed.username}, but this application gives them no agent (${error.message}); for example they belong to no tenant.`;
       }

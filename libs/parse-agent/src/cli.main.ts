@@ -10,6 +10,12 @@ import { runCli, type CliServeRequest, type CliServer } from './cli/parse-agent-
  */
 async function startServer(request: CliServeRequest): Promise<CliServer> {
   const { startStandaloneMcpServer } = await import('./nest/mcp/standalone-server');
+  const { ConsoleLogger } = await import('@nestjs/common');
+  const json = request.logFormat === 'json';
+  const logger = new ConsoleLogger({
+    logLevels: ['warn', 'error'],
+    ...(json ? { json: true, colors: false } : {}),
+  });
   return startStandaloneMcpServer({
     parse: request.parse,
     database: request.database,
@@ -18,9 +24,10 @@ async function startServer(request: CliServeRequest): Promise<CliServer> {
     permissions: request.permissions,
     sessionToken: request.sessionToken,
     models: request.models,
+    unregisteredClasses: request.unregisteredClasses,
     defaults: request.tenantId ? { tenantId: request.tenantId } : undefined,
     mcp: { maxConcurrentStreams: request.maxConcurrentStreams },
-    logger: ['warn', 'error'],
+    logger,
   });
 }
 

@@ -32,7 +32,17 @@ export class Customer {
   @AgentField({ description: 'Total spent, in the tenant currency.' })
   lifetimeValue!: number;
 
+  @AgentField({ description: 'Full name, or the company name.' })
   name!: string;
+
+  @AgentField({ description: 'Contact email address.' })
+  email!: string;
+
+  @AgentField({ description: 'City of the billing address.' })
+  city!: string;
+
+  @AgentField({ description: 'Country of the billing address, as an ISO 3166 code.' })
+  country!: string;
 
   /**
    * Erases a customer's personal data (name, email, phone, city) and keeps the row for order

@@ -33,11 +33,24 @@ import { operatorBypass } from './tenant-scope';
 @AgentCanonicalFilter({ isDeleted: { $ne: true } })
 @AgentTenantScope('tenantId', { bypass: operatorBypass })
 export class Order {
+  @AgentField({ description: 'Tenant slug the order belongs to.' })
+  tenantId!: string;
+
   @BelongsTo(() => Customer)
+  @AgentField({ description: 'The customer who placed the order.' })
   customer!: unknown;
 
   @BelongsTo(() => Product)
+  @AgentField({ description: 'The product ordered.' })
   product!: unknown;
+
+  @AgentField({ description: 'Units ordered.' })
+  quantity!: number;
+
+  @AgentField({
+    description: 'Price of one unit at the time of the order, in the tenant currency.',
+  })
+  unitPrice!: number;
 
   @AgentField({
     description: 'Where the order is in its lifecycle.',
@@ -61,6 +74,7 @@ export class Order {
   @AgentField({ description: 'When the order was placed.' })
   placedAt!: Date;
 
+  @AgentField({ description: 'Human-readable order number, unique within the tenant.' })
   orderNumber!: string;
 
   /**

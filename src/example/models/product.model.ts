@@ -18,6 +18,18 @@ import { operatorBypass } from './tenant-scope';
 @AgentLargeFields('specSheet')
 @AgentTenantScope('tenantId', { bypass: operatorBypass })
 export class Product {
+  @AgentField({ description: 'Tenant slug the product belongs to.' })
+  tenantId!: string;
+
+  @AgentField({ description: 'Stock-keeping unit, unique within the tenant.' })
+  sku!: string;
+
+  @AgentField({ description: 'Product name as shown in the catalogue.' })
+  name!: string;
+
+  @AgentField({ description: 'Whether the product can be ordered now.' })
+  inStock!: boolean;
+
   @AgentField({
     description: 'Catalogue category.',
     enum: ['tents', 'backpacks', 'lighting', 'cookware', 'apparel'],

@@ -1,5 +1,6 @@
 import {
   AgentDescription,
+  AgentField,
   AgentFields,
   AgentTenantShared,
   AgentVisible,
@@ -13,4 +14,13 @@ import {
 @AgentTenantShared()
 @AgentDescription('The companies using the platform; every tenant-scoped row names one by slug.')
 @AgentFields('slug', 'name', 'plan')
-export class Tenant {}
+export class Tenant {
+  @AgentField({ description: 'Short unique id; the tenantId of every row the tenant owns.' })
+  slug!: string;
+
+  @AgentField({ description: 'Company name.' })
+  name!: string;
+
+  @AgentField({ description: 'Subscription plan, e.g. growth or enterprise.' })
+  plan!: string;
+}

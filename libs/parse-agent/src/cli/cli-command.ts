@@ -15,8 +15,12 @@ export interface CliServeRequest {
   sessionToken?: string;
   tenantId?: string;
   models: ModelClass[];
+  /** Classes no model declares (`--expose-unregistered`: 'visible'). */
+  unregisteredClasses?: 'hidden' | 'visible';
   /** The direct database path (a path's connection string, e.g. POSTGRES_URI), when set. */
   database?: DatabaseSetting;
+  /** How the server logs: readable lines (`pretty`) or JSON lines (`json`, for collectors). */
+  logFormat?: 'json' | 'pretty';
   /** Streaming tool calls in flight at once (`--max-concurrent-streams`; default the module's). */
   maxConcurrentStreams?: number;
 }

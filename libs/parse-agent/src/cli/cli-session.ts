@@ -11,7 +11,10 @@ import type { MetadataRegistry } from '../metadata/metadata-registry';
 import type { McpTransportContext } from '../transport/shared/mcp-transport';
 import { resolveTenantScope } from '../security/tenant-scope';
 import { CLI_ENV, CliUsageError, type CliSettings } from './cli-settings';
+import { routeCliSecurityLines } from './cli-security-lines';
+import { runCliStartupCheck } from './cli-startup-check';
 import { loadModels } from './load-models';
+import { reportUnregisteredClasses } from './unregistered-classes';
 
 /** Who the CLI acts as, for headers and messages (never a secret). */
 export interface CliPrincipal {
@@ -47,7 +50,9 @@ const PARSE_INVALID_SESSION = 209;
 export async function openCliSession(
   settings: CliSettings,
   log: (line: string) => void,
+  stderrIsTerminal = false,
 ): Promise<CliSession> {
+  routeCliSecurityLines(settings, log, stderrIsTerminal);
   const models = settings.models ? loadModels(settings.models) : [];
   const database = databaseOptions(settings.database, 'parse-agent');
   const built = composeAgentServices(
@@ -55,12 +60,16 @@ export async function openCliSession(
       parse: { ...settings.parse, database: database.parseDatabase },
       ...database.paths,
       models,
+      unregisteredClasses: settings.unregisteredClasses,
       // The model is resolved when a conversation opens, so commands without one never need it.
       conversations: conversationFactory({ env: settings.env }),
     },
     { warn: (message) => log(`warning: ${message}`), optionsName: 'parse-agent' },
   );
   try {
+    // The module's start-up check first: a wrong key or URL is named here (exit 2), not in
+    // every tool call that follows.
+    await runCliStartupCheck(settings, built.opened);
     const operator = await resolvePrincipal(settings, built.parse);
     // --impersonate: the operator acts as that user; a tenant role is read for the user.
     const principal: CliPrincipal = settings.impersonate
@@ -69,7 +78,9 @@ export async function openCliSession(
           user: { objectId: settings.impersonate },
         }
       : operator;
-    const tenantId = await tenantFor(settings, principal, built.parse);
+    // The unchecked-tenant note is for a person reading stderr; scripts keep a quiet stderr.
+    const note = stderrIsTerminal && !settings.quiet ? log : () => undefined;
+    const tenantId = await tenantFor(settings, principal, built.parse, note);
     const agent = new ParseAgent(
       {
         permissions: settings.permissions,
@@ -82,6 +93,7 @@ export async function openCliSession(
       await agent.impersonate(settings.impersonate, { label: 'parse-agent CLI' });
     }
     assertTenantBound(agent, built.services.metadata, principal);
+    await reportUnregisteredClasses(settings, built.metadata, built.schemas, log);
     return {
       agent,
       services: built.services,
@@ -106,8 +118,16 @@ async function tenantFor(
   settings: CliSettings,
   principal: CliPrincipal,
   parse: ParseRestClient,
+  note: (line: string) => void,
 ): Promise<string | undefined> {
   const userId = principal.user?.objectId;
+  if (!settings.tenantRole && userId && settings.tenantId) {
+    // Nothing here can tell whether the user belongs to the tenant named: a wrong one shows up
+    // only as empty results (Parse's ACLs still hide the other tenant's rows), so say so.
+    note(
+      `note: --tenant ${settings.tenantId} (${CLI_ENV.tenantId}) is taken as given: the CLI cannot check that ${principal.label} belongs to it, and a tenant they are not in answers with no rows rather than a refusal. When users belong to tenants through roles, use --tenant-role '{tenant}-staff' (${CLI_ENV.tenantRole}) instead: the tenant then comes from their role membership.`,
+    );
+  }
   if (!settings.tenantRole || !userId) return settings.tenantId;
   const binding = await tenantOfUser(parse, userId, { fromRole: settings.tenantRole });
   if (binding.tenantId === undefined) {
@@ -147,7 +167,7 @@ function assertTenantBound(
   }
   if (!unbound.length) return;
   throw new CliUsageError(
-    `${principal.label} has no tenant, and the models scope ${unbound.sort().join(', ')} by tenant (@AgentTenantScope). Pass --tenant <id> or set ${CLI_ENV.tenantId} to the tenant this identity belongs to.`,
+    `${principal.label} has no tenant, and the models scope ${unbound.sort().join(', ')} by tenant (@AgentTenantScope). When users belong to tenants through roles, pass --tenant-role '{tenant}-staff' (${CLI_ENV.tenantRole}): the tenant then comes from the user's role membership, which they cannot change. Otherwise pass --tenant <id> (${CLI_ENV.tenantId}) naming the tenant this identity belongs to.`,
   );
 }
 

@@ -28,6 +28,8 @@ export const CLI_ENV = {
   tenantId: 'PARSE_AGENT_TENANT_ID',
   tenantRole: 'PARSE_AGENT_TENANT_ROLE',
   models: 'PARSE_AGENT_MODELS',
+  exposeUnregistered: 'PARSE_AGENT_EXPOSE_UNREGISTERED',
+  quiet: 'PARSE_AGENT_QUIET',
   chatTrace: 'MCP_CHAT_TRACE',
   maxIterations: 'LLM_MAX_ITERATIONS',
   autoCompactAt: 'LLM_AUTO_COMPACT_AT',
@@ -36,6 +38,7 @@ export const CLI_ENV = {
   host: 'MCP_HOST',
   port: 'MCP_PORT',
   apiKey: 'MCP_API_KEY',
+  logFormat: 'LOG_FORMAT',
 } as const;
 
 /** A setting the user must fix; the CLI prints its message and exits 2. */
@@ -56,6 +59,10 @@ export interface CliGlobalOptions {
   tenant?: string;
   tenantRole?: string;
   models?: string;
+  /** `--expose-unregistered`: classes no model declares are reachable (master key only). */
+  exposeUnregistered?: boolean;
+  /** `--quiet`: no banners or notes on stderr (errors and warnings still). */
+  quiet?: boolean;
   /**
    * Connection strings by database kind, from each path's flag (`--postgres-uri`): see
    * `databaseUrisFromFlags`. They hold a password: argv works with a warning (see cli-secrets).
@@ -100,6 +107,13 @@ export interface CliSettings {
   tenantRole?: string;
   /** Module to load decorated model classes from. */
   models?: string;
+  /**
+   * Classes no model declares: `'hidden'` (the default) or `'visible'` (`--expose-unregistered`,
+   * only for the operator acting with the master key).
+   */
+  unregisteredClasses: 'hidden' | 'visible';
+  /** `--quiet` (or PARSE_AGENT_QUIET=1): no banners or notes on stderr. */
+  quiet: boolean;
   /**
    * The database Parse Server stores its data in, for the direct path (analytics, aclUser/aclRole).
    * At most one: Parse Server runs on one database.
@@ -207,6 +221,14 @@ export function readCliSettings(options: CliGlobalOptions, env: Env = process.en
     }
   }
 
+  const exposeUnregistered =
+    options.exposeUnregistered ?? booleanSetting(env, CLI_ENV.exposeUnregistered) ?? false;
+  if (exposeUnregistered && identity.kind !== 'master') {
+    throw new CliUsageError(
+      `--expose-unregistered (${CLI_ENV.exposeUnregistered}) is for the operator acting with the master key; an agent acting for a user sees the classes its models declare (--models). Remove the flag, or act as the operator (no session token or username).`,
+    );
+  }
+
   const permissions = setting(options.permissions ?? env[CLI_ENV.permissions]) ?? 'readonly';
   if (!isPermissionLevel(permissions)) {
     throw new CliUsageError(
@@ -232,6 +254,8 @@ export function readCliSettings(options: CliGlobalOptions, env: Env = process.en
       options.tenantRole !== undefined ? '--tenant-role' : CLI_ENV.tenantRole,
     ),
     models: setting(options.models ?? env[CLI_ENV.models]),
+    unregisteredClasses: exposeUnregistered ? 'visible' : 'hidden',
+    quiet: options.quiet ?? booleanSetting(env, CLI_ENV.quiet) ?? false,
     database: readDatabaseSetting(options, env),
     env,
   };
@@ -275,4 +299,13 @@ export function positiveIntegerSetting(env: Env, name: string): number | undefin
     throw new CliUsageError(`${name} must be a positive integer, got "${raw}".`);
   }
   return value;
+}
+
+/** A yes/no setting: 1/true/yes or 0/false/no (any case); unset or empty is undefined. */
+export function booleanSetting(env: Env, name: string): boolean | undefined {
+  const raw = setting(env[name])?.toLowerCase();
+  if (raw === undefined) return undefined;
+  if (['1', 'true', 'yes'].includes(raw)) return true;
+  if (['0', 'false', 'no'].includes(raw)) return false;
+  throw new CliUsageError(`${name} must be 1 or 0 (true or false), got "${env[name]}".`);
 }

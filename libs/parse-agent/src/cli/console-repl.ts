@@ -8,7 +8,7 @@ import type { ParseAgent } from '../agent/parse-agent';
 import type { ParseAgentConversation } from '../client/parse-agent-conversation';
 import type { McpDispatcher } from '../mcp/mcp-dispatcher';
 import { formatTable, rowsOf } from './format-table';
-import { terminalSafe } from './terminal-text';
+import { forTerminal, terminalSafe } from './terminal-text';
 
 export interface AgentConsoleOptions {
   agent: ParseAgent;
@@ -59,7 +59,9 @@ interface Envelope {
 export function startAgentConsole(options: AgentConsoleOptions): Promise<void> {
   const { agent, dispatcher, output } = options;
   // What the console prints comes from rows, schemas and the model: it passes terminalSafe first.
-  const say = (text = '') => output.write(terminalSafe(text, 'multiline') + '\n');
+  // On a terminal, without the untrusted-data marks (for a model, not a person).
+  const say = (text = '') =>
+    output.write(terminalSafe(forTerminal(output, text), 'multiline') + '\n');
   let nextId = 1;
 
   const t = (name: string, args: Record<string, unknown> = {}) =>

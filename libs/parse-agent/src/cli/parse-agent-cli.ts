@@ -15,7 +15,7 @@ import {
   type CliSettings,
 } from './cli-settings';
 import { CLI_COMMANDS } from './commands/cli-commands';
-import { terminalJson, terminalSafe } from './terminal-text';
+import { terminalJson, terminalSafe, unwrapDeep } from './terminal-text';
 
 export type { CliDependencies, CliServeRequest, CliServer } from './cli-command';
 
@@ -64,7 +64,12 @@ function cliContext(
   const stdout = deps.stdout ?? process.stdout;
   const stdin = deps.stdin ?? process.stdin;
   const env = deps.env ?? process.env;
-  const log = (line: string) => void stderr.write(`${terminalSafe(line, 'multiline')}\n`);
+  // The untrusted-data marks are for a model reading the output; a person on a terminal gets
+  // the text without them (a pipe keeps them: a script may hand the output to a model).
+  const forPeople = <T>(value: T): T =>
+    (stdout as { isTTY?: boolean }).isTTY ? unwrapDeep(value) : value;
+  const log = (line: string) =>
+    void stderr.write(`${terminalSafe(forPeople(line), 'multiline')}\n`);
   const settingsOf = async (command: Command, stdinBusy?: string): Promise<CliSettings> => {
     const options = command.optsWithGlobals<CliGlobalOptions>();
     loadEnvFile(options.envFile, env);
@@ -79,12 +84,16 @@ function cliContext(
     stdout,
     env,
     log,
-    print: (text) => void stdout.write(`${terminalSafe(text, 'multiline')}\n`),
-    printJson: (value) => void stdout.write(`${terminalJson(value)}\n`),
+    print: (text) => void stdout.write(`${terminalSafe(forPeople(text), 'multiline')}\n`),
+    printJson: (value) => void stdout.write(`${terminalJson(forPeople(value))}\n`),
     settingsOf,
     withSession: async (from, run, stdinBusy) => {
       const settings = from instanceof Command ? await settingsOf(from, stdinBusy) : from;
-      const session = await openCliSession(settings, log);
+      const session = await openCliSession(
+        settings,
+        log,
+        Boolean((stderr as { isTTY?: boolean }).isTTY),
+      );
       try {
         await run(session);
       } finally {
@@ -136,6 +145,11 @@ function createProgram(stdout: Writable, stderr: Writable): Command {
       '--models <module>',
       `load decorated model classes from a compiled module (${CLI_ENV.models})`,
     )
+    .option('--quiet', `no banners or notes on stderr, only errors (${CLI_ENV.quiet}=1)`)
+    .option(
+      '--expose-unregistered',
+      `operator only: let the master-key agent reach classes no model declares (${CLI_ENV.exposeUnregistered}=1; default hidden)`,
+    )
     .showHelpAfterError('(run with --help for usage)')
     .configureOutput({
       writeOut: (text) => stdout.write(terminalSafe(text, 'multiline')),
@@ -150,6 +164,8 @@ Settings come from the environment or ./.env (see .env.sample). Secrets (the mas
 session token, PARSE_PASSWORD, ${BUILTIN_DATA_PATHS.map((path) => path.uri.env).join(', ')}, LLM_API_KEY, MCP_API_KEY) belong
 there, never on the command line; the session token may also come from a file or stdin
 (--session-token-file). Models scoped by tenant need --tenant (or PARSE_AGENT_TENANT_ID).
+Classes no model declares are hidden; --models loads your models, --expose-unregistered shows
+every class to the operator.
 A desktop user who only has the app's URL and a session token runs \`parse-agent connect <url>\`.
 
 Examples:

@@ -1,4 +1,5 @@
 import { hiddenCharacters } from '../core/hidden-characters';
+import { unwrapUntrusted } from '../core/untrusted-data';
 
 /**
  * How `terminalSafe` treats its text:
@@ -40,4 +41,25 @@ export function terminalJson(value: unknown): string {
 
 function hex(value: number, width: number): string {
   return value.toString(16).padStart(width, '0');
+}
+
+/**
+ * The value with every untrusted-data block in its strings replaced by its content (see
+ * `unwrapUntrusted`): the notice and random tags tell a model what is data, and only clutter a
+ * person's terminal. Escape sequences inside stay for `terminalSafe` to show.
+ */
+export function unwrapDeep<T>(value: T): T {
+  if (typeof value === 'string') return unwrapUntrusted(value) as T;
+  if (Array.isArray(value)) return value.map((item: unknown) => unwrapDeep(item)) as T;
+  if (value !== null && typeof value === 'object') {
+    const out: Record<string, unknown> = {};
+    for (const [key, item] of Object.entries(value)) out[key] = unwrapDeep(item);
+    return out as T;
+  }
+  return value;
+}
+
+/** The text as a person sees it on `output`: unwrapped on a terminal, as it is otherwise. */
+export function forTerminal(output: { isTTY?: boolean }, text: string): string {
+  return output.isTTY ? unwrapUntrusted(text) : text;
 }

@@ -31,6 +31,8 @@ export interface StartupCheckStatus {
 /** Delays between attempts to reach Parse Server: quick at first, then every few seconds. */
 const RETRY_DELAYS_MS = [100, 250, 500, 1_000, 2_000];
 const RETRY_AFTER_GIVING_UP_MS = 5_000;
+/** How long Parse Server may be unreachable at boot before the check says it is waiting. */
+const ANNOUNCE_WAIT_AFTER_MS = 2_000;
 
 /**
  * Verifies the configuration at bootstrap, so a wrong setting is one clear message naming it
@@ -157,9 +159,11 @@ export class ParseAgentStartupCheck implements OnApplicationBootstrap, OnApplica
 
   /** Parse Server is not answering yet: try again in the background, quietly until the deadline. */
   protected waitForParse(): void {
-    const giveUpAt = Date.now() + this.settings.parseWaitMs;
+    const startedAt = Date.now();
+    const giveUpAt = startedAt + this.settings.parseWaitMs;
     let attempt = 0;
     let reported: Problem | undefined;
+    let announced = false;
     const next = () => {
       if (this.stopped) return;
       const delay = reported
@@ -181,6 +185,16 @@ export class ParseAgentStartupCheck implements OnApplicationBootstrap, OnApplica
         return this.parseOk();
       }
       if (!outcome.transient) return this.parseFailed(outcome);
+      // An app that mounts Parse Server itself serves it within a moment of booting; past that,
+      // say what is awaited and why, once, rather than stay silent until the check gives up.
+      if (!announced && !reported && Date.now() - startedAt >= ANNOUNCE_WAIT_AFTER_MS) {
+        announced = true;
+        const where = redactedEndpoint(this.options.parse.serverURL);
+        const cause = waitCause(outcome.message);
+        this.logger.log(
+          `Start-up check: waiting for Parse Server at ${where} (${cause}); tool calls fail until it answers. Giving up after ${Math.round(this.settings.parseWaitMs / 1_000)} s.`,
+        );
+      }
       if (!reported && Date.now() >= giveUpAt) {
         const ms = this.settings.parseWaitMs;
         const waited = ms < 1_000 ? `${ms} ms` : `${Math.round(ms / 1_000)} s`;
@@ -220,6 +234,16 @@ export class ParseAgentStartupCheck implements OnApplicationBootstrap, OnApplica
     this.state = this.problems.length && this.settings.mode === 'fail' ? 'failed' : 'ok';
     if (this.state === 'ok') this.settleReady();
   }
+}
+
+/** The cause in a transient probe message: `ECONNREFUSED`, `HTTP 503`, `no answer within 5000 ms`. */
+function waitCause(message: string): string {
+  return (
+    /cannot be reached \(([^)]+)\)/.exec(message)?.[1] ??
+    /answers (HTTP \d+)/.exec(message)?.[1] ??
+    /did not (answer within \d+ ms)/.exec(message)?.[1].replace(/^answer/, 'no answer') ??
+    'no answer'
+  );
 }
 
 // Holds the module options.

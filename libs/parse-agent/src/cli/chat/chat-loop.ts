@@ -3,7 +3,7 @@ import type { Readable, Writable } from 'node:stream';
 import type { ParseAgent } from '../../agent/parse-agent';
 import type { ParseAgentConversation } from '../../client/parse-agent-conversation';
 import { AgentCancelledError } from '../../core/errors';
-import { terminalSafe } from '../terminal-text';
+import { forTerminal, terminalSafe } from '../terminal-text';
 import { streamAnswer } from './chat-answer';
 import { runSlashCommand, type ChatState } from './slash-commands';
 
@@ -33,7 +33,8 @@ export async function runChatLoop(options: ChatLoopOptions): Promise<void> {
     agent: options.agent,
     conversation: options.conversation,
     trace: options.trace ?? false,
-    say: (text = '') => output.write(terminalSafe(text, 'multiline') + '\n'),
+    // On a terminal, without the untrusted-data marks (for a model, not a person).
+    say: (text = '') => output.write(terminalSafe(forTerminal(output, text), 'multiline') + '\n'),
     describeError: options.describeError ?? messageOf,
   };
   const rl = createInterface({

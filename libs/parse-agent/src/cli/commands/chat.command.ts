@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { isLlmConfigured, NO_LLM_PROVIDER_MESSAGE } from '../../client/conversation-factory';
+import { isLlmConfigured } from '../../client/conversation-factory';
 import { ParseAgentConversation } from '../../client/parse-agent-conversation';
 import { isTruthyEnv } from '../../tools/env-gates';
 import { chatErrorMessage } from '../chat/chat-errors';
@@ -7,6 +7,14 @@ import { runChatLoop } from '../chat/chat-loop';
 import { chatSystemPromptSettings, type ChatPromptFlags } from '../chat/chat-system-prompt';
 import type { CliCommand } from '../cli-command';
 import { CLI_ENV, CliUsageError, positiveIntegerSetting } from '../cli-settings';
+import { LLM_ENV, LLM_PROVIDER_NAMES } from '../../client/provider-from-env';
+
+/** What a CLI user does when no model is configured (the library's message speaks of forRoot). */
+const NO_MODEL_FOR_CHAT =
+  `chat needs a language model. Set ${LLM_ENV.provider} (one of: ${LLM_PROVIDER_NAMES.join(', ')}) and ${LLM_ENV.apiKey} ` +
+  `in the environment or .env, and optionally ${LLM_ENV.model} and ${LLM_ENV.baseURL} (a local server such as ollama needs no key). ` +
+  `For example: ${LLM_ENV.provider}=openai ${LLM_ENV.apiKey}=sk-... parse-agent chat. ` +
+  'Without a model, `parse-agent console` and `parse-agent call` reach the same tools.';
 
 /** `parse-agent chat`: a terminal conversation with a language model over the agent's tools. */
 export const chatCommand: CliCommand = (program, cli) => {
@@ -38,7 +46,7 @@ Example:
     )
     .action(async (options: { trace?: boolean } & ChatPromptFlags, command: Command) => {
       const settings = await cli.settingsOf(command, 'chat reads your questions from it');
-      if (!isLlmConfigured(env)) throw new CliUsageError(NO_LLM_PROVIDER_MESSAGE);
+      if (!isLlmConfigured(env)) throw new CliUsageError(NO_MODEL_FOR_CHAT);
       const prompt = chatSystemPromptSettings(options, env);
       await cli.withSession(settings, async (session) => {
         const conversation = new ParseAgentConversation(session.agent, {

@@ -27,6 +27,7 @@ export const serveCommand: CliCommand = (program, cli) => {
       'after',
       `
 Binding beyond loopback needs ${CLI_ENV.apiKey}; clients then send it in X-MCP-API-Key.
+Logs are readable lines on a terminal and JSON lines otherwise; ${CLI_ENV.logFormat}=json|pretty chooses.
 
 Examples:
   $ parse-agent serve
@@ -42,6 +43,13 @@ Examples:
       const port = Number(rawPort);
       if (!Number.isInteger(port) || port < 0 || port > 65535) {
         throw new CliUsageError(`--port must be an integer from 0 to 65535, got "${rawPort}".`);
+      }
+      // Readable lines for a person at a terminal, JSON lines for a log collector.
+      const logFormat = env[CLI_ENV.logFormat] || (cli.stdout.isTTY ? 'pretty' : 'json');
+      if (logFormat !== 'json' && logFormat !== 'pretty') {
+        throw new CliUsageError(
+          `${CLI_ENV.logFormat} must be "json" or "pretty", got "${logFormat}".`,
+        );
       }
       const rawStreams = options.maxConcurrentStreams;
       const streams = rawStreams === undefined ? undefined : Number(rawStreams);
@@ -61,8 +69,10 @@ Examples:
         sessionToken: session.agent.sessionToken,
         tenantId: settings.tenantId,
         models: settings.models ? loadModels(settings.models) : [],
+        unregisteredClasses: settings.unregisteredClasses,
         database: settings.database,
         maxConcurrentStreams: streams,
+        logFormat,
       });
       cli.log(`MCP server listening on ${server.url}/mcp as ${session.principal.label}`);
       await new Promise<void>((resolve) => {

@@ -1,4 +1,5 @@
 import { ParseAgentConfigError } from '../../core/errors';
+import { errorCode } from '../probe';
 import { readSchemasAsMaster } from './parse-server-probe';
 
 /** Why Parse Server failed the check. */
@@ -46,7 +47,13 @@ export async function checkParseServer(
   if (!read.answered) {
     return read.timedOut
       ? { ok: false, problem: 'timeout', message: `${at} did not answer within ${timeoutMs} ms` }
-      : { ok: false, problem: 'unreachable', message: `${at} is unreachable` };
+      : {
+          ok: false,
+          problem: 'unreachable',
+          // The socket's code (ECONNREFUSED, ENOTFOUND, ...): a readiness answer that names the
+          // cause saves a trip to the logs.
+          message: `${at} is unreachable${causeOf(read.error)}`,
+        };
   }
   const { status } = read;
   if (status >= 200 && status < 300 && read.json) return { ok: true };
@@ -64,4 +71,9 @@ export async function checkParseServer(
     status,
     message: `${at} answered HTTP ${status} (is its database up?)`,
   };
+}
+
+function causeOf(error: unknown): string {
+  const code = errorCode(error);
+  return code ? ` (${code})` : '';
 }

@@ -50,10 +50,14 @@ export async function methodArguments(
   const accepted = acceptedArgumentNames(method);
   const extra = Object.keys(args).filter((k) => !accepted.includes(k));
   if (extra.length) {
-    throw new AccessDeniedError(
-      `arguments: ${extra.map((k) => `'${k}'`).join(', ')} ${extra.length > 1 ? 'are' : 'is'} not accepted by '${qualified}'. ${accepted.length ? `Accepted: ${accepted.join(', ')}.` : 'It takes no arguments.'}`,
-      { kind: 'field_denied', deniedField: extra[0] },
-    );
+    const message = `arguments: ${extra.map((k) => `'${k}'`).join(', ')} ${extra.length > 1 ? 'are' : 'is'} not accepted by '${qualified}'. ${accepted.length ? `Accepted: ${accepted.join(', ')}.` : 'It takes no arguments.'}`;
+    // permittedKeys is a write boundary the author drew: crossing it is a refusal. Names that
+    // come from the parameters (a DTO, a JSON Schema) are the method's signature: a name outside
+    // it is a wrong argument, as a DTO rule failure is (invalid_argument for both).
+    if (method.permittedKeys) {
+      throw new AccessDeniedError(message, { kind: 'field_denied', deniedField: extra[0] });
+    }
+    throw new AgentValidationError(message);
   }
   if (method.parametersDto) {
     const dto = await validateDto(method.parametersDto, args, `arguments for '${qualified}'`);
