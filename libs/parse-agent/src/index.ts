@@ -384,3 +384,20 @@ export type {
   JsonRpcResponse,
   McpServerInfo,
 } from './mcp/mcp-dispatcher.types';
+
+// Retrieval: semantic_search over @AgentSearchable classes (issue 35).
+export { AgentSearchable } from './metadata/decorators/agent-searchable.decorator';
+export type {
+  AgentSearchableOptions,
+  SearchableChunking,
+  SearchableDeclaration,
+} from './metadata/metadata.types';
+export { EmbeddingProvider } from './ports/embedding-provider';
+export type { EmbeddingResult, EmbeddingUsage, EmbedOptions } from './ports/embedding-provider';
+export { EmbeddingStore, EmbeddingModelMismatchError } from './ports/embedding-store';
+export type { EmbeddingModelRecord, StoredChunk } from './ports/embedding-store';
+export { LocalLexicalEmbedder } from './ports/local-lexical-embedder';
+export type { LocalLexicalEmbedderOptions } from './ports/local-lexical-embedder';
+export { SearchIndexer } from './retrieval/search-indexer';
+export type { IndexableRow, IndexOptions, IndexOutcome } from './retrieval/search-indexer';
+export type { EmbeddingCallUsage } from './retrieval/retrieval-call';

@@ -9,6 +9,7 @@ import {
 } from '../core/errors';
 import type { ElicitationChannel } from '../ports/elicitation-channel';
 import { pointerCheckedWrites } from '../security/pointer-write-check';
+import { RetrievalCall } from '../retrieval/retrieval-call';
 import type { ReadPolicy } from '../security/read-policy';
 import {
   DEFAULT_ANALYTICS_SETTINGS,
@@ -87,6 +88,7 @@ export async function runToolCall(run: ToolRun): Promise<ToolRunResult> {
   let writePath: ToolContext['data'] | undefined;
   let confirmed: boolean | undefined;
   let analytics: ToolContext['analytics'] | undefined;
+  const retrieval = run.services.retrieval ? new RetrievalCall(run.services.retrieval) : undefined;
   const context: ToolContext = {
     agent,
     access: run.access,
@@ -118,6 +120,7 @@ export async function runToolCall(run: ToolRun): Promise<ToolRunResult> {
       return outcome;
     },
     audit: (input) => run.host.audit(toolName, input, confirmed),
+    retrieval,
   };
   let stage: ToolRunStage = 'before_hooks';
   try {

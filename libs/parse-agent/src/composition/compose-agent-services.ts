@@ -22,6 +22,8 @@ import type { ConversationFactory, LlmProviderOptions } from '../ports/conversat
 import type { DataPathProvider, DataPathProvidersOption } from '../ports/data-path';
 import { KeyedSlidingWindowRateLimiter } from '../ports/in-memory-rate-limiter';
 import type { LlmProvider } from '../ports/llm-provider';
+import { isEmbeddingProvider, type EmbeddingProvider } from '../ports/embedding-provider';
+import { SearchIndexer } from '../retrieval/search-indexer';
 import type { RateLimiter } from '../ports/rate-limiter';
 import type { RedisConnection, RedisStoreLogger } from '../redis/redis-connection';
 import { RedisRateLimiter } from '../redis/redis-rate-limiter';
@@ -54,6 +56,11 @@ export interface AgentCompositionOptions extends DataPathOptions {
   dataPathProviders?: DataPathProvidersOption;
   /** The model behind conversations; takes the place of `llm`. */
   llmProvider?: LlmProvider;
+  /**
+   * The embeddings behind semantic_search and the indexer (`new LocalLexicalEmbedder()`, or an
+   * OpenAI-compatible model). Default none: semantic_search then refuses, saying what to set.
+   */
+  embeddings?: EmbeddingProvider;
   /** A provider or provider options; default LLM_* from the environment when LLM_PROVIDER is set. */
   llm?: LlmProvider | LlmProviderOptions;
   /**
@@ -96,6 +103,13 @@ export interface AgentComposition {
   data: DataRouter;
   /** The configured language model, or null (conversations then say how to configure one). */
   llm: LlmProvider | null;
+  /** The configured embeddings, or null. */
+  embeddings: EmbeddingProvider | null;
+  /**
+   * Keeps stored chunk vectors fresh (the save path, `parse-agent embed`): present with
+   * embeddings and a database that stores vectors (the PostgreSQL path).
+   */
+  indexer: SearchIndexer | null;
   /**
    * Releases what was opened here: the keep-alive sockets to Parse Server and the database
    * clients of the library's own data paths. An application's pool, client, Redis connection and
@@ -172,6 +186,9 @@ export function composeAgentServices(
     options.conversations === undefined
       ? conversationFactory({ provider: llm ?? undefined })
       : (options.conversations ?? undefined);
+  const embeddings = options.embeddings ?? null;
+  const store = opened.find((path) => path.embeddingStore)?.embeddingStore;
+  const indexer = embeddings && store ? new SearchIndexer(metadata, embeddings, store) : null;
   const services: AgentServices = {
     data,
     schemas,
@@ -183,6 +200,7 @@ export function composeAgentServices(
     queryLimits: options.queryLimits,
     conversations,
     warn: context.warn,
+    retrieval: { embeddings },
   };
 
   let closing: Promise<void> | undefined;
@@ -207,6 +225,8 @@ export function composeAgentServices(
     dataPathProviders,
     data,
     llm,
+    embeddings,
+    indexer,
     close,
   };
 }
@@ -275,6 +295,11 @@ function checkPortOptions(options: AgentCompositionOptions, fail: (problem: stri
     if (options.llm !== undefined) {
       fail('pass the language model once: llmProvider (an LlmProvider) or llm, not both.');
     }
+  }
+  if (options.embeddings !== undefined && !isEmbeddingProvider(options.embeddings)) {
+    fail(
+      'embeddings must be an EmbeddingProvider (model, dimensions and an embed(texts) method), e.g. new LocalLexicalEmbedder().',
+    );
   }
   if (
     options.rateLimiter !== undefined &&

@@ -7,6 +7,7 @@ import type { ParseAgentAuthOptions } from '../auth/auth-options';
 import type { DataPathOption, DataPathOptions } from '../composition/data-paths';
 import type { LlmProviderOptions } from '../ports/conversation';
 import type { LlmProvider } from '../ports/llm-provider';
+import type { EmbeddingProvider } from '../ports/embedding-provider';
 import type { RateLimiter } from '../ports/rate-limiter';
 import type { ModelClass } from '../metadata/metadata.types';
 import type { UnregisteredClassPolicy } from '../metadata/builtin-hidden-classes';
@@ -168,6 +169,11 @@ export interface ParseAgentModuleOptions extends DataPathOptions {
    * paths it created.
    */
   dataPathProviders?: DataPathProvidersOption;
+  /**
+   * The embeddings behind semantic_search and the SearchIndexer: `new LocalLexicalEmbedder()`
+   * (lexical, in the process) or an OpenAI-compatible model. Default none.
+   */
+  embeddings?: EmbeddingProvider;
   /** The language model behind conversations, as an LlmProvider (`llm` also accepts one). */
   llmProvider?: LlmProvider;
   /** Silence the master-key and unhide banners (a deliberate global master-key deployment). */

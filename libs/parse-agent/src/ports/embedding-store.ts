@@ -41,7 +41,11 @@ export interface EmbeddingStore {
   /** Forgets every chunk of a row (deleted rows). */
   remove(className: string, objectId: string): Promise<void>;
   /** For each given row that has chunks of `field`: the hash of the text they were made from. */
-  hashes(className: string, field: string, objectIds: readonly string[]): Promise<Map<string, string>>;
+  hashes(
+    className: string,
+    field: string,
+    objectIds: readonly string[],
+  ): Promise<Map<string, string>>;
   /** Rows with chunks of a class (all fields). */
   count(className: string): Promise<number>;
 }

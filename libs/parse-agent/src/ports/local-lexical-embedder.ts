@@ -47,7 +47,9 @@ export class LocalLexicalEmbedder implements EmbeddingProvider {
   constructor(options: LocalLexicalEmbedderOptions = {}) {
     const dimensions = options.dimensions ?? 512;
     if (!Number.isInteger(dimensions) || dimensions < 8 || dimensions > 16_000) {
-      throw new RangeError('LocalLexicalEmbedder: dimensions must be a whole number from 8 to 16000.');
+      throw new RangeError(
+        'LocalLexicalEmbedder: dimensions must be a whole number from 8 to 16000.',
+      );
     }
     const maxNgram = options.maxNgram ?? 2;
     if (!Number.isInteger(maxNgram) || maxNgram < 1 || maxNgram > 4) {

@@ -32,7 +32,9 @@ export function checkSearchWhere(
       }
       if (CLAUSE_LISTS.has(key)) {
         if (!Array.isArray(value) || value.length === 0) {
-          throw new AgentValidationError(`where${path}.${key}: must be a non-empty list of clauses.`);
+          throw new AgentValidationError(
+            `where${path}.${key}: must be a non-empty list of clauses.`,
+          );
         }
         value.forEach((inner, i) => visit(inner, `${path}.${key}[${i}]`));
         continue;
@@ -44,7 +46,9 @@ export function checkSearchWhere(
       }
       const head = key.split('.')[0];
       if (!filterFields.includes(head)) {
-        throw new AgentValidationError(`where${path}: '${key}' is not a filter field. ${accepted()}.`);
+        throw new AgentValidationError(
+          `where${path}: '${key}' is not a filter field. ${accepted()}.`,
+        );
       }
       refuseUnderscoreKeys(value, `${path}.${key}`, accepted);
     }
@@ -54,7 +58,13 @@ export function checkSearchWhere(
 }
 
 /** Operators that read another class: semantic_search filters its own class's fields only. */
-const OTHER_CLASS_OPERATORS = new Set(['$inQuery', '$notInQuery', '$select', '$dontSelect', '$relatedTo']);
+const OTHER_CLASS_OPERATORS = new Set([
+  '$inQuery',
+  '$notInQuery',
+  '$select',
+  '$dontSelect',
+  '$relatedTo',
+]);
 
 /** No key below a field's condition may start with '_' either (e.g. {$inQuery: {_rperm: ...}}). */
 function refuseUnderscoreKeys(value: unknown, path: string, accepted: () => string): void {

@@ -77,7 +77,9 @@ export async function vectorSearchOn(
         {
           className,
           columns: wanted ? visible.filter((c) => wanted.has(c)) : [...visible],
-          where: spec.where ? { $and: [{ objectId: { $in: ids } }, spec.where] } : { objectId: { $in: ids } },
+          where: spec.where
+            ? { $and: [{ objectId: { $in: ids } }, spec.where] }
+            : { objectId: { $in: ids } },
           limit: ids.length,
         },
         ctx,

@@ -46,8 +46,7 @@ export function vectorSearchSql(input: VectorSearchInput, ctx: SqlContext): SqlQ
     min: 1,
     max: 1000,
   });
-  const allowed =
-    `SELECT ${columnRef('objectId', s)} AS object_id FROM (${source.sql}) AS ${s} WHERE ${cond}`;
+  const allowed = `SELECT ${columnRef('objectId', s)} AS object_id FROM (${source.sql}) AS ${s} WHERE ${cond}`;
   let scored: string;
   if (input.storage === 'pgvector') {
     const q = params.add(vectorLiteral(input.vector));

@@ -87,6 +87,7 @@ export function readContext(context: ToolContext, base: object = RAW_GUARD): Rea
   view.analytics = context.analytics;
   view.signal = context.signal;
   view.reportProgress = (update) => context.reportProgress(update);
+  view.retrieval = context.retrieval;
   return view;
 }
 
