@@ -40,7 +40,15 @@ export function chunkText(text: string, chunking: SearchableChunking): ChunkedTe
     }
     chunks.push({ index: chunks.length, start, end, text: text.slice(start, end) });
     if (end >= text.length) break;
-    start = Math.max(end - overlap, start + 1);
+    let next = Math.max(end - overlap, start + 1);
+    // Start the next chunk at a word: skip to just past a whitespace inside the overlap, if any.
+    for (let i = next; i < end; i++) {
+      if (/\s/.test(text[i])) {
+        next = i + 1;
+        break;
+      }
+    }
+    start = next;
   }
   return { chunks, capped: false };
 }
