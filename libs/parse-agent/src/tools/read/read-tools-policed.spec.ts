@@ -114,7 +114,7 @@ function overAnsweringPath(reads: Read[], natives: boolean): DataPath {
     },
     async vectorSearch(_className, spec) {
       reads.push({ operation: 'vectorSearch', request: spec.where });
-      const rows = matching(spec.where).slice(0, spec.k).map(leaky);
+      const rows: DataRow[] = matching(spec.where).slice(0, spec.k).map(leaky);
       return {
         chunks: rows.map((row, i) => ({
           objectId: String(row.objectId),
