@@ -401,3 +401,5 @@ export type { LocalLexicalEmbedderOptions } from './ports/local-lexical-embedder
 export { SearchIndexer } from './retrieval/search-indexer';
 export type { IndexableRow, IndexOptions, IndexOutcome } from './retrieval/search-indexer';
 export type { EmbeddingCallUsage } from './retrieval/retrieval-call';
+export { OpenAiCompatibleEmbeddings } from './client/embeddings/openai-compatible-embeddings';
+export type { OpenAiCompatibleEmbeddingsOptions } from './client/embeddings/openai-compatible-embeddings';

@@ -12,6 +12,7 @@ import type { McpTransportContext } from '../transport/shared/mcp-transport';
 import { resolveTenantScope } from '../security/tenant-scope';
 import { CLI_ENV, CliUsageError, type CliSettings } from './cli-settings';
 import { loadModels } from './load-models';
+import type { SearchIndexer } from '../retrieval/search-indexer';
 
 /** Who the CLI acts as, for headers and messages (never a secret). */
 export interface CliPrincipal {
@@ -30,6 +31,8 @@ export interface CliSession {
   transportContext: McpTransportContext;
   principal: CliPrincipal;
   settings: CliSettings;
+  /** Keeps chunk vectors fresh (`embed`): with embeddings and the PostgreSQL path, else null. */
+  indexer: SearchIndexer | null;
   close(): Promise<void>;
 }
 
@@ -55,6 +58,7 @@ export async function openCliSession(
       parse: { ...settings.parse, database: database.parseDatabase },
       ...database.paths,
       models,
+      embeddings: settings.embeddings,
       // The model is resolved when a conversation opens, so commands without one never need it.
       conversations: conversationFactory({ env: settings.env }),
     },
@@ -79,6 +83,7 @@ export async function openCliSession(
       transportContext: transportContextFor(built),
       principal,
       settings,
+      indexer: built.indexer,
       close: built.close,
     };
   } catch (error) {
