@@ -1,4 +1,6 @@
 import {
+  type EmbeddingProvider,
+  type ToolCallEvent,
   AgentSearchable,
   AgentTenantScope,
   AgentVisible,
@@ -316,6 +318,55 @@ describe('semantic_search on PostgreSQL (real Parse Server, real PostgreSQL, exa
     await indexer.removeRow(TICKET, row.objectId as string);
     const gone = ok(await search(aliceAgent, { query: word, k: 50, max_total_tokens: 0 }));
     expect((gone.chunks as Data[]).some((c) => c.object_id === row.objectId)).toBe(false);
+  });
+
+  it("puts embedding calls, tokens and cost on the tool-call event, and caps a tenant's spend", async () => {
+    // The local embedder with a token count and a price, as a paid model would report them (its
+    // vectors stay the stored model's, so the search itself is the real one).
+    const priced: EmbeddingProvider = {
+      name: 'priced-local',
+      model: embedder.model,
+      dimensions: embedder.dimensions,
+      costPerMillionTokens: 20,
+      embed: async (texts, options) => ({
+        ...(await embedder.embed(texts, options)),
+        usage: { tokens: 7 * texts.length },
+      }),
+    };
+    const capped = await createAgentTestBed([Ticket], {
+      postgres: { uri: testParseConfig().databaseURI },
+      embeddings: priced,
+      embeddingSpendCap: { maxTokens: 12, windowSeconds: 60 },
+    });
+    try {
+      const events: ToolCallEvent[] = [];
+      const sub = capped.events.toolCalls$.subscribe((e) => events.push(e));
+      const agent = capped.factory.create({ sessionToken: alice.sessionToken, tenantId: 'acme' });
+      // 'refund card' is estimated at 3 tokens: four fit in 12, the fifth does not.
+      for (let i = 0; i < 4; i++) ok(await search(agent, { query: 'refund card' }));
+      const refusal = refused(await search(agent, { query: 'refund card' }));
+      expect(refusal.error_code).toBe('rate_limited');
+      expect(refusal.retry_after).toBeGreaterThan(0);
+      expect(refusal.error).toMatch(/spend cap/);
+      // Another tenant has its own budget; an admin agent is not charged.
+      const other = capped.factory.create({ sessionToken: alice.sessionToken, tenantId: 'other' });
+      expect(ok(await search(other, { query: 'refund card' })).count).toBe(0);
+      const admin = capped.factory.create({
+        sessionToken: alice.sessionToken,
+        tenantId: 'acme',
+        permissions: 'admin',
+      });
+      ok(await search(admin, { query: 'refund card' }));
+      sub.unsubscribe();
+      const first = events.find((e) => e.tool === 'semantic_search' && e.success);
+      expect(first).toMatchObject({ embedding_calls: 1, embedding_tokens: 7 });
+      expect(first?.embedding_cost_usd).toBeCloseTo((7 * 20) / 1e6, 12);
+      const denied = events.find((e) => e.tool === 'semantic_search' && !e.success);
+      expect(denied?.error_code).toBe('rate_limited');
+      expect(denied?.embedding_calls).toBeUndefined();
+    } finally {
+      await capped.close();
+    }
   });
 
   it('says what to do for a class that is not searchable', async () => {

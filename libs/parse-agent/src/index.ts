@@ -403,3 +403,6 @@ export type { IndexableRow, IndexOptions, IndexOutcome } from './retrieval/searc
 export type { EmbeddingCallUsage } from './retrieval/retrieval-call';
 export { OpenAiCompatibleEmbeddings } from './client/embeddings/openai-compatible-embeddings';
 export type { OpenAiCompatibleEmbeddingsOptions } from './client/embeddings/openai-compatible-embeddings';
+export { EmbeddingSpendCap } from './retrieval/embedding-spend-cap';
+export type { EmbeddingSpendCapOptions } from './retrieval/embedding-spend-cap';
+export type { EmbeddingSpendLimiter } from './retrieval/retrieval-call';

@@ -9,7 +9,7 @@ import {
 } from '../core/errors';
 import type { ElicitationChannel } from '../ports/elicitation-channel';
 import { pointerCheckedWrites } from '../security/pointer-write-check';
-import { RetrievalCall } from '../retrieval/retrieval-call';
+import { RetrievalCall, type EmbeddingCallUsage } from '../retrieval/retrieval-call';
 import type { ReadPolicy } from '../security/read-policy';
 import {
   DEFAULT_ANALYTICS_SETTINGS,
@@ -59,6 +59,8 @@ export type ToolRunStage = 'not_started' | 'before_hooks' | 'ran';
 
 export interface ToolRunResult {
   envelope: ToolEnvelope;
+  /** What the call spent on embeddings, when it embedded anything. */
+  embeddings?: EmbeddingCallUsage;
   stage: ToolRunStage;
   /** What the call failed with; absent on success. */
   error?: unknown;
@@ -131,7 +133,7 @@ export async function runToolCall(run: ToolRun): Promise<ToolRunResult> {
     stage = 'ran';
     const data = await raceAbort(Promise.resolve(tool.handler(args, context)), signal);
     if (signal.aborted) throw abortError([signal]);
-    return { envelope: success(data), stage };
+    return { envelope: success(data), stage, ...spent(retrieval) };
   } catch (error) {
     // Unauthorized is not a tool failure: it ends the request (HTTP 401) wherever it is raised.
     if (error instanceof AgentUnauthorizedError) throw error;
@@ -141,12 +143,21 @@ export async function runToolCall(run: ToolRun): Promise<ToolRunResult> {
       run.host.warn(`${toolName} failed: ${(cause as Error)?.stack ?? String(cause)}`);
     }
     // A hook cut short by cancellation or the timeout counts as a call that did not run.
-    return { envelope: failureFromError(cause, toolName), stage, error: cause };
+    return {
+      envelope: failureFromError(cause, toolName),
+      stage,
+      error: cause,
+      ...spent(retrieval),
+    };
   } finally {
     clearTimeout(timer);
     call.dispose();
     run.running.delete(call);
   }
+}
+
+function spent(retrieval: RetrievalCall | undefined): { embeddings?: EmbeddingCallUsage } {
+  return retrieval?.usage.calls ? { embeddings: { ...retrieval.usage } } : {};
 }
 
 function abortError(signals: ReadonlyArray<AbortSignal | undefined>): ParseAgentError {

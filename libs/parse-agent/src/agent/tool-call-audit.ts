@@ -47,6 +47,8 @@ export interface ToolCallAuditInput {
   error?: unknown;
   /** USD per million input tokens: prices est_input_tokens as est_cost_usd when set. */
   inputTokenCostPerMillion?: number;
+  /** What the call spent on embeddings. */
+  embeddings?: { calls: number; tokens: number; costUsd?: number };
 }
 
 /** The audit event of one tool call: who, what and how it went; never argument or filter values. */
@@ -80,6 +82,13 @@ export function buildToolCallEvent(input: ToolCallAuditInput): ToolCallEvent {
     );
   }
   if (agent.tenantId) event.tenant_scoped = true;
+  if (input.embeddings) {
+    event.embedding_calls = input.embeddings.calls;
+    event.embedding_tokens = input.embeddings.tokens;
+    if (input.embeddings.costUsd !== undefined) {
+      event.embedding_cost_usd = input.embeddings.costUsd;
+    }
+  }
   if (envelope.success) {
     const size = Buffer.byteLength(JSON.stringify(envelope.data) ?? '', 'utf8');
     event.result_size = size;

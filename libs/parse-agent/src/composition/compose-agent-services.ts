@@ -24,6 +24,8 @@ import { KeyedSlidingWindowRateLimiter } from '../ports/in-memory-rate-limiter';
 import type { LlmProvider } from '../ports/llm-provider';
 import { isEmbeddingProvider, type EmbeddingProvider } from '../ports/embedding-provider';
 import { SearchIndexer } from '../retrieval/search-indexer';
+import { EmbeddingSpendCap, type EmbeddingSpendCapOptions } from '../retrieval/embedding-spend-cap';
+import type { EmbeddingSpendLimiter } from '../retrieval/retrieval-call';
 import type { RateLimiter } from '../ports/rate-limiter';
 import type { RedisConnection, RedisStoreLogger } from '../redis/redis-connection';
 import { RedisRateLimiter } from '../redis/redis-rate-limiter';
@@ -61,6 +63,11 @@ export interface AgentCompositionOptions extends DataPathOptions {
    * OpenAI-compatible model). Default none: semantic_search then refuses, saying what to set.
    */
   embeddings?: EmbeddingProvider;
+  /**
+   * A per-tenant cap on the embedding tokens semantic_search's queries spend: `{ maxTokens,
+   * windowSeconds }` (in this process) or an EmbeddingSpendLimiter of your own. Default none.
+   */
+  embeddingSpendCap?: EmbeddingSpendCapOptions | EmbeddingSpendLimiter;
   /** A provider or provider options; default LLM_* from the environment when LLM_PROVIDER is set. */
   llm?: LlmProvider | LlmProviderOptions;
   /**
@@ -200,7 +207,7 @@ export function composeAgentServices(
     queryLimits: options.queryLimits,
     conversations,
     warn: context.warn,
-    retrieval: { embeddings },
+    retrieval: { embeddings, spendCap: spendCapOf(options.embeddingSpendCap) },
   };
 
   let closing: Promise<void> | undefined;
@@ -251,6 +258,16 @@ function libraryDataPaths(
   // No driver connects here: each path connects on first use, so boot never waits on a database.
   const opened = openDataPaths(options, { parse, warn });
   return { paths: [rest, aclWrites, ...opened.map((path) => path.provider)], opened };
+}
+
+function spendCapOf(
+  option: AgentCompositionOptions['embeddingSpendCap'],
+): EmbeddingSpendLimiter | undefined {
+  if (option === undefined) return undefined;
+  if (typeof (option as EmbeddingSpendLimiter).charge === 'function') {
+    return option as EmbeddingSpendLimiter;
+  }
+  return new EmbeddingSpendCap(option as EmbeddingSpendCapOptions);
 }
 
 function isDataPathProvider(value: unknown): value is DataPathProvider {

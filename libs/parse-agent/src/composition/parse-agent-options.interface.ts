@@ -8,6 +8,8 @@ import type { DataPathOption, DataPathOptions } from '../composition/data-paths'
 import type { LlmProviderOptions } from '../ports/conversation';
 import type { LlmProvider } from '../ports/llm-provider';
 import type { EmbeddingProvider } from '../ports/embedding-provider';
+import type { EmbeddingSpendCapOptions } from '../retrieval/embedding-spend-cap';
+import type { EmbeddingSpendLimiter } from '../retrieval/retrieval-call';
 import type { RateLimiter } from '../ports/rate-limiter';
 import type { ModelClass } from '../metadata/metadata.types';
 import type { UnregisteredClassPolicy } from '../metadata/builtin-hidden-classes';
@@ -174,6 +176,12 @@ export interface ParseAgentModuleOptions extends DataPathOptions {
    * (lexical, in the process) or an OpenAI-compatible model. Default none.
    */
   embeddings?: EmbeddingProvider;
+  /**
+   * A per-tenant cap on the embedding tokens semantic_search's queries spend over a sliding window
+   * (`{ maxTokens, windowSeconds }`), refused with `rate_limited` and `retryAfter`; or an
+   * EmbeddingSpendLimiter of your own (shared across nodes). Admin agents are not charged.
+   */
+  embeddingSpendCap?: EmbeddingSpendCapOptions | EmbeddingSpendLimiter;
   /** The language model behind conversations, as an LlmProvider (`llm` also accepts one). */
   llmProvider?: LlmProvider;
   /** Silence the master-key and unhide banners (a deliberate global master-key deployment). */
