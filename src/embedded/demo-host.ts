@@ -40,6 +40,7 @@ async function loadApplication() {
     ReadinessService: serve.ReadinessService,
     registerTenantGuard: cloud.registerTenantGuard,
     seedEmbeddedDemo: seed.seedEmbeddedDemo,
+    indexDemoSearch: seed.indexDemoSearch,
   };
 }
 type Application = Awaited<ReturnType<typeof loadApplication>>;
@@ -121,6 +122,7 @@ export class DemoHost {
         demoPassword: settings.demoPassword,
       };
       await application.seedEmbeddedDemo(target, this.logger, () => signals.checkpoint());
+      await application.indexDemoSearch(app, target, this.logger);
     }
     signals.checkpoint();
     const problems = await application.startupProblems(app);
