@@ -9,6 +9,7 @@ import {
   SearchIndexer,
 } from 'nestjs-parse-agent';
 import { backfill } from 'nestjs-parse-agent/cli/embed-backfill';
+import type { DataPath } from 'nestjs-parse-agent/ports/data-path';
 import { CLI_CWD, cliEnv, runCliProcess } from '../cli/cli-process';
 import { createAgentTestBed, type AgentTestBed } from '../harness/agent-module';
 import { createObjects, defineClass } from '../harness/fixtures';
@@ -111,8 +112,11 @@ describe('parse-agent embed (child process, real Parse Server, real PostgreSQL)'
     it('stops after a batch, then resumes after the checkpoint', async () => {
       const indexer = bed.module.get(SearchIndexer);
       const factory = bed.factory;
-      const services = (factory as unknown as { services: { data: { pathFor: Function } } })
-        .services;
+      const services = (
+        factory as unknown as {
+          services: { data: { pathFor(operation: 'find', agent: unknown): DataPath } };
+        }
+      ).services;
       const rows = services.data.pathFor('find', factory.create());
       const file = join(CLI_CWD, `resume-${CLASS}.json`);
       const stop = new AbortController();

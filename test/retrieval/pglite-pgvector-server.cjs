@@ -1,3 +1,5 @@
+/* eslint-disable @typescript-eslint/no-require-imports */
+/* global require, process */
 // A PostgreSQL with pgvector for the pgvector suite: PGlite (PostgreSQL in WebAssembly) with the
 // pgvector extension, served over the wire protocol by pglite-socket. Run as a child process
 // (PGlite loads its WebAssembly with dynamic imports, which jest's module sandbox refuses).

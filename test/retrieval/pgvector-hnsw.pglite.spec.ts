@@ -143,7 +143,7 @@ describe('semantic_search SQL on pgvector (PGlite + pgvector over the wire, HNSW
       });
       expect(result.method).toBe('hnsw');
       for (const row of result.rows) expect(texts.get(String(row.objectId))?.reader).toBe('alice');
-      const allowed = [...texts.entries()].filter(([id, t]) => t.reader === 'alice');
+      const allowed = [...texts.entries()].filter(([, t]) => t.reader === 'alice');
       const statuses = where
         ? new Set(
             (await pool.query(`SELECT "objectId" FROM "${CLASS}" WHERE status = 'open'`)).rows.map(
