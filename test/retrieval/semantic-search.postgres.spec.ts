@@ -369,6 +369,22 @@ describe('semantic_search on PostgreSQL (real Parse Server, real PostgreSQL, exa
     }
   });
 
+  it('hybrid mode fuses keyword and vector ranks, over the same allowed rows only', async () => {
+    const forbidden = new Set([...globexIds, ...adminOnlyIds]);
+    for (const query of [`${ADMIN_WORD} refund`, `${GLOBEX_WORD} parcel`, 'damaged screen']) {
+      const data = ok(await search(aliceAgent, { query, k: 10, mode: 'hybrid' }));
+      expect(data.scores).toBe('rrf');
+      expect(data.method).toBe('exact+fulltext');
+      const text = JSON.stringify({ ...data, query: undefined });
+      for (const id of forbidden) expect(text).not.toContain(id);
+      expect(new Set((data.chunks as Data[]).map((c) => c.object_id)).size).toBeLessThanOrEqual(10);
+    }
+    // A member of the role finds the admin-only tickets by their keyword.
+    const carol = ok(await search(carolAgent, { query: ADMIN_WORD, k: 5, mode: 'hybrid' }));
+    expect(adminOnlyIds.has(carol.chunks[0].object_id)).toBe(true);
+    expect(carol.chunks[0].content).toContain(ADMIN_WORD);
+  });
+
   it('says what to do for a class that is not searchable', async () => {
     const failure = refused(
       await aliceAgent.execute('semantic_search', { class_name: '_User', query: 'x' }),

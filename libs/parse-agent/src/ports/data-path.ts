@@ -154,6 +154,11 @@ export interface VectorSearchResult {
   rows: DataRow[];
   /** How the ranking ran: `exact` scan, `hnsw` (pgvector), `bounded` (Parse REST candidates), `atlas`. */
   method: 'exact' | 'hnsw' | 'bounded' | 'atlas';
+  /**
+   * Hybrid mode: the keyword (full-text) ranking of chunks among the same allowed rows, best first;
+   * the caller fuses it with `chunks` (reciprocal rank fusion). `rows` covers both.
+   */
+  keywordChunks?: VectorSearchChunk[];
   /** Bounded scans: how many rows were read and scored, and the bound. */
   candidates?: { scanned: number; limit: number; exhausted: boolean };
 }

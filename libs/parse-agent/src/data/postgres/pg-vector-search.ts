@@ -1,5 +1,10 @@
 import { ParseAgentConfigError } from '../../core/errors';
-import type { DataRow, VectorSearchResult, VectorSearchSpec } from '../../ports/data-path';
+import type {
+  DataRow,
+  VectorSearchChunk,
+  VectorSearchResult,
+  VectorSearchSpec,
+} from '../../ports/data-path';
 import {
   EmbeddingModelMismatchError,
   type EmbeddingModelRecord,
@@ -10,6 +15,18 @@ import type { PgField } from './pg-schema';
 import type { SqlContext } from './scoped-source';
 import { selectSql } from './select-sql';
 import { vectorSearchSql } from './vector-search-sql';
+import { keywordSearchSql } from './keyword-search-sql';
+
+function chunkOf(r: Record<string, unknown>): VectorSearchChunk {
+  return {
+    objectId: String(r.object_id),
+    chunk: Number(r.chunk),
+    start: Number(r.chunk_start),
+    end: Number(r.chunk_end),
+    sourceHash: String(r.source_hash),
+    score: Number(r.score),
+  };
+}
 
 /** Fields Parse always returns with a row. */
 const ALWAYS = ['objectId', 'createdAt', 'updatedAt'];
@@ -57,15 +74,24 @@ export async function vectorSearchOn(
       ctx,
     ),
   );
-  const chunks = ranked.map((r) => ({
-    objectId: String(r.object_id),
-    chunk: Number(r.chunk),
-    start: Number(r.chunk_start),
-    end: Number(r.chunk_end),
-    sourceHash: String(r.source_hash),
-    score: Number(r.score),
-  }));
-  const ids = [...new Set(chunks.map((c) => c.objectId))];
+  const chunks = ranked.map(chunkOf);
+  let keywordChunks: VectorSearchChunk[] | undefined;
+  if (spec.mode === 'hybrid' && spec.text) {
+    const keyword = await run(
+      keywordSearchSql(
+        {
+          className,
+          field: spec.field,
+          text: spec.text,
+          where: spec.where,
+          limit: spec.k * spec.maxChunksPerDocument,
+        },
+        ctx,
+      ),
+    );
+    keywordChunks = keyword.map(chunkOf);
+  }
+  const ids = [...new Set([...chunks, ...(keywordChunks ?? [])].map((c) => c.objectId))];
   let rows: DataRow[] = [];
   if (ids.length) {
     const visible = ctx.columnsFor(className);
@@ -92,6 +118,7 @@ export async function vectorSearchOn(
   const kept = new Set(rows.map((r) => String(r.objectId)));
   return {
     chunks: chunks.filter((c) => kept.has(c.objectId)),
+    ...(keywordChunks ? { keywordChunks: keywordChunks.filter((c) => kept.has(c.objectId)) } : {}),
     rows,
     method: record.storage === 'pgvector' ? 'hnsw' : 'exact',
   };

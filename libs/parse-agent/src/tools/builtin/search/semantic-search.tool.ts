@@ -5,6 +5,7 @@ import { checkSearchWhere } from '../../../retrieval/searchable-where';
 import { readTool } from '../../read/read-tool';
 import { classArguments, classResult } from '../tool-schemas';
 import { semanticResult } from './semantic-search-result';
+import { fuseChunks } from '../../../retrieval/hybrid-fusion';
 
 const DEFAULT_K = 5;
 const MAX_K = 20;
@@ -19,6 +20,7 @@ interface SemanticSearchArgs {
   text_field?: string;
   max_chunks_per_document?: number;
   max_total_tokens?: number;
+  mode?: 'vector' | 'hybrid';
 }
 
 /** Whether any registered class is @AgentSearchable: the tool is offered only then. */
@@ -80,6 +82,12 @@ export const semanticSearch = readTool<SemanticSearchArgs>({
         minimum: 1,
         description: `Best passages returned per document (default ${DEFAULT_CHUNKS_PER_DOCUMENT}).`,
       },
+      mode: {
+        type: 'string',
+        enum: ['vector', 'hybrid'],
+        description:
+          'vector (default): by embedding similarity. hybrid: also by keywords (full-text), the two rankings fused by reciprocal rank (scores are then fusion scores).',
+      },
       max_total_tokens: {
         type: 'integer',
         minimum: 0,
@@ -127,17 +135,24 @@ export const semanticSearch = readTool<SemanticSearchArgs>({
       );
     }
     const vector = await retrieval.embedQuery(args.query, agent, signal);
+    const hybrid = args.mode === 'hybrid';
     const found = await read.vectorSearch(args.class_name, {
       field: textField,
       vector,
       text: args.query,
       where,
-      k: k.value,
+      // Hybrid: more vector candidates, so fusion can promote keyword matches among them.
+      k: hybrid ? Math.min(k.value * 3, MAX_K * 3) : k.value,
       maxChunksPerDocument: perDoc.value,
+      mode: hybrid ? 'hybrid' : 'vector',
     });
-    const quantize = agent.permissions !== 'admin';
+    // Fused scores are ranks, not similarities: nothing to quantize.
+    const quantize = !hybrid && agent.permissions !== 'admin';
+    const chunks = hybrid
+      ? fuseChunks(found.chunks, found.keywordChunks ?? [], k.value, perDoc.value)
+      : found.chunks;
     const parts = semanticResult({
-      chunks: found.chunks,
+      chunks,
       rows: found.rows,
       textField,
       quantize,
@@ -147,11 +162,11 @@ export const semanticSearch = readTool<SemanticSearchArgs>({
       class_name: args.class_name,
       query: args.query,
       text_field: textField,
-      method: found.method,
+      method: hybrid ? `${found.method}+fulltext` : found.method,
       count: parts.chunks.length,
       chunks: parts.chunks,
       documents: parts.documents,
-      scores: quantize ? 'quantized' : 'exact',
+      scores: hybrid ? 'rrf' : quantize ? 'quantized' : 'exact',
       ...(parts.budget
         ? {
             budget_truncated: true,
