@@ -42,6 +42,7 @@ async function loadApplication() {
     ReadinessService: serve.ReadinessService,
     registerTenantGuard: cloud.registerTenantGuard,
     seedEmbeddedDemo: seed.seedEmbeddedDemo,
+    indexDemoSearch: seed.indexDemoSearch,
   };
 }
 type Application = Awaited<ReturnType<typeof loadApplication>>;
@@ -125,6 +126,7 @@ export class DemoHost {
         demoPassword: settings.demoPassword,
       };
       await application.seedEmbeddedDemo(target, this.logger, () => signals.checkpoint());
+      await application.indexDemoSearch(app, target, this.logger);
     }
     signals.checkpoint();
     const problems = await application.startupProblems(app);

@@ -2,6 +2,7 @@ import { Logger, Module, type DynamicModule } from '@nestjs/common';
 import { ConfigModule, ConfigService } from '@nestjs/config';
 import {
   AgentUnauthorizedError,
+  LocalLexicalEmbedder,
   ParseAgentAuthGuard,
   ParseAgentConsoleModule,
   ParseAgentModule,
@@ -33,7 +34,11 @@ export function parseAgentOptions(config: ExampleConfig): ParseAgentModuleOption
   const refusals = new Logger('DemoAuth');
   return {
     parse: config.parse,
-    ...(config.postgresURI ? { postgres: { uri: config.postgresURI } } : {}),
+    // The direct path, and semantic_search with the in-process lexical embedder (vectors in a side
+    // table of Parse's database; docs/retrieval.md shows switching to OpenAI or Ollama).
+    ...(config.postgresURI
+      ? { postgres: { uri: config.postgresURI }, embeddings: new LocalLexicalEmbedder() }
+      : {}),
     models: CORE_MODELS,
     // Fail closed: a class reaches agents only once a model declares it (the boot log lists the
     // server's other classes).

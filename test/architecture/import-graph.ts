@@ -9,7 +9,7 @@ export const LAYERS: ReadonlyArray<readonly string[]> = [
   ['core'],
   ['ports', 'query', 'validation'],
   ['metadata'],
-  ['security', 'data', 'format'],
+  ['security', 'data', 'format', 'retrieval'],
   ['tools'],
   ['agent'],
   ['mcp'],

@@ -74,6 +74,7 @@ const BENCHES = [
   'fastify.js',
   'tokens.js',
   'profile.js',
+  'semantic-search.js',
   ...(redisUp ? ['redis.js'] : []),
   // Starts its own redis-server on a free port; skipped with bench:redis when no Redis runs here.
   ...(redisUp ? ['redis-cost.js'] : []),

@@ -95,6 +95,7 @@ declare const user: { get(key: string): string };
 
 /** Your models, module and services. */
 declare class Order {}
+declare class SupportTicket {}
 declare class Customer {}
 declare class AppModule {}
 declare class StoresModule {}

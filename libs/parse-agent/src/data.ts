@@ -52,3 +52,11 @@ export { BUILTIN_HIDDEN_CLASSES } from './metadata/builtin-hidden-classes';
 export type { UnregisteredClassPolicy } from './metadata/builtin-hidden-classes';
 export type { MetadataRegistryOptions } from './metadata/metadata-registry';
 export type { ClassMetadata, RelationEdge } from './metadata/metadata.types';
+
+// Retrieval's building blocks (semantic_search, the SearchIndexer).
+export type { SearchableChunking, SearchableDeclaration } from './metadata/metadata.types';
+export { EmbeddingStore } from './ports/embedding-store';
+export type { EmbeddingModelRecord, StoredChunk } from './ports/embedding-store';
+export type { IndexableRow, IndexOptions, IndexOutcome } from './retrieval/search-indexer';
+export type { EmbeddingCallUsage, EmbeddingSpendLimiter } from './retrieval/retrieval-call';
+export type { LocalLexicalEmbedderOptions } from './ports/local-lexical-embedder';

@@ -174,3 +174,14 @@ export type { ToolCategory } from './tools/tool-categories';
 export { PromptRegistry } from './mcp/prompt-registry';
 export { McpDispatcher } from './mcp/mcp-dispatcher';
 export type { McpTransport } from './transport/shared/mcp-transport';
+
+// Retrieval: semantic_search over @AgentSearchable classes. The stores, chunk shapes and spend
+// limiter's port are in `nestjs-parse-agent/data`; the OpenAI-compatible embeddings in `/llm`.
+export { AgentSearchable } from './metadata/decorators/agent-searchable.decorator';
+export type { AgentSearchableOptions } from './metadata/metadata.types';
+export { EmbeddingProvider } from './ports/embedding-provider';
+export { EmbeddingModelMismatchError } from './ports/embedding-store';
+export { LocalLexicalEmbedder } from './ports/local-lexical-embedder';
+export { SearchIndexer } from './retrieval/search-indexer';
+export { EmbeddingSpendCap } from './retrieval/embedding-spend-cap';
+export type { EmbeddingSpendCapOptions } from './retrieval/embedding-spend-cap';

@@ -59,3 +59,9 @@ export type {
   LlmUsage,
   LlmUserMessage,
 } from './ports/llm-provider';
+
+// Embeddings for retrieval: the provider's shapes and the OpenAI-compatible /v1/embeddings client
+// (OpenAI, Azure, Ollama, LM Studio, vLLM through baseURL; the openai package is loaded on use).
+export type { EmbeddingResult, EmbeddingUsage, EmbedOptions } from './ports/embedding-provider';
+export { OpenAiCompatibleEmbeddings } from './client/embeddings/openai-compatible-embeddings';
+export type { OpenAiCompatibleEmbeddingsOptions } from './client/embeddings/openai-compatible-embeddings';

@@ -1,4 +1,5 @@
-import type { Logger } from '@nestjs/common';
+import type { INestApplicationContext, Logger } from '@nestjs/common';
+import { SearchIndexer } from 'nestjs-parse-agent';
 import { seedDemoData } from './demo-seeder';
 import { ParseAdminClient } from './parse-admin-client';
 import { PostgresRowWriter } from './postgres-row-writer';
@@ -37,4 +38,28 @@ export async function seedEmbeddedDemo(
   );
   // Ready means a user can log in: prove it with one demo login.
   await admin.request('POST', '/login', { username: 'alice', password: target.demoPassword });
+}
+
+/** The demo's searchable classes (their models carry @AgentSearchable). */
+const SEARCHABLE_DEMO_CLASSES = ['SupportTicket', 'Product'] as const;
+
+/**
+ * Embeds the demo's ticket bodies and product spec sheets with the app's indexer (the local
+ * lexical embedder): on every start, but a row whose text did not change costs nothing.
+ */
+export async function indexDemoSearch(
+  app: INestApplicationContext,
+  target: Pick<EmbeddedSeedTarget, 'parseServerURL' | 'appId' | 'masterKey'>,
+  logger: Logger,
+): Promise<void> {
+  const indexer = app.get(SearchIndexer, { strict: false }) as SearchIndexer | null;
+  if (!indexer) return;
+  const admin = new ParseAdminClient(target.parseServerURL, target.appId, target.masterKey);
+  const parts: string[] = [];
+  for (const className of SEARCHABLE_DEMO_CLASSES) {
+    const rows = await admin.find(className, {}, 10_000);
+    const outcome = await indexer.indexRows(className, rows as Array<{ objectId: string }>);
+    parts.push(`${className}=${outcome.embedded} embedded/${outcome.unchanged} unchanged`);
+  }
+  logger.log(`semantic_search index: ${parts.join(' ')} (${indexer.embeddings.model})`);
 }

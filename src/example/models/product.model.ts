@@ -4,6 +4,7 @@ import {
   AgentFields,
   AgentJoinFields,
   AgentLargeFields,
+  AgentSearchable,
   AgentTenantScope,
   AgentVisible,
   ParseClass,
@@ -17,6 +18,7 @@ import { operatorBypass } from './tenant-scope';
 @AgentJoinFields('sku', 'name', 'category', 'price')
 @AgentLargeFields('specSheet')
 @AgentTenantScope('tenantId', { bypass: operatorBypass })
+@AgentSearchable({ fields: ['specSheet'], filterFields: ['category', 'inStock'] })
 export class Product {
   @AgentField({ description: 'Tenant slug the product belongs to.' })
   tenantId!: string;

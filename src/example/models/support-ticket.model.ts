@@ -5,6 +5,7 @@ import {
   AgentField,
   AgentFields,
   AgentLargeFields,
+  AgentSearchable,
   AgentTenantScope,
   BelongsTo,
   ParseClass,
@@ -17,6 +18,8 @@ import { operatorBypass } from './tenant-scope';
 @AgentFields('tenantId', 'subject', 'body', 'priority', 'status', 'customer')
 @AgentLargeFields('body')
 @AgentTenantScope('tenantId', { bypass: operatorBypass })
+// semantic_search over subject and body; agents may narrow it by status and priority only.
+@AgentSearchable({ fields: ['body', 'subject'], filterFields: ['status', 'priority'] })
 export class SupportTicket {
   @BelongsTo(() => Customer)
   customer!: unknown;

@@ -170,6 +170,7 @@ export class AgentCallRecorder {
           agentFilters: this.filters.agentFilters,
           error,
           inputTokenCostPerMillion: this.settings.inputTokenCostPerMillion,
+          embeddings: result.embeddings,
         }),
       );
     }

@@ -1,3 +1,4 @@
+import type { RetrievalServices } from '../retrieval/retrieval-call';
 import type { SchemaSource } from '../core/parse-schema';
 import type { QueryCostLimits, PermissionLevel } from '../core/constants';
 import type { DataRouter } from '../data/data-router';
@@ -147,6 +148,8 @@ export interface AgentServices {
   slowQueryMs?: number;
   /** Opens LLM conversations for `ask()` (the Nest module and the CLI supply the client's). */
   conversations?: ConversationFactory;
+  /** Embeddings and spend cap for semantic_search (absent: it refuses, saying what to set). */
+  retrieval?: RetrievalServices;
 }
 
 /** `ask()` options: the question's own (reset, signal) plus settings for a new conversation. */

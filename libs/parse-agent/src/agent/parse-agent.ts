@@ -193,6 +193,7 @@ export class ParseAgent extends AgentCore implements ToolAgent {
    * once per operation for this agent's identity; a call anyway still gets the router's refusal.
    */
   protected dataReachable(tool: ToolDefinition): boolean {
+    if (tool.available && !tool.available(this.services.metadata)) return false;
     const operation = tool.dataOperation;
     if (!operation) return true;
     const served = (this.servedOperations ??= new Map());

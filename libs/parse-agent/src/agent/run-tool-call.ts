@@ -12,6 +12,7 @@ import type { DataOperation, DataPath } from '../ports/data-path';
 import type { AgentIdentity } from '../core/agent-identity';
 import type { ElicitationChannel } from '../ports/elicitation-channel';
 import { pointerCheckedWrites } from '../security/pointer-write-check';
+import { RetrievalCall, type EmbeddingCallUsage } from '../retrieval/retrieval-call';
 import type { ReadPolicy } from '../security/read-policy';
 import {
   DEFAULT_ANALYTICS_SETTINGS,
@@ -61,6 +62,8 @@ export type ToolRunStage = 'not_started' | 'before_hooks' | 'ran';
 
 export interface ToolRunResult {
   envelope: ToolEnvelope;
+  /** What the call spent on embeddings, when it embedded anything. */
+  embeddings?: EmbeddingCallUsage;
   stage: ToolRunStage;
   /** What the call failed with; absent on success. */
   error?: unknown;
@@ -106,6 +109,7 @@ export async function runToolCall(run: ToolRun): Promise<ToolRunResult> {
   let writePath: ToolContext['data'] | undefined;
   let confirmed: boolean | undefined;
   let analytics: ToolContext['analytics'] | undefined;
+  const retrieval = run.services.retrieval ? new RetrievalCall(run.services.retrieval) : undefined;
   const context: ToolContext = {
     agent,
     access: run.access,
@@ -137,6 +141,7 @@ export async function runToolCall(run: ToolRun): Promise<ToolRunResult> {
       return outcome;
     },
     audit: (input) => run.host.audit(toolName, input, confirmed),
+    retrieval,
   };
   let stage: ToolRunStage = 'before_hooks';
   try {
@@ -147,7 +152,7 @@ export async function runToolCall(run: ToolRun): Promise<ToolRunResult> {
     stage = 'ran';
     const data = await raceAbort(Promise.resolve(tool.handler(args, context)), signal);
     if (signal.aborted) throw abortError([signal]);
-    return { envelope: success(data), stage };
+    return { envelope: success(data), stage, ...spent(retrieval) };
   } catch (error) {
     // Unauthorized is not a tool failure: it ends the request (HTTP 401) wherever it is raised.
     if (error instanceof AgentUnauthorizedError) throw error;
@@ -157,12 +162,21 @@ export async function runToolCall(run: ToolRun): Promise<ToolRunResult> {
       run.host.warn(`${toolName} failed: ${(cause as Error)?.stack ?? String(cause)}`);
     }
     // A hook cut short by cancellation or the timeout counts as a call that did not run.
-    return { envelope: failureFromError(cause, toolName), stage, error: cause };
+    return {
+      envelope: failureFromError(cause, toolName),
+      stage,
+      error: cause,
+      ...spent(retrieval),
+    };
   } finally {
     clearTimeout(timer);
     call.dispose();
     run.running.delete(call);
   }
+}
+
+function spent(retrieval: RetrievalCall | undefined): { embeddings?: EmbeddingCallUsage } {
+  return retrieval?.usage.calls ? { embeddings: { ...retrieval.usage } } : {};
 }
 
 function abortError(signals: ReadonlyArray<AbortSignal | undefined>): ParseAgentError {

@@ -48,6 +48,8 @@ export interface ToolCallAuditInput {
   error?: unknown;
   /** USD per million input tokens: prices est_input_tokens as est_cost_usd when set. */
   inputTokenCostPerMillion?: number;
+  /** What the call spent on embeddings. */
+  embeddings?: { calls: number; tokens: number; costUsd?: number };
 }
 
 /** The audit event of one tool call: who, what and how it went; never argument or filter values. */
@@ -84,6 +86,13 @@ export function buildToolCallEvent(input: ToolCallAuditInput): ToolCallEvent {
   if (agent.impersonation) {
     event.impersonated_user = agent.impersonation.user;
     if (agent.impersonation.label) event.impersonation_label = agent.impersonation.label;
+  }
+  if (input.embeddings) {
+    event.embedding_calls = input.embeddings.calls;
+    event.embedding_tokens = input.embeddings.tokens;
+    if (input.embeddings.costUsd !== undefined) {
+      event.embedding_cost_usd = input.embeddings.costUsd;
+    }
   }
   if (envelope.success) {
     const size = Buffer.byteLength(JSON.stringify(envelope.data) ?? '', 'utf8');

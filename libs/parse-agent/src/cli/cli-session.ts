@@ -15,6 +15,7 @@ import { routeCliSecurityLines } from './cli-security-lines';
 import { runCliStartupCheck } from './cli-startup-check';
 import { loadModels } from './load-models';
 import { reportUnregisteredClasses } from './unregistered-classes';
+import type { SearchIndexer } from '../retrieval/search-indexer';
 
 /** Who the CLI acts as, for headers and messages (never a secret). */
 export interface CliPrincipal {
@@ -33,6 +34,8 @@ export interface CliSession {
   transportContext: McpTransportContext;
   principal: CliPrincipal;
   settings: CliSettings;
+  /** Keeps chunk vectors fresh (`embed`): with embeddings and the PostgreSQL path, else null. */
+  indexer: SearchIndexer | null;
   close(): Promise<void>;
 }
 
@@ -61,6 +64,7 @@ export async function openCliSession(
       ...database.paths,
       models,
       unregisteredClasses: settings.unregisteredClasses,
+      embeddings: settings.embeddings,
       // The model is resolved when a conversation opens, so commands without one never need it.
       conversations: conversationFactory({ env: settings.env }),
     },
@@ -101,6 +105,7 @@ export async function openCliSession(
       transportContext: transportContextFor(built),
       principal,
       settings,
+      indexer: built.indexer,
       close: built.close,
     };
   } catch (error) {

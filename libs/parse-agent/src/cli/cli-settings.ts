@@ -1,3 +1,4 @@
+import type { EmbeddingProvider } from '../ports/embedding-provider';
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import {
@@ -120,6 +121,8 @@ export interface CliSettings {
    */
   database?: DatabaseSetting;
   env: Env;
+  /** Embeddings for semantic_search and `embed` (set by the commands that need them). */
+  embeddings?: EmbeddingProvider;
 }
 
 /**

@@ -22,6 +22,10 @@ import type { ConversationFactory, LlmProviderOptions } from '../ports/conversat
 import type { DataPathProvider, DataPathProvidersOption } from '../ports/data-path';
 import { KeyedSlidingWindowRateLimiter } from '../ports/in-memory-rate-limiter';
 import type { LlmProvider } from '../ports/llm-provider';
+import { isEmbeddingProvider, type EmbeddingProvider } from '../ports/embedding-provider';
+import { SearchIndexer } from '../retrieval/search-indexer';
+import { EmbeddingSpendCap, type EmbeddingSpendCapOptions } from '../retrieval/embedding-spend-cap';
+import type { EmbeddingSpendLimiter } from '../retrieval/retrieval-call';
 import type { RateLimiter } from '../ports/rate-limiter';
 import type { RedisConnection, RedisStoreLogger } from '../redis/redis-connection';
 import { RedisRateLimiter } from '../redis/redis-rate-limiter';
@@ -56,6 +60,16 @@ export interface AgentCompositionOptions extends DataPathOptions {
   dataPathProviders?: DataPathProvidersOption;
   /** The model behind conversations; takes the place of `llm`. */
   llmProvider?: LlmProvider;
+  /**
+   * The embeddings behind semantic_search and the indexer (`new LocalLexicalEmbedder()`, or an
+   * OpenAI-compatible model). Default none: semantic_search then refuses, saying what to set.
+   */
+  embeddings?: EmbeddingProvider;
+  /**
+   * A per-tenant cap on the embedding tokens semantic_search's queries spend: `{ maxTokens,
+   * windowSeconds }` (in this process) or an EmbeddingSpendLimiter of your own. Default none.
+   */
+  embeddingSpendCap?: EmbeddingSpendCapOptions | EmbeddingSpendLimiter;
   /** A provider or provider options; default LLM_* from the environment when LLM_PROVIDER is set. */
   llm?: LlmProvider | LlmProviderOptions;
   /**
@@ -98,6 +112,13 @@ export interface AgentComposition {
   data: DataRouter;
   /** The configured language model, or null (conversations then say how to configure one). */
   llm: LlmProvider | null;
+  /** The configured embeddings, or null. */
+  embeddings: EmbeddingProvider | null;
+  /**
+   * Keeps stored chunk vectors fresh (the save path, `parse-agent embed`): present with
+   * embeddings and a database that stores vectors (the PostgreSQL path).
+   */
+  indexer: SearchIndexer | null;
   /**
    * Releases what was opened here: the keep-alive sockets to Parse Server and the database
    * clients of the library's own data paths. An application's pool, client, Redis connection and
@@ -174,6 +195,9 @@ export function composeAgentServices(
     options.conversations === undefined
       ? conversationFactory({ provider: llm ?? undefined })
       : (options.conversations ?? undefined);
+  const embeddings = options.embeddings ?? null;
+  const store = opened.find((path) => path.embeddingStore)?.embeddingStore;
+  const indexer = embeddings && store ? new SearchIndexer(metadata, embeddings, store) : null;
   const services: AgentServices = {
     data,
     schemas,
@@ -186,6 +210,7 @@ export function composeAgentServices(
     slowQueryMs: options.slowQueryThresholdMs,
     conversations,
     warn: context.warn,
+    retrieval: { embeddings, spendCap: spendCapOf(options.embeddingSpendCap) },
   };
 
   let closing: Promise<void> | undefined;
@@ -210,6 +235,8 @@ export function composeAgentServices(
     dataPathProviders,
     data,
     llm,
+    embeddings,
+    indexer,
     close,
   };
 }
@@ -234,6 +261,16 @@ function libraryDataPaths(
   // No driver connects here: each path connects on first use, so boot never waits on a database.
   const opened = openDataPaths(options, { parse, warn });
   return { paths: [rest, aclWrites, ...opened.map((path) => path.provider)], opened };
+}
+
+function spendCapOf(
+  option: AgentCompositionOptions['embeddingSpendCap'],
+): EmbeddingSpendLimiter | undefined {
+  if (option === undefined) return undefined;
+  if (typeof (option as EmbeddingSpendLimiter).charge === 'function') {
+    return option as EmbeddingSpendLimiter;
+  }
+  return new EmbeddingSpendCap(option as EmbeddingSpendCapOptions);
 }
 
 function isDataPathProvider(value: unknown): value is DataPathProvider {
@@ -283,6 +320,11 @@ function checkPortOptions(options: AgentCompositionOptions, fail: (problem: stri
     if (options.llm !== undefined) {
       fail('pass the language model once: llmProvider (an LlmProvider) or llm, not both.');
     }
+  }
+  if (options.embeddings !== undefined && !isEmbeddingProvider(options.embeddings)) {
+    fail(
+      'embeddings must be an EmbeddingProvider (model, dimensions and an embed(texts) method), e.g. new LocalLexicalEmbedder().',
+    );
   }
   if (
     options.rateLimiter !== undefined &&

@@ -7,6 +7,9 @@ import type { ParseAgentAuthOptions } from '../auth/auth-options';
 import type { DataPathOption, DataPathOptions } from '../composition/data-paths';
 import type { LlmProviderOptions } from '../ports/conversation';
 import type { LlmProvider } from '../ports/llm-provider';
+import type { EmbeddingProvider } from '../ports/embedding-provider';
+import type { EmbeddingSpendCapOptions } from '../retrieval/embedding-spend-cap';
+import type { EmbeddingSpendLimiter } from '../retrieval/retrieval-call';
 import type { RateLimiter } from '../ports/rate-limiter';
 import type { ModelClass } from '../metadata/metadata.types';
 import type { UnregisteredClassPolicy } from '../metadata/builtin-hidden-classes';
@@ -176,6 +179,17 @@ export interface ParseAgentModuleOptions extends DataPathOptions {
    * paths it created.
    */
   dataPathProviders?: DataPathProvidersOption;
+  /**
+   * The embeddings behind semantic_search and the SearchIndexer: `new LocalLexicalEmbedder()`
+   * (lexical, in the process) or an OpenAI-compatible model. Default none.
+   */
+  embeddings?: EmbeddingProvider;
+  /**
+   * A per-tenant cap on the embedding tokens semantic_search's queries spend over a sliding window
+   * (`{ maxTokens, windowSeconds }`), refused with `rate_limited` and `retryAfter`; or an
+   * EmbeddingSpendLimiter of your own (shared across nodes). Admin agents are not charged.
+   */
+  embeddingSpendCap?: EmbeddingSpendCapOptions | EmbeddingSpendLimiter;
   /** The language model behind conversations, as an LlmProvider of your own (instead of `llm`). */
   llmProvider?: LlmProvider;
   /** Silence the master-key and unhide banners (a deliberate global master-key deployment). */

@@ -33,6 +33,12 @@ export interface ToolCallEvent {
    * only when a price is set, so dashboards never read a constant zero.
    */
   est_cost_usd?: number;
+  /** Embedding requests the call made (semantic_search's query), when it made any. */
+  embedding_calls?: number;
+  /** Input tokens those requests used, as the provider reported them (0 for the local embedder). */
+  embedding_tokens?: number;
+  /** Their cost in USD, when the embeddings have a price (`costPerMillionTokens`). */
+  embedding_cost_usd?: number;
   /** Failure only: the class of the error that ended the call (`AccessDeniedError`, `TypeError`). */
   error_class?: string;
   error_code?: string;

@@ -1,3 +1,4 @@
+import type { EmbeddingStore } from '../ports/embedding-store';
 import type { DataPathProvider } from '../ports/data-path';
 import type { ParseRestClient } from './parse-rest/parse-rest-client';
 import type { ParseDatabaseKind } from './parse-rest/parse-rest-data-path';
@@ -23,6 +24,8 @@ export interface OpenedDataPath {
   probe(timeoutMs: number): Promise<ProbeOutcome>;
   /** Releases what `open` created (a pool or client made from `uri`), never the application's. */
   close(): Promise<void>;
+  /** Where this database keeps chunk vectors for semantic_search, when it can. */
+  readonly embeddingStore?: EmbeddingStore;
 }
 
 /** How a path's connection string is given to the CLI (and named in its messages). */

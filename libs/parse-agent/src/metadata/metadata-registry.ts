@@ -16,6 +16,7 @@ import {
 } from './schema-text';
 import type {
   AgentMethodDeclaration,
+  SearchableDeclaration,
   ClassMetadata,
   ClassRef,
   FieldDoc,
@@ -285,8 +286,22 @@ export class MetadataRegistry {
       references,
       relations,
       methods: shownMethods(model, get<AgentMethodDeclaration[]>(METADATA.methods) ?? []),
+      searchable: searchableColumns(get<SearchableDeclaration>(METADATA.searchable), columns),
     };
   }
+}
+
+/** `@AgentSearchable` with its declared names turned into columns. */
+function searchableColumns(
+  declared: SearchableDeclaration | undefined,
+  columns: (names: string[]) => string[] | undefined,
+): SearchableDeclaration | undefined {
+  if (!declared) return undefined;
+  return Object.freeze({
+    fields: columns(declared.fields) ?? [],
+    filterFields: columns(declared.filterFields) ?? [],
+    chunk: { ...declared.chunk },
+  });
 }
 
 /** A field's documentation with its description and allowed values' meanings cleaned. */

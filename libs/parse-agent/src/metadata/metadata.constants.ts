@@ -16,4 +16,5 @@ export const METADATA = {
   relations: 'parse-agent:relations',
   methods: 'parse-agent:methods',
   tool: 'parse-agent:tool',
+  searchable: 'parse-agent:searchable',
 } as const;

@@ -69,6 +69,31 @@ export interface AgentMethodDeclaration extends Omit<AgentMethodOptions, 'parame
   parametersDto?: DtoClass;
 }
 
+/** How `@AgentSearchable` splits text into chunks (characters). */
+export interface SearchableChunking {
+  /** Characters per chunk (default 800). */
+  size: number;
+  /** Characters each chunk shares with the previous one (default 100; less than size). */
+  overlap: number;
+  /** Most chunks embedded per document and field (default 20); the rest of a long text is not. */
+  maxPerDocument: number;
+}
+
+export interface AgentSearchableOptions {
+  /** Text fields whose chunks are embedded (String fields). */
+  fields: string[];
+  /** Fields an agent may name in semantic_search's `where` (default none). */
+  filterFields?: string[];
+  chunk?: Partial<SearchableChunking>;
+}
+
+/** `@AgentSearchable` as the registry compiled it: names are columns. */
+export interface SearchableDeclaration {
+  fields: string[];
+  filterFields: string[];
+  chunk: SearchableChunking;
+}
+
 export interface TenantScope {
   field: string;
   from: NonNullable<TenantScopeOptions['from']>;
@@ -106,4 +131,6 @@ export interface ClassMetadata {
   references: Record<string, string>;
   relations: RelationDeclaration[];
   methods: AgentMethodDeclaration[];
+  /** `@AgentSearchable`: embedded text fields, filter fields, chunking. */
+  searchable?: SearchableDeclaration;
 }

@@ -18,6 +18,9 @@ import { McpDispatcher } from '../mcp/mcp-dispatcher';
 import { PromptRegistry } from '../mcp/prompt-registry';
 import { MetadataRegistry } from '../metadata/metadata-registry';
 import { LlmProvider } from '../ports/llm-provider';
+import { EmbeddingProvider } from '../ports/embedding-provider';
+import { SearchIndexer } from '../retrieval/search-indexer';
+import { SearchIndexVerifier } from './search-index-verifier';
 import { RateLimiter } from '../ports/rate-limiter';
 import { ToolRegistry } from '../tools/tool-registry';
 import { AgentToolExplorer } from './agent-tool.explorer';
@@ -54,6 +57,7 @@ import { DeclaredNamesReporter } from './declared-names.reporter';
     ParseAgentStartupCheck,
     UnexposedClassesReporter,
     DeclaredNamesReporter,
+    SearchIndexVerifier,
   ],
   exports: [
     ParseAgentFactory,
@@ -67,6 +71,8 @@ import { DeclaredNamesReporter } from './declared-names.reporter';
     DataRouter,
     RateLimiter,
     LlmProvider,
+    EmbeddingProvider,
+    SearchIndexer,
     PARSE_AGENT_SERVICES,
     PARSE_AGENT_MODULE_OPTIONS,
     ParseAgentStartupCheck,

@@ -11,6 +11,8 @@ import { PromptRegistry } from '../mcp/prompt-registry';
 import { MetadataRegistry } from '../metadata/metadata-registry';
 import { DataPathProvider } from '../ports/data-path';
 import { LlmProvider } from '../ports/llm-provider';
+import { EmbeddingProvider } from '../ports/embedding-provider';
+import { SearchIndexer } from '../retrieval/search-indexer';
 import { RateLimiter } from '../ports/rate-limiter';
 import type { RedisConnection } from '../redis/redis-connection';
 import { ToolRegistry } from '../tools/tool-registry';
@@ -75,5 +77,8 @@ export const parseAgentProviders: Provider[] = [
   part(DataRouter, (c) => c.data),
   // The configured language model, or null: conversations then say how to configure one.
   part(LlmProvider, (c): LlmProvider | null => c.llm),
+  // The configured embeddings and the indexer an app calls from its save path, or null.
+  part(EmbeddingProvider, (c): EmbeddingProvider | null => c.embeddings),
+  part(SearchIndexer, (c): SearchIndexer | null => c.indexer),
   part(PARSE_AGENT_SERVICES, (c): AgentServices => c.services),
 ];

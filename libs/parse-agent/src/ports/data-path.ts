@@ -28,6 +28,7 @@ export type DataOperation =
   | 'distinct'
   | 'explain'
   | 'search'
+  | 'vector_search'
   | 'write';
 
 /** Operations that read rows one by one (Parse REST serves them for sessions and the master key). */
@@ -105,6 +106,61 @@ export interface SearchSpec {
 export interface SearchResult {
   rows: Array<{ row: DataRow; score: number | null }>;
   facets?: Record<string, Array<{ value: unknown; count: number }>>;
+}
+
+/**
+ * A nearest-neighbour search over the stored chunk vectors of one text field (`@AgentSearchable`).
+ * The `where` is the policy's composed where (caller AND canonical AND filters AND tenant): a path
+ * applies it, with the identity's row ACL and CLP, BEFORE ranking, so the k documents are k rows
+ * this identity may read.
+ */
+export interface VectorSearchSpec {
+  /** The embedded text field (a column of the class). */
+  field: string;
+  /** The query's vector (unit length, the stored vectors' model and dimension). */
+  vector: number[];
+  /** The query text, for keyword ranking in hybrid mode. */
+  text?: string;
+  /** `hybrid`: fuse keyword (full-text) and vector ranks (reciprocal rank fusion). */
+  mode?: 'vector' | 'hybrid';
+  where?: Record<string, unknown>;
+  /** Parent row fields returned besides objectId, createdAt and updatedAt; all when absent. */
+  keys?: string[];
+  /** Documents to return, best first. */
+  k: number;
+  /** Chunks returned per document (its best ones). */
+  maxChunksPerDocument: number;
+  /** Parse REST path only: most rows read and scored (the bounded candidate set). */
+  candidateLimit?: number;
+}
+
+/** One ranked chunk: where it sits in its document's field, and its score (cosine, or fused). */
+export interface VectorSearchChunk {
+  objectId: string;
+  /** Position of the chunk in its field (0 first). */
+  chunk: number;
+  /** Character offsets of the chunk in the field's text when it was embedded. */
+  start: number;
+  end: number;
+  /** Hash of the field's whole text when it was embedded (a different one now: the chunk is stale). */
+  sourceHash: string;
+  score: number;
+}
+
+export interface VectorSearchResult {
+  /** Best first; only chunks of `rows`. */
+  chunks: VectorSearchChunk[];
+  /** The parent rows (raw, to be redacted by the reader), documents best first. */
+  rows: DataRow[];
+  /** How the ranking ran: `exact` scan, `hnsw` (pgvector), `bounded` (Parse REST candidates), `atlas`. */
+  method: 'exact' | 'hnsw' | 'bounded' | 'atlas';
+  /**
+   * Hybrid mode: the keyword (full-text) ranking of chunks among the same allowed rows, best first;
+   * the caller fuses it with `chunks` (reciprocal rank fusion). `rows` covers both.
+   */
+  keywordChunks?: VectorSearchChunk[];
+  /** Bounded scans: how many rows were read and scored, and the bound. */
+  candidates?: { scanned: number; limit: number; exhausted: boolean };
 }
 
 /** One group as a path returns it: the raw key (objectId for pointers, Date for date buckets). */
@@ -199,6 +255,12 @@ export interface DataPath {
     pipeline: Record<string, unknown>[],
     options?: AggregateOptions,
   ): Promise<ExplainSummary>;
+  /** Nearest chunks of an `@AgentSearchable` class among rows this identity may read. */
+  vectorSearch?(
+    className: string,
+    spec: VectorSearchSpec,
+    options?: AggregateOptions,
+  ): Promise<VectorSearchResult>;
   /** Full-text search (Atlas Search on MongoDB): ranked rows this identity may read. */
   search?(className: string, spec: SearchSpec, options?: AggregateOptions): Promise<SearchResult>;
   /**

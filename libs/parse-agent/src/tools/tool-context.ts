@@ -2,6 +2,7 @@ import type { AgentIdentity } from '../core/agent-identity';
 import type { MutationEvent } from '../core/agent-events';
 import type { PermissionLevel } from '../core/constants';
 import type { DataOperation, DataPath } from '../ports/data-path';
+import type { RetrievalCall } from '../retrieval/retrieval-call';
 import type { ReadPolicy } from '../security/read-policy';
 
 export interface ProgressUpdate {
@@ -103,4 +104,6 @@ export interface ToolContext {
   confirm(request: ConfirmationRequest): Promise<{ confirmed: boolean }>;
   /** Records a completed change on AgentEvents.mutations$ (field names, never values). */
   audit(event: MutationAuditInput): void;
+  /** Embeddings for semantic_search, with the call's spend (absent: retrieval not set up). */
+  retrieval?: RetrievalCall;
 }

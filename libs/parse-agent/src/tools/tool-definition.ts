@@ -1,4 +1,5 @@
 import type { PermissionLevel } from '../core/constants';
+import type { MetadataRegistry } from '../metadata/metadata-registry';
 import type { DataOperation } from '../ports/data-path';
 import type { ToolEnvGate } from './env-gates';
 import type { ToolContext } from './tool-context';
@@ -54,6 +55,11 @@ export interface ToolDefinition<TArgs = Record<string, unknown>, TResult = unkno
    * configure.
    */
   dataOperation?: DataOperation;
+  /**
+   * Whether the tool is offered at all, given the registered models (semantic_search: only when
+   * some class is `@AgentSearchable`). Absent: always.
+   */
+  available?: (metadata: MetadataRegistry) => boolean;
   /**
    * Results over the response cap. 'trim-rows': the result is cut down to what fits (rows in
    * `results`/`samples`/`groups`/`values`, objects in `objects`, one `object`): the heaviest field

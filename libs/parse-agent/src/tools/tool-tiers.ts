@@ -25,6 +25,7 @@ const READONLY_TOOLS = [
   'atlas_text_search',
   'atlas_autocomplete',
   'atlas_faceted_search',
+  'semantic_search',
 ] as const;
 const WRITE_TOOLS = ['create_object', 'update_object'] as const;
 const ADMIN_TOOLS = ['delete_object', 'create_class', 'delete_class'] as const;

@@ -4,6 +4,7 @@ import { chatCommand } from './chat.command';
 import { connectCommand } from './connect.command';
 import { consoleCommand } from './console.command';
 import { describeCommand } from './describe.command';
+import { embedCommand } from './embed.command';
 import { serveCommand } from './serve.command';
 import { stdioCommand } from './stdio.command';
 import { toolsCommand } from './tools.command';
@@ -18,4 +19,5 @@ export const CLI_COMMANDS: readonly CliCommand[] = [
   serveCommand,
   stdioCommand,
   connectCommand,
+  embedCommand,
 ];

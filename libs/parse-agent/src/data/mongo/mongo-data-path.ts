@@ -425,6 +425,9 @@ export class MongoDataPathProvider implements DataPathProvider {
 
   refusal(operation: DataOperation): string | undefined {
     if (operation === 'write') return 'the direct MongoDB path only reads';
+    if (operation === 'vector_search') {
+      return 'semantic_search on MongoDB (Atlas $vectorSearch) is not served by this path yet';
+    }
     if (operation === 'search' && !this.atlasSearch) {
       return 'full-text search needs Atlas Search: set mongo.atlasSearch to true on an Atlas cluster with search indexes';
     }

@@ -4,6 +4,7 @@ import { PARSE_DEFAULT_PROTECTED_FIELDS } from '../parse-server-defaults';
 import type { ParseRestClient } from '../parse-rest/parse-rest-client';
 import { PgCatalog } from './pg-catalog';
 import { createPgPool, type PgPoolLike } from './pg-driver';
+import { PgEmbeddingTable, type PgEmbeddingTableOptions } from './pg-embedding-table';
 import { PgPrincipalResolver } from './pg-principals';
 
 export interface PostgresDataPathOptions {
@@ -30,6 +31,8 @@ export interface PostgresDataPathOptions {
   protectedFields?: Record<string, Record<string, readonly string[]>>;
   /** From how many rows a sequential scan counts as a collection scan in `explain` (default 1 000). */
   collscanMinRows?: number;
+  /** The side table of chunk vectors (semantic_search): pgvector `auto` (default), `on` or `off`. */
+  vectors?: PgEmbeddingTableOptions;
 }
 
 /**
@@ -40,6 +43,8 @@ export class PostgresDataAccess {
   readonly pool: PgPoolLike;
   readonly catalog: PgCatalog;
   readonly principals: PgPrincipalResolver;
+  /** The side table of chunk vectors in Parse's database (semantic_search). */
+  readonly embeddings: PgEmbeddingTable;
   protected readonly ownsPool: boolean;
   /** Session tokens are resolved through Parse REST's `/users/me`. */
   readonly resolvesSessions: boolean;
@@ -71,6 +76,7 @@ export class PostgresDataAccess {
       ttlMs: options.schemaCacheTtlMs,
       serverProtectedFields: options.protectedFields ?? PARSE_DEFAULT_PROTECTED_FIELDS,
     });
+    this.embeddings = new PgEmbeddingTable(this.pool, options.vectors);
     this.principals = new PgPrincipalResolver(run, parse, {
       sessionTtlMs: options.sessionCacheTtlMs,
       roleTtlMs: options.roleCacheTtlMs,

@@ -12,7 +12,10 @@ import {
   type GroupByDateSpec,
   type GroupBySpec,
   type GroupRow,
+  type VectorSearchResult,
+  type VectorSearchSpec,
 } from '../../ports/data-path';
+import { vectorSearchOn } from './pg-vector-search';
 import { isInternalField } from '../../query/internal-fields';
 import {
   aclGroup,
@@ -203,6 +206,22 @@ export class PostgresDataPath implements DataPath {
       );
       return rows.map((r) => r.value);
     });
+  }
+
+  /** Nearest chunks among rows this identity may read (see vectorSearchSql), with their rows. */
+  async vectorSearch(
+    className: string,
+    spec: VectorSearchSpec,
+    options: AggregateOptions = {},
+  ): Promise<VectorSearchResult> {
+    const record = await this.access.embeddings.recorded();
+    return this.read('vector_search', className, options, (scope, run) =>
+      vectorSearchOn(className, spec, record, {
+        ctx: scope.ctx,
+        fields: scope.snapshot.schemas[className].fields,
+        run,
+      }),
+    );
   }
 
   async explain(

@@ -65,6 +65,7 @@ export const postgresDataPath: DataPathDescriptor<'postgres', PostgresDataPathOp
       provider: new PostgresDataPathProvider(access),
       probe: (timeoutMs) => probePostgres(access.pool, option.uri, timeoutMs),
       close: () => access.close(),
+      embeddingStore: access.embeddings,
     };
   },
 };

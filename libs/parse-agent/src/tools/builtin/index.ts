@@ -24,6 +24,7 @@ import {
   atlasFacetedSearch,
   atlasTextSearch,
 } from './search/atlas-search.tools';
+import { semanticSearch } from './search/semantic-search.tool';
 
 /** The built-in tools implemented so far, in the order agents see them. */
 export const BUILTIN_TOOLS: ToolDefinition[] = [
@@ -44,6 +45,7 @@ export const BUILTIN_TOOLS: ToolDefinition[] = [
   atlasTextSearch,
   atlasAutocomplete,
   atlasFacetedSearch,
+  semanticSearch,
   callMethod,
   createObject,
   updateObject,

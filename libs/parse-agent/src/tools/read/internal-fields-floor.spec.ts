@@ -12,11 +12,14 @@ import { ParseAgent } from '../../agent/parse-agent';
 import { suppressSecurityBanners } from '../../core/security-banner';
 import { DataRouter } from '../../data/data-router';
 import { ParseClass } from '../../metadata/decorators/parse-class.decorator';
+import { AgentSearchable } from '../../metadata/decorators/agent-searchable.decorator';
+import { LocalLexicalEmbedder } from '../../ports/local-lexical-embedder';
 import type { DataPath, DataPathProvider, DataRow } from '../../ports/data-path';
 import { INTERNAL_FIELDS } from '../../query/internal-fields';
 import { BUILTIN_TOOLS } from '../builtin';
 
 @ParseClass('Account')
+@AgentSearchable({ fields: ['status'], filterFields: ['amount'] })
 class AccountModel {}
 
 /** Every name of the list, and one per-provider column the prefix rule covers. */
@@ -74,6 +77,24 @@ function leakingPath(reads: Read[]): DataPath {
     async protectedFields() {
       return [];
     },
+    async vectorSearch(_c, spec) {
+      reads.push({ operation: 'vectorSearch', request: spec });
+      const rows = matching(spec.where)
+        .slice(0, spec.k)
+        .map((row) => ({ ...row, ...leaked() }));
+      return {
+        chunks: rows.map((row) => ({
+          objectId: String(row.objectId),
+          chunk: 0,
+          start: 0,
+          end: 4,
+          sourceHash: 'x',
+          score: 0.5,
+        })),
+        rows,
+        method: 'exact' as const,
+      };
+    },
     async search(_c, spec) {
       reads.push({ operation: 'search', request: spec });
       return {
@@ -112,7 +133,11 @@ function operatorAgent() {
     refusal: () => undefined,
     bind: () => path,
   };
-  const services = { ...memory.services, data: new DataRouter([provider]) };
+  const services = {
+    ...memory.services,
+    data: new DataRouter([provider]),
+    retrieval: { embeddings: new LocalLexicalEmbedder({ dimensions: 16 }) },
+  };
   // The master key: the floor holds for it too.
   return { agent: new ParseAgent({}, services), reads };
 }
@@ -130,6 +155,7 @@ const PLAIN_CALLS: Array<[string, Record<string, unknown>]> = [
   ['export_data', { row_cap: 3 }],
   ['export_data', { pipeline: [{ $match: { status: 'paid' } }] }],
   ['atlas_text_search', { query: 'paid', fields: ['status'] }],
+  ['semantic_search', { query: 'paid' }],
   ['atlas_faceted_search', { query: 'paid', fields: ['status'], facets: ['status'] }],
 ];
 
@@ -163,6 +189,8 @@ function probes(field: string): Array<[string, Record<string, unknown>]> {
     ['atlas_text_search', { query: 'x', fields: [field] }],
     ['atlas_text_search', { query: 'x', fields: ['status'], keys: [field] }],
     ['atlas_autocomplete', { query: 'x', field }],
+    ['semantic_search', { query: 'x', text_field: field }],
+    ['semantic_search', { query: 'x', where: { [field]: 'x' } }],
     ['atlas_faceted_search', { query: 'x', fields: ['status'], facets: [field] }],
   ];
 }

@@ -9,6 +9,8 @@ import type {
   DataRow,
   ExplainSummary,
   SearchSpec,
+  VectorSearchResult,
+  VectorSearchSpec,
 } from '../../ports/data-path';
 import { andWhere } from '../../query/where-composer';
 import type { PipelineLimits } from '../../security/pipeline/pipeline-policy';
@@ -58,6 +60,15 @@ export interface SearchRequest
 export interface PolicedSearch {
   rows: Array<{ row: DataRow; score: number | null }>;
   facets?: Record<string, Array<{ value: unknown; count: number }>>;
+  plan: PlannedRead;
+}
+
+/** A vector search: the caller's where and keys, planned like a read. */
+export interface VectorSearchRequest
+  extends Pick<ReadRequest, 'where' | 'keys'>, Omit<VectorSearchSpec, 'where' | 'keys'> {}
+
+/** Ranked chunks with their redacted parent rows (documents best first), and the plan. */
+export interface PolicedVectorSearch extends VectorSearchResult {
   plan: PlannedRead;
 }
 
@@ -331,6 +342,39 @@ export class PolicedReader {
       ...(facets ? { facets } : {}),
       plan,
     };
+  }
+
+  /**
+   * Nearest chunks of an `@AgentSearchable` class: the class gate, the text field checked against
+   * the allowlist, the read planned (caller where, canonical filter, filters, tenant), the search
+   * on the path (which applies that where with the identity's row ACL and CLP before ranking), the
+   * tenant re-asserted on every parent row, and redaction of the rows.
+   */
+  async vectorSearch(
+    className: string,
+    request: VectorSearchRequest,
+  ): Promise<PolicedVectorSearch> {
+    await this.gate(className);
+    const { where, keys, ...spec } = request;
+    this.access.checkFields(className, [spec.field], 'text_field');
+    const plan = await this.access.planRead(className, { where, keys });
+    const path = this.#path('vector_search');
+    if (!path.vectorSearch) {
+      throw new DataPathUnavailableError(
+        `The '${path.kind}' data path cannot run semantic_search. Configure the direct PostgreSQL path (postgres in ParseAgentModule.forRoot).`,
+      );
+    }
+    // The tenant column is read even when the allowlist leaves it out, so every row is checked.
+    const pathKeys = plan.keys && plan.tenant ? [...plan.keys, plan.tenant.field] : plan.keys;
+    const found = await path.vectorSearch(
+      className,
+      { ...spec, where: plan.where, keys: pathKeys },
+      this.#options(),
+    );
+    if (plan.tenant && found.rows.some((row) => !rowInTenant(row, plan.tenant!))) {
+      throw tenantMismatch(className);
+    }
+    return { ...found, rows: this.access.redactRows(found.rows, className), plan };
   }
 
   /** How the database would run the caller's query, planned like a read (no rows). */

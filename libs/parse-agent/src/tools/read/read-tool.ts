@@ -92,6 +92,7 @@ export function readContext(
   view.analytics = context.analytics;
   view.signal = context.signal;
   view.reportProgress = (update) => context.reportProgress(update);
+  view.retrieval = context.retrieval;
   return view;
 }
 

@@ -13,6 +13,9 @@ import { suppressSecurityBanners } from '../../core/security-banner';
 import { DataRouter } from '../../data/data-router';
 import { AgentFields } from '../../metadata/decorators/agent-fields.decorators';
 import { AgentHidden } from '../../metadata/decorators/agent-hidden.decorator';
+import { AgentSearchable } from '../../metadata/decorators/agent-searchable.decorator';
+import { LocalLexicalEmbedder } from '../../ports/local-lexical-embedder';
+import { textHash } from '../../retrieval/chunker';
 import { ParseClass } from '../../metadata/decorators/parse-class.decorator';
 import type { DataPath, DataPathProvider, DataRow } from '../../ports/data-path';
 import { BUILTIN_TOOLS } from '../builtin';
@@ -21,6 +24,7 @@ import { isReadTool, readTool } from './read-tool';
 
 @ParseClass('Order')
 @AgentFields('status', 'amount', 'region', 'placedAt', 'buyer', 'payslip')
+@AgentSearchable({ fields: ['status'], filterFields: ['amount'] })
 class OrderModel {}
 
 @ParseClass('Customer')
@@ -108,6 +112,22 @@ function overAnsweringPath(reads: Read[], natives: boolean): DataPath {
     async protectedFields() {
       return [];
     },
+    async vectorSearch(_className, spec) {
+      reads.push({ operation: 'vectorSearch', request: spec.where });
+      const rows: DataRow[] = matching(spec.where).slice(0, spec.k).map(leaky);
+      return {
+        chunks: rows.map((row, i) => ({
+          objectId: String(row.objectId),
+          chunk: 0,
+          start: 0,
+          end: 4,
+          sourceHash: textHash(String(row.status)),
+          score: 1 - i / 10,
+        })),
+        rows,
+        method: 'exact' as const,
+      };
+    },
     async search(_className, spec) {
       reads.push({ operation: 'search', request: spec.where });
       const rows = matching(spec.where).slice(0, spec.limit).map(leaky);
@@ -173,7 +193,11 @@ function agentOver(natives: boolean) {
     refusal: () => undefined,
     bind: () => path,
   };
-  const services = { ...memory.services, data: new DataRouter([provider]) };
+  const services = {
+    ...memory.services,
+    data: new DataRouter([provider]),
+    retrieval: { embeddings: new LocalLexicalEmbedder({ dimensions: 16 }) },
+  };
   const agent = new ParseAgent({ filters: { default: { region: SCOPE } } }, services);
   return { agent, reads };
 }
@@ -225,6 +249,10 @@ const CALLS: Record<string, Record<string, unknown>[]> = {
   ],
   atlas_text_search: [{ class_name: 'Order', query: 'paid', fields: ['status'], keys: ['amount'] }],
   atlas_autocomplete: [{ class_name: 'Order', query: 'pa', field: 'status', fuzzy: 1 }],
+  semantic_search: [
+    { class_name: 'Order', query: 'paid' },
+    { class_name: 'Order', query: 'open', where: { amount: { $gte: 20 } }, k: 3 },
+  ],
   atlas_faceted_search: [
     { class_name: 'Order', query: 'paid', fields: ['status'], facets: ['status', 'region'] },
   ],
@@ -308,7 +336,7 @@ describe('built-in read tools', () => {
           for (const read of reads) seen.add(read.operation);
         }
       }
-      const expected = ['find', 'count', 'aggregate', 'explain', 'search'];
+      const expected = ['find', 'count', 'aggregate', 'explain', 'search', 'vectorSearch'];
       if (natives) expected.push('groupBy', 'groupByDate', 'distinct');
       expect([...seen].sort()).toEqual(expect.arrayContaining(expected.sort()));
     });

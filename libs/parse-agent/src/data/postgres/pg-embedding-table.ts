@@ -1,0 +1,223 @@
+import {
+  EmbeddingModelMismatchError,
+  type EmbeddingModelRecord,
+  type EmbeddingStore,
+  type StoredChunk,
+} from '../../ports/embedding-store';
+import type { PgPoolLike } from './pg-driver';
+
+/** The side table of chunk vectors, in Parse's database (not a Parse class: no _SCHEMA entry). */
+export const EMBEDDING_TABLE = 'parse_agent_embeddings';
+/** One row: the model and dimension every stored vector has. */
+export const EMBEDDING_MODEL_TABLE = 'parse_agent_embedding_model';
+
+export interface PgEmbeddingTableOptions {
+  /**
+   * `auto` (default): pgvector when the extension is installed or can be created, plain arrays
+   * scanned exactly otherwise. `off`: always arrays. `on`: pgvector or fail.
+   */
+  pgvector?: 'auto' | 'on' | 'off';
+}
+
+/** A vector as pgvector's text form: `[0.1,0.2]`. */
+export function vectorLiteral(vector: readonly number[]): string {
+  return `[${vector.map((v) => (Number.isFinite(v) ? v : 0)).join(',')}]`;
+}
+
+/**
+ * The side table on PostgreSQL: one row per chunk (class, field, object, chunk index, offsets,
+ * hash of the source text, vector), and a one-row table recording the model. Written with the
+ * pool's own authority; reads by agents go through PostgresDataPath.vectorSearch.
+ */
+export class PgEmbeddingTable implements EmbeddingStore {
+  protected record?: EmbeddingModelRecord;
+
+  constructor(
+    protected readonly pool: PgPoolLike,
+    protected readonly options: PgEmbeddingTableOptions = {},
+  ) {}
+
+  /** How vectors are stored, once known (after `recorded()` or `prepare()` found the table). */
+  get storage(): EmbeddingModelRecord['storage'] | undefined {
+    return this.record?.storage;
+  }
+
+  async recorded(): Promise<EmbeddingModelRecord | undefined> {
+    if (this.record) return this.record;
+    const exists = await this.pool.query(`SELECT to_regclass($1) IS NOT NULL AS "exists"`, [
+      EMBEDDING_MODEL_TABLE,
+    ]);
+    if (!exists.rows[0]?.exists) return undefined;
+    const { rows } = await this.pool.query(
+      `SELECT model, dimensions, storage FROM ${EMBEDDING_MODEL_TABLE} WHERE id = 1`,
+    );
+    if (!rows.length) return undefined;
+    this.record = {
+      model: String(rows[0].model),
+      dimensions: Number(rows[0].dimensions),
+      storage: rows[0].storage === 'pgvector' ? 'pgvector' : 'array',
+    };
+    return this.record;
+  }
+
+  async prepare(model: string, dimensions: number): Promise<EmbeddingModelRecord> {
+    const existing = await this.recorded();
+    if (existing) {
+      if (existing.model !== model || existing.dimensions !== dimensions) {
+        throw new EmbeddingModelMismatchError(existing, { model, dimensions });
+      }
+      return existing;
+    }
+    const storage = await this.chooseStorage();
+    const type = storage === 'pgvector' ? `vector(${dimensions})` : 'real[]';
+    await this.pool.query(
+      `CREATE TABLE IF NOT EXISTS ${EMBEDDING_MODEL_TABLE} (
+        id integer PRIMARY KEY CHECK (id = 1),
+        model text NOT NULL,
+        dimensions integer NOT NULL,
+        storage text NOT NULL,
+        created_at timestamptz NOT NULL DEFAULT now())`,
+    );
+    await this.pool.query(
+      `CREATE TABLE IF NOT EXISTS ${EMBEDDING_TABLE} (
+        class_name text NOT NULL,
+        field text NOT NULL,
+        object_id text NOT NULL,
+        chunk integer NOT NULL,
+        chunk_start integer NOT NULL,
+        chunk_end integer NOT NULL,
+        source_hash text NOT NULL,
+        embedding ${type} NOT NULL,
+        embedded_at timestamptz NOT NULL DEFAULT now(),
+        PRIMARY KEY (class_name, field, object_id, chunk))`,
+    );
+    await this.pool.query(
+      `CREATE INDEX IF NOT EXISTS ${EMBEDDING_TABLE}_object ON ${EMBEDDING_TABLE} (class_name, object_id)`,
+    );
+    if (storage === 'pgvector') {
+      await this.pool.query(
+        `CREATE INDEX IF NOT EXISTS ${EMBEDDING_TABLE}_hnsw ON ${EMBEDDING_TABLE} USING hnsw (embedding vector_cosine_ops)`,
+      );
+    }
+    // Two processes preparing at once: the first row wins, and both read it back.
+    await this.pool.query(
+      `INSERT INTO ${EMBEDDING_MODEL_TABLE} (id, model, dimensions, storage) VALUES (1, $1, $2, $3) ON CONFLICT (id) DO NOTHING`,
+      [model, dimensions, storage],
+    );
+    this.record = undefined;
+    const now = await this.recorded();
+    if (!now || now.model !== model || now.dimensions !== dimensions) {
+      throw new EmbeddingModelMismatchError(now ?? { model: '?', dimensions: 0 }, {
+        model,
+        dimensions,
+      });
+    }
+    return now;
+  }
+
+  protected async chooseStorage(): Promise<EmbeddingModelRecord['storage']> {
+    const wanted = this.options.pgvector ?? 'auto';
+    if (wanted === 'off') return 'array';
+    const { rows } = await this.pool.query(
+      `SELECT EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'vector') AS installed,
+              EXISTS (SELECT 1 FROM pg_available_extensions WHERE name = 'vector') AS available`,
+    );
+    let installed = rows[0]?.installed === true;
+    if (!installed && rows[0]?.available === true) {
+      installed = await this.pool
+        .query('CREATE EXTENSION IF NOT EXISTS vector')
+        .then(() => true)
+        .catch(() => false);
+    }
+    if (installed) return 'pgvector';
+    if (wanted === 'on') {
+      throw new Error(
+        'embeddings storage: pgvector was asked for (pgvector: "on") but the vector extension is neither installed nor available on this PostgreSQL.',
+      );
+    }
+    return 'array';
+  }
+
+  async replace(
+    className: string,
+    objectId: string,
+    field: string,
+    sourceHash: string,
+    chunks: readonly StoredChunk[],
+  ): Promise<void> {
+    const record = this.record ?? (await this.recorded());
+    if (!record) throw new Error('The embedding side table is not prepared; call prepare() first.');
+    const client = await this.pool.connect();
+    let broken = false;
+    try {
+      await client.query('BEGIN');
+      await client.query(
+        `DELETE FROM ${EMBEDDING_TABLE} WHERE class_name = $1 AND field = $2 AND object_id = $3`,
+        [className, field, objectId],
+      );
+      for (const chunk of chunks) {
+        if (chunk.vector.length !== record.dimensions) {
+          throw new EmbeddingModelMismatchError(record, {
+            model: record.model,
+            dimensions: chunk.vector.length,
+          });
+        }
+        await client.query(
+          `INSERT INTO ${EMBEDDING_TABLE} (class_name, field, object_id, chunk, chunk_start, chunk_end, source_hash, embedding)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8::${record.storage === 'pgvector' ? 'vector' : 'real[]'})`,
+          [
+            className,
+            field,
+            objectId,
+            chunk.index,
+            chunk.start,
+            chunk.end,
+            sourceHash,
+            record.storage === 'pgvector' ? vectorLiteral(chunk.vector) : chunk.vector,
+          ],
+        );
+      }
+      await client.query('COMMIT');
+    } catch (error) {
+      await client.query('ROLLBACK').catch(() => {
+        broken = true;
+      });
+      throw error;
+    } finally {
+      client.release(broken);
+    }
+  }
+
+  async remove(className: string, objectId: string): Promise<void> {
+    if (!(await this.recorded())) return;
+    await this.pool.query(
+      `DELETE FROM ${EMBEDDING_TABLE} WHERE class_name = $1 AND object_id = $2`,
+      [className, objectId],
+    );
+  }
+
+  async hashes(
+    className: string,
+    field: string,
+    objectIds: readonly string[],
+  ): Promise<Map<string, string>> {
+    const out = new Map<string, string>();
+    if (!objectIds.length || !(await this.recorded())) return out;
+    const { rows } = await this.pool.query(
+      `SELECT DISTINCT object_id, source_hash FROM ${EMBEDDING_TABLE}
+       WHERE class_name = $1 AND field = $2 AND object_id = ANY($3::text[])`,
+      [className, field, [...objectIds]],
+    );
+    for (const row of rows) out.set(String(row.object_id), String(row.source_hash));
+    return out;
+  }
+
+  async count(className: string): Promise<number> {
+    if (!(await this.recorded())) return 0;
+    const { rows } = await this.pool.query(
+      `SELECT count(DISTINCT object_id)::int AS n FROM ${EMBEDDING_TABLE} WHERE class_name = $1`,
+      [className],
+    );
+    return Number(rows[0]?.n ?? 0);
+  }
+}

@@ -1,0 +1,125 @@
+import { ParseAgentConfigError } from '../../core/errors';
+import type {
+  DataRow,
+  VectorSearchChunk,
+  VectorSearchResult,
+  VectorSearchSpec,
+} from '../../ports/data-path';
+import {
+  EmbeddingModelMismatchError,
+  type EmbeddingModelRecord,
+} from '../../ports/embedding-store';
+import type { RunQuery } from './pg-read-transaction';
+import { apiRow } from './pg-row-shape';
+import type { PgField } from './pg-schema';
+import type { SqlContext } from './scoped-source';
+import { selectSql } from './select-sql';
+import { vectorSearchSql } from './vector-search-sql';
+import { keywordSearchSql } from './keyword-search-sql';
+
+function chunkOf(r: Record<string, unknown>): VectorSearchChunk {
+  return {
+    objectId: String(r.object_id),
+    chunk: Number(r.chunk),
+    start: Number(r.chunk_start),
+    end: Number(r.chunk_end),
+    sourceHash: String(r.source_hash),
+    score: Number(r.score),
+  };
+}
+
+/** Fields Parse always returns with a row. */
+const ALWAYS = ['objectId', 'createdAt', 'updatedAt'];
+
+/**
+ * Runs a vector search inside the path's read transaction: the ranked chunks (ACL, CLP, scope and
+ * the composed where applied before ranking), then their parent rows read through the same scope.
+ */
+export async function vectorSearchOn(
+  className: string,
+  spec: VectorSearchSpec,
+  record: EmbeddingModelRecord | undefined,
+  scope: { ctx: SqlContext; fields: Readonly<Record<string, PgField>>; run: RunQuery },
+): Promise<VectorSearchResult> {
+  if (!record) {
+    throw new ParseAgentConfigError(
+      `No vectors are stored yet, so ${className} cannot be searched by meaning. Run \`parse-agent embed ${className}\` (or call the indexer from the save path) first.`,
+    );
+  }
+  if (spec.vector.length !== record.dimensions) {
+    throw new EmbeddingModelMismatchError(record, {
+      model: 'the query embedder',
+      dimensions: spec.vector.length,
+    });
+  }
+  const { ctx, run } = scope;
+  if (record.storage === 'pgvector') {
+    // pgvector 0.8+: keep walking the index past chunks the filter drops (a no-op setting before).
+    await run({
+      text: `SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true), set_config('hnsw.ef_search', $1, true)`,
+      values: [String(Math.min(1000, Math.max(40, spec.k * spec.maxChunksPerDocument * 4)))],
+    });
+  }
+  const ranked = await run(
+    vectorSearchSql(
+      {
+        className,
+        field: spec.field,
+        vector: spec.vector,
+        where: spec.where,
+        k: spec.k,
+        perDocument: spec.maxChunksPerDocument,
+        storage: record.storage,
+      },
+      ctx,
+    ),
+  );
+  const chunks = ranked.map(chunkOf);
+  let keywordChunks: VectorSearchChunk[] | undefined;
+  if (spec.mode === 'hybrid' && spec.text) {
+    const keyword = await run(
+      keywordSearchSql(
+        {
+          className,
+          field: spec.field,
+          text: spec.text,
+          where: spec.where,
+          limit: spec.k * spec.maxChunksPerDocument,
+        },
+        ctx,
+      ),
+    );
+    keywordChunks = keyword.map(chunkOf);
+  }
+  const ids = [...new Set([...chunks, ...(keywordChunks ?? [])].map((c) => c.objectId))];
+  let rows: DataRow[] = [];
+  if (ids.length) {
+    const visible = ctx.columnsFor(className);
+    const wanted = spec.keys?.length
+      ? new Set([...ALWAYS, spec.field, ...spec.keys.map((k) => k.split('.')[0])])
+      : undefined;
+    const fetched = await run(
+      selectSql(
+        {
+          className,
+          columns: wanted ? visible.filter((c) => wanted.has(c)) : [...visible],
+          where: spec.where
+            ? { $and: [{ objectId: { $in: ids } }, spec.where] }
+            : { objectId: { $in: ids } },
+          limit: ids.length,
+        },
+        ctx,
+      ),
+    );
+    const byId = new Map(fetched.map((r) => [String(r.objectId), apiRow(r, scope.fields)]));
+    rows = ids.map((id) => byId.get(id)).filter((r): r is DataRow => r !== undefined);
+  }
+  // A chunk whose row the second read did not return (deleted in between) is not shown.
+  const kept = new Set(rows.map((r) => String(r.objectId)));
+  return {
+    chunks: chunks.filter((c) => kept.has(c.objectId)),
+    ...(keywordChunks ? { keywordChunks: keywordChunks.filter((c) => kept.has(c.objectId)) } : {}),
+    rows,
+    method: record.storage === 'pgvector' ? 'hnsw' : 'exact',
+  };
+}

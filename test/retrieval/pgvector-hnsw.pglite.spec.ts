@@ -1,0 +1,167 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { join } from 'node:path';
+import { Pool } from 'pg';
+import { LocalLexicalEmbedder } from 'nestjs-parse-agent';
+import type { AgentIdentity } from 'nestjs-parse-agent/core/agent-identity';
+import { PostgresDataAccess } from 'nestjs-parse-agent/data/postgres/postgres-data-access';
+import { PostgresDataPath } from 'nestjs-parse-agent/data/postgres/postgres-data-path';
+import { cosine } from 'nestjs-parse-agent/retrieval/score-quantize';
+
+/**
+ * The pgvector SQL against a REAL pgvector: PGlite (PostgreSQL compiled to WebAssembly) with the
+ * pgvector extension, served over the PostgreSQL wire protocol by pglite-socket to the `pg` driver.
+ * Tables are created in Parse's layout directly (no Parse Server runs on PGlite). The HNSW answer
+ * must reach recall@10 >= 0.95 against the exact answer over the rows the identity may read, and
+ * never return a row it may not read.
+ */
+const DIMS = 64;
+const DOCS = 1500;
+const CLASS = 'Doc';
+const WORDS = (
+  'refund invoice billing charge card payment login password reset account locked email shipping ' +
+  'delivery late parcel courier address damaged broken screen battery charger warranty repair ' +
+  'replacement order cancel subscription renewal discount coupon price slow crash error update'
+).split(' ');
+
+function prng(seed: number): () => number {
+  let s = seed >>> 0;
+  return () => {
+    s = (s * 1664525 + 1013904223) >>> 0;
+    return s / 2 ** 32;
+  };
+}
+
+const identity = (aclUser: string): AgentIdentity => ({
+  agentId: `pgv-${aclUser}`,
+  permissions: 'readonly',
+  authType: 'acl_user',
+  usingMasterKey: false,
+  aclUser,
+});
+
+describe('semantic_search SQL on pgvector (PGlite + pgvector over the wire, HNSW cosine)', () => {
+  let server: ChildProcess;
+  let pool: Pool;
+  let access: PostgresDataAccess;
+  const embedder = new LocalLexicalEmbedder({ dimensions: DIMS });
+  const texts = new Map<string, { text: string; reader: string }>();
+
+  beforeAll(async () => {
+    server = spawn(process.execPath, [join(__dirname, 'pglite-pgvector-server.cjs')], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    const conn = await new Promise<string>((resolve, reject) => {
+      let out = '';
+      server.stdout!.on('data', (chunk: Buffer) => {
+        out += chunk.toString();
+        const match = /listening (\S+)/.exec(out);
+        if (match) resolve(match[1]);
+      });
+      server.once('exit', (code) => reject(new Error(`the PGlite server exited (${code})`)));
+    });
+    const [host, port] = conn.split(':');
+    pool = new Pool({ host, port: Number(port), user: 'postgres', database: 'postgres', max: 1 });
+    // Parse's layout: _SCHEMA, the class table with _rperm, the role tables principals read.
+    await pool.query(
+      `CREATE TABLE "_SCHEMA" ("className" varchar(120) PRIMARY KEY, "schema" jsonb, "isParseClass" bool)`,
+    );
+    await pool.query(`CREATE TABLE "_Role" ("objectId" text PRIMARY KEY, "name" text)`);
+    await pool.query(`CREATE TABLE "_Join:users:_Role" ("relatedId" text, "owningId" text)`);
+    await pool.query(`CREATE TABLE "_Join:roles:_Role" ("relatedId" text, "owningId" text)`);
+    const fields = {
+      objectId: { type: 'String' },
+      createdAt: { type: 'Date' },
+      updatedAt: { type: 'Date' },
+      ACL: { type: 'ACL' },
+      body: { type: 'String' },
+      status: { type: 'String' },
+    };
+    await pool.query(`INSERT INTO "_SCHEMA" VALUES ($1, $2, true)`, [
+      CLASS,
+      JSON.stringify({ className: CLASS, fields, classLevelPermissions: {} }),
+    ]);
+    await pool.query(
+      `CREATE TABLE "${CLASS}" ("objectId" text PRIMARY KEY, "createdAt" timestamptz, "updatedAt" timestamptz, "_rperm" text[], "_wperm" text[], "body" text, "status" text)`,
+    );
+    access = new PostgresDataAccess({ pool, statementTimeoutMs: 60_000 });
+    const record = await access.embeddings.prepare(embedder.model, DIMS);
+    expect(record.storage).toBe('pgvector');
+    const rand = prng(3);
+    for (let i = 0; i < DOCS; i++) {
+      const id = `d${String(i).padStart(5, '0')}`;
+      const words = Array.from(
+        { length: 4 + Math.floor(rand() * 12) },
+        () => WORDS[Math.floor(rand() * WORDS.length)],
+      );
+      const text = words.join(' ');
+      const reader = rand() < 0.6 ? 'alice' : 'bob';
+      texts.set(id, { text, reader });
+      await pool.query(`INSERT INTO "${CLASS}" VALUES ($1, now(), now(), $2, $2, $3, $4)`, [
+        id,
+        [reader],
+        text,
+        rand() < 0.5 ? 'open' : 'closed',
+      ]);
+      await access.embeddings.replace(CLASS, id, 'body', 'h', [
+        { index: 0, start: 0, end: text.length, vector: embedder.vector(text) },
+      ]);
+    }
+  }, 300_000);
+
+  afterAll(async () => {
+    await pool?.end();
+    server?.kill('SIGTERM');
+  });
+
+  it('creates the HNSW cosine index on the side table', async () => {
+    const { rows } = await pool.query(
+      `SELECT indexdef FROM pg_indexes WHERE tablename = 'parse_agent_embeddings'`,
+    );
+    expect(rows.map((r) => r.indexdef).join(' ')).toMatch(
+      /USING hnsw \(embedding vector_cosine_ops\)/,
+    );
+  });
+
+  it('reaches recall@10 >= 0.95 against the exact answer, over the rows the identity may read only', async () => {
+    const rand = prng(11);
+    const path = new PostgresDataPath(access, identity('alice'));
+    let hits = 0;
+    let wanted = 0;
+    for (let q = 0; q < 25; q++) {
+      const query = Array.from(
+        { length: 1 + Math.floor(rand() * 3) },
+        () => WORDS[Math.floor(rand() * WORDS.length)],
+      ).join(' ');
+      const qv = embedder.vector(query);
+      const where = q % 3 === 0 ? { status: 'open' } : undefined;
+      const result = await path.vectorSearch(CLASS, {
+        field: 'body',
+        vector: qv,
+        k: 10,
+        maxChunksPerDocument: 1,
+        ...(where ? { where } : {}),
+      });
+      expect(result.method).toBe('hnsw');
+      for (const row of result.rows) expect(texts.get(String(row.objectId))?.reader).toBe('alice');
+      const allowed = [...texts.entries()].filter(([, t]) => t.reader === 'alice');
+      const statuses = where
+        ? new Set(
+            (await pool.query(`SELECT "objectId" FROM "${CLASS}" WHERE status = 'open'`)).rows.map(
+              (r) => r.objectId as string,
+            ),
+          )
+        : undefined;
+      const exact = allowed
+        .filter(([id]) => !statuses || statuses.has(id))
+        .map(([id, t]) => ({ id, score: cosine(qv, embedder.vector(t.text)) }))
+        .sort((a, b) => b.score - a.score);
+      // Ties at the 10th score: any of the tied documents counts as a hit.
+      const tenth = exact[Math.min(9, exact.length - 1)]?.score ?? 0;
+      const acceptable = new Set(exact.filter((e) => e.score >= tenth - 1e-6).map((e) => e.id));
+      const got = result.rows.map((r) => String(r.objectId));
+      wanted += Math.min(10, exact.length);
+      hits += got.filter((id) => acceptable.has(id)).length;
+    }
+    expect(hits / wanted).toBeGreaterThanOrEqual(0.95);
+  }, 120_000);
+});
