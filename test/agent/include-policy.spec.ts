@@ -717,7 +717,8 @@ describe('include and pointer writes follow the joined class’s read policy (re
         // Orders point to every kind of customer: some joins find one, the others nothing.
         expect(joined).toBeGreaterThan(0);
         expect(empty).toBeGreaterThan(0);
-        // A free-form let/pipeline join is refused on this path, never run unscoped.
+        // The let/pipeline form scopes the joined class the same way: the same customers join,
+        // each one a direct read returns, with no field a direct read would not show.
         const free = await agent.execute('aggregate', {
           class_name: ORDER,
           pipeline: [
@@ -729,9 +730,23 @@ describe('include and pointer writes follow the joined class’s read policy (re
                 as: 'buyer',
               },
             },
+            { $project: { number: 1, customer: 1, buyer: 1 } },
           ],
         });
-        expect(free).toMatchObject({ success: false, error_code: 'invalid_query' });
+        assertNothingForbidden(kind, free, 'aggregate $lookup let/pipeline');
+        let freeJoined = 0;
+        for (const row of data(free).results as Data[]) {
+          for (const buyer of row.buyer as Data[]) {
+            const twin = direct[CUST].get(buyer.objectId as string);
+            expect({ id: buyer.objectId, direct: !!twin }).toEqual({
+              id: buyer.objectId,
+              direct: true,
+            });
+            expect(Object.keys(buyer).filter((k) => !(k in twin!))).toEqual([]);
+            freeJoined += 1;
+          }
+        }
+        expect(freeJoined).toBe(joined);
       });
 
       describe('writes', () => {

@@ -121,6 +121,7 @@ describe('hidden classes answer exactly like missing ones, on every surface', ()
     ],
     ['aggregate', 'aggregate', (c) => ({ class_name: c, pipeline: [{ $limit: 1 }] })],
     ['explain_query', 'explain_query', (c) => ({ class_name: c })],
+    ['semantic_search', 'semantic_search', (c) => ({ class_name: c, query: 'refund' })],
     ['export_data', 'export_data', (c) => ({ class_name: c })],
     [
       'call_method',

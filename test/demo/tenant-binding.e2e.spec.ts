@@ -156,6 +156,12 @@ describe('demo tenant binding: a field the user can write decides nothing', () =
       { class_name: c, pipeline: [{ $match: { tenantId: 'globex' } }, { $limit: 5 }] },
     ],
     explain_query: (c) => [{ class_name: c }],
+    // Answers on the searchable classes (SupportTicket, Product), refuses the others; words that
+    // globex rows hold, so a leak of theirs would rank first.
+    semantic_search: (c) => [
+      { class_name: c, query: 'globex order refund late delivery', k: 50 },
+      { class_name: c, query: 'globex', k: 50, where: { tenantId: 'globex' } },
+    ],
     export_data: (c) => [{ class_name: c, row_cap: 5000 }],
     get_schema: (c) => [{ class_name: c }],
     get_all_schemas: () => [{}],

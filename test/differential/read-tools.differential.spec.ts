@@ -345,6 +345,7 @@ const COVERAGE: Record<string, ToolCase> = {
   atlas_text_search: 'schemas, plans and search',
   atlas_autocomplete: 'schemas, plans and search',
   atlas_faceted_search: 'schemas, plans and search',
+  semantic_search: 'schemas, plans and search',
 };
 
 it('covers every built-in read tool', () => {
@@ -513,6 +514,11 @@ async function checkSchemasAndPlans(c: CheckContext): Promise<void> {
   ] as const) {
     expectRefusal(await agent.execute(tool, args), diff, tool, ['invalid_configuration']);
   }
+  // This bed's class is not @AgentSearchable: semantic_search refuses it (or is not offered when
+  // no class is searchable), without a row's value; its own oracle suite is test/retrieval.
+  const search = await agent.execute('semantic_search', { class_name, query: 'Total' });
+  expectRefusal(search, diff, 'semantic_search', ['invalid_argument', 'unknown_tool']);
+  quiet('semantic_search', search);
 }
 
 function analyticsArgs(tool: ToolCase): { name: string; args: Json } {

@@ -10,8 +10,11 @@ import 'reflect-metadata';
 import { lastValueFrom, toArray } from 'rxjs';
 import {
   AgentMethod,
+  AgentSearchable,
   AgentVisible,
+  LocalLexicalEmbedder,
   ParseClass,
+  SearchIndexer,
   type ParseAgent,
   type ToolRegistry,
 } from 'nestjs-parse-agent';
@@ -36,6 +39,7 @@ const GATES = [
 
 @ParseClass(POST)
 @AgentVisible()
+@AgentSearchable({ fields: ['body'] })
 class OvPost {
   @AgentMethod({ description: 'A large report.', permission: 'readonly' })
   static report() {
@@ -166,7 +170,13 @@ describe('oversize results and hints of every built-in tool', () => {
     await defineClass(SCRATCH, { label: { type: 'String' } });
     bed = await createAgentTestBed([OvPost, OvRef, OvScratch], {
       postgres: { uri: testParseConfig().databaseURI },
+      embeddings: new LocalLexicalEmbedder(),
     });
+    // The posts' long bodies embedded: semantic_search's chunks and documents are large too.
+    await bed.module.get(SearchIndexer).indexRows(
+      POST,
+      ids.map((objectId, i) => ({ objectId, body: `b${i}`.repeat(900) })),
+    );
     agent = bed.factory.create({ permissions: 'admin', allowMutations: true });
     tools = bed.tools;
     prompts = bed.module.get(PromptRegistry);
@@ -198,6 +208,7 @@ describe('oversize results and hints of every built-in tool', () => {
       ['group_by_date', { class_name: c, field: 'when', interval: 'day' }],
       ['distinct', { class_name: c, field: 'title' }],
       ['export_data', { class_name: c, row_cap: 30 }],
+      ['semantic_search', { class_name: c, query: 'b1 b2 b3', k: 20 }],
       ['atlas_text_search', { class_name: c, query: 'post', fields: ['title'] }],
       ['atlas_autocomplete', { class_name: c, query: 'po', field: 'title' }],
       ['atlas_faceted_search', { class_name: c, query: 'post', fields: ['title'], facets: ['n'] }],

@@ -143,8 +143,9 @@ describe('packaging: npm pack, install into a fresh Nest app, compile strictly, 
     await createObject('PackItem', { label: 'packed' });
   }, 600_000);
   afterAll(async () => {
+    // The apps' node_modules are large: on a busy machine removing them outlasts jest's 30 s.
     await rm(dir, { recursive: true, force: true });
-  });
+  }, 300_000);
 
   it('packs the build, the bin launcher, .env.sample, the console page and one entry per subpath', async () => {
     const listing = (await run('tar', ['-tzf', tarball])).stdout.split('\n');

@@ -23,9 +23,13 @@ interface SemanticSearchArgs {
   mode?: 'vector' | 'hybrid';
 }
 
-/** Whether any registered class is @AgentSearchable: the tool is offered only then. */
+/**
+ * Whether any registered class is @AgentSearchable: the tool is offered only then. `@AgentVisible`
+ * is not access control, so it does not decide here; whether this agent may read the class is the
+ * class gate's answer when the tool is called.
+ */
 export function anySearchableClass(metadata: MetadataRegistry): boolean {
-  return metadata.all().some((m) => m.searchable && m.visible !== false);
+  return metadata.all().some((m) => m.searchable !== undefined);
 }
 
 const RESULT = classResult({
