@@ -7,6 +7,7 @@ import {
   type StandaloneAgentServices,
 } from 'nestjs-parse-agent/composition/create-agent-services';
 import { parseRest, testParseConnection } from '../harness/parse-rest';
+import { closedLocalPort } from '../harness/closed-port';
 
 /**
  * The public replacements for the internals the root entry point no longer exports:
@@ -28,15 +29,16 @@ describe('checkParseServer (real Parse Server)', () => {
   });
 
   it('says unreachable when nothing listens', async () => {
+    const closedPort = await closedLocalPort();
     const check = await checkParseServer({
       ...testParseConnection(),
-      serverURL: 'http://127.0.0.1:9/parse',
+      serverURL: `http://127.0.0.1:${closedPort}/parse`,
     });
     expect(check).toEqual({
       ok: false,
       problem: 'unreachable',
       // The cause, as the socket reported it.
-      message: 'Parse Server at http://127.0.0.1:9/parse is unreachable (ECONNREFUSED)',
+      message: `Parse Server at http://127.0.0.1:${closedPort}/parse is unreachable (ECONNREFUSED)`,
     });
   });
 

@@ -12,6 +12,7 @@ import { AppModule } from '../../src/example/app.module';
 import { demoTestSettings, seedDemo } from '../harness/demo-data';
 import { findRows, testParseConfig } from '../harness/parse-rest';
 import { unwrapUntrusted } from 'nestjs-parse-agent/mcp';
+import { closedLocalPort } from '../harness/closed-port';
 
 const API_KEY = 'demo-test-operator-key';
 
@@ -230,15 +231,16 @@ describe('demo app serves MCP (guard + agentFactory)', () => {
   });
 
   it('names a wrong master key (without printing it) and an unreachable Parse Server', async () => {
+    const closedPort = await closedLocalPort();
     const cfg = testParseConfig();
     const problems = await checkParse({ ...cfg, masterKey: 'not-the-master-key' });
     expect(problems).toEqual([
       `parse: Parse Server at ${cfg.serverURL} refused the master key (PARSE_MASTER_KEY)`,
     ]);
     expect(problems.join()).not.toContain('not-the-master-key');
-    expect(await checkParse({ ...cfg, serverURL: 'http://127.0.0.1:9/parse' })).toEqual([
-      'parse: Parse Server at http://127.0.0.1:9/parse is unreachable (ECONNREFUSED)',
-    ]);
+    expect(await checkParse({ ...cfg, serverURL: `http://127.0.0.1:${closedPort}/parse` })).toEqual(
+      [`parse: Parse Server at http://127.0.0.1:${closedPort}/parse is unreachable (ECONNREFUSED)`],
+    );
   });
 
   it('writes one audit record per tool call with request id, session, principal and tool, never the token', async () => {

@@ -73,7 +73,17 @@ export async function checkParseServer(
   };
 }
 
+/**
+ * The socket's code (ECONNREFUSED, ENOTFOUND, ...), else the innermost cause's words: fetch refuses
+ * some ports (a "bad port") before any socket opens, and that is the cause to name then.
+ */
 function causeOf(error: unknown): string {
   const code = errorCode(error);
-  return code ? ` (${code})` : '';
+  if (code) return ` (${code})`;
+  let inner: unknown = error;
+  for (let depth = 0; depth < 4 && (inner as { cause?: unknown })?.cause; depth++) {
+    inner = (inner as { cause: unknown }).cause;
+  }
+  const words = inner !== error && inner instanceof Error ? inner.message : '';
+  return words ? ` (${words})` : '';
 }
