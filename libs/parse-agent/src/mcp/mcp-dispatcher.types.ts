@@ -1,5 +1,6 @@
 import type { McpIcon } from '../tools/tool-definition';
 import type { ElicitationChannel } from '../ports/elicitation-channel';
+import type { SubscribingSession } from './resource-subscriptions.types';
 
 /** JSON-RPC shapes the MCP dispatcher speaks, and what it hands to transports. */
 export type JsonRpcId = string | number | null;
@@ -59,6 +60,8 @@ export interface DispatchContext {
   logger?: DispatchLogger;
   /** Lets tools ask the human (MCP elicitation); absent when the client cannot answer. */
   elicitation?: ElicitationChannel;
+  /** The request's session (Streamable HTTP): resource subscriptions belong to it. */
+  session?: SubscribingSession;
 }
 
 export interface McpServerInfo {

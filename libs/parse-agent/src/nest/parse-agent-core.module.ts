@@ -41,6 +41,7 @@ import { warnUnconfirmedWrites } from '../agent/unconfirmed-writes';
 import { warnUnscopedClasses } from '../metadata/unscoped-classes';
 import { UnexposedClassesReporter } from './unexposed-classes.reporter';
 import { DeclaredNamesReporter } from './declared-names.reporter';
+import { LiveQueryHost, liveQueryProvider } from './live-query.host';
 
 /** The configured module behind ParseAgentModule.forRoot / forRootAsync (global by default). */
 @ParseAgentLibraryModule()
@@ -54,6 +55,8 @@ import { DeclaredNamesReporter } from './declared-names.reporter';
     ParseAgentStartupCheck,
     UnexposedClassesReporter,
     DeclaredNamesReporter,
+    liveQueryProvider,
+    LiveQueryHost,
   ],
   exports: [
     ParseAgentFactory,
