@@ -16,9 +16,18 @@ export interface LiveQuerySpec {
   where: Record<string, unknown>;
 }
 
+/** What an event says of the row, beyond its kind (never shown to clients). */
+export interface LiveQueryEventDetails {
+  /** The top-level fields an update changed. */
+  changed?: readonly string[];
+  /** The row's ACL after the change and before it (`null`: public; undefined: not known). */
+  acl?: Record<string, unknown> | null;
+  originalAcl?: Record<string, unknown> | null;
+}
+
 export interface LiveQueryEventHandlers {
-  /** A matching row changed; `changed` lists the top-level fields an update changed. */
-  event(kind: LiveQueryEvent, changed?: readonly string[]): void;
+  /** A matching row changed. */
+  event(kind: LiveQueryEvent, details: LiveQueryEventDetails): void;
   /** The server refused or dropped the subscription. */
   error(message: string): void;
 }

@@ -47,7 +47,10 @@ export class LiveQueryPool {
   }
 
   /** The identity's connection, opened on first use; call `release` once per `acquire`. */
-  acquire(credentials: LiveQueryCredentials): { identity: string; connection: LiveQueryConnection } {
+  acquire(credentials: LiveQueryCredentials): {
+    identity: string;
+    connection: LiveQueryConnection;
+  } {
     const identity = LiveQueryPool.identityOf(credentials);
     let pooled = this.connections.get(identity);
     if (!pooled) {

@@ -9,7 +9,15 @@ import type {
   SubscribingSession,
 } from '../mcp/resource-subscriptions.types';
 import type { ParsedResourceUri } from '../mcp/resource-uri';
-import type { LiveQueryConnector, LiveQueryEvent, LiveSubscriptionHandle } from './live-query-connector';
+import type { DataPrincipals } from '../ports/data-path';
+import type {
+  LiveQueryConnection,
+  LiveQueryConnector,
+  LiveQueryCredentials,
+  LiveQueryEvent,
+  LiveQueryEventDetails,
+  LiveSubscriptionHandle,
+} from './live-query-connector';
 import type { ResolvedLiveQueryOptions } from './live-query-options';
 import { LiveQueryPool, within } from './live-query-pool';
 import { planSubscription, type LivePlan } from './subscription-plan';
@@ -29,6 +37,11 @@ interface ActiveSubscription {
   handle: LiveSubscriptionHandle;
   identity: string;
   timer?: NodeJS.Timeout;
+  /**
+   * Set when the subscription runs on the master connection for a session user (see `refused`):
+   * the user's principals, which each event's row ACL must grant read to.
+   */
+  principals?: readonly string[];
 }
 
 interface Listener {
@@ -72,6 +85,8 @@ export class LiveResourceSubscriptions implements ResourceSubscriptionService {
     protected readonly connector: LiveQueryConnector,
     protected readonly options: ResolvedLiveQueryOptions,
     protected readonly logger: LiveSubscriptionsLogger,
+    /** Who a session user is for row ACLs (user id, roles): see `refused`. */
+    protected readonly principalsOf?: (agent: ParseAgent) => Promise<DataPrincipals>,
   ) {
     this.pool = new LiveQueryPool(connector, {
       down: (identity, reason) => this.connectionDown(identity, reason),
@@ -88,20 +103,22 @@ export class LiveResourceSubscriptions implements ResourceSubscriptionService {
    * `available`. Called at start-up (and again by the host until it answers).
    */
   async probe(report = true): Promise<boolean> {
-    const connection = this.connector.open(
-      { masterKey: true },
-      { down: () => undefined, restored: () => undefined },
-    );
+    let connection: LiveQueryConnection | undefined;
     try {
+      connection = this.connector.open(
+        { masterKey: true },
+        { down: () => undefined, restored: () => undefined },
+      );
       await within(connection.ready, this.options.timeoutMs, 'LiveQuery server');
       this.answered = true;
     } catch (error) {
       if (report)
         this.logger.warn(
-        `LiveQuery at ${this.options.serverURL} does not answer (${(error as Error).message}): resources/subscribe is not advertised until it does.`,
-      );
+          `LiveQuery at ${this.options.serverURL} does not answer (${(error as Error).message}): resources/subscribe is not advertised until it does.`,
+        );
     } finally {
-      await within(connection.close(), 1000, 'LiveQuery close').catch(() => undefined);
+      if (connection)
+        await within(connection.close(), 1000, 'LiveQuery close').catch(() => undefined);
     }
     return this.answered;
   }
@@ -240,19 +257,73 @@ export class LiveResourceSubscriptions implements ResourceSubscriptionService {
       record.plan = plan;
     }
     if (state.listener !== listener || listener.active.has(uri)) return;
-    const { identity, connection } = this.pool.acquire(plan.credentials);
+    this.start(state, listener, uri, plan, plan.credentials);
+  }
+
+  /** Opens one subscription on the identity's connection. */
+  protected start(
+    state: SessionState,
+    listener: Listener,
+    uri: string,
+    plan: LivePlan,
+    credentials: LiveQueryCredentials,
+    principals?: readonly string[],
+  ): void {
+    const { identity, connection } = this.pool.acquire(credentials);
     const active: ActiveSubscription = {
       identity,
+      principals,
       handle: connection.subscribe(
         { className: plan.className, where: plan.where },
         {
-          event: (kind, changed) => this.onEvent(listener, uri, plan, active, kind, changed),
-          error: (message) =>
-            this.logger.warn(`LiveQuery refused resource subscription ${uri}: ${message}`),
+          event: (kind, details) => this.onEvent(listener, uri, plan, active, kind, details),
+          // Refusals settle `ready` (below); socket trouble is the pool's to report.
+          error: () => undefined,
         },
       ),
     };
     listener.active.set(uri, active);
+    active.handle.ready.catch((error: unknown) =>
+      this.refused(state, listener, uri, plan, active, error),
+    );
+  }
+
+  /**
+   * LiveQuery refused a subscription the policy allowed. Parse's LiveQuery checks a class's CLP
+   * against the user alone, without the user's roles, so a class whose `find` is granted to a role
+   * refuses every session subscription that Parse REST (which counts roles) allows. Such a
+   * subscription runs on the master connection instead, with the same policed where, and an event
+   * counts only when the row's ACL grants the user (or one of the user's roles, or everyone) read
+   * before or after the change: the check Parse would have made. Anything else stays refused.
+   */
+  protected async refused(
+    state: SessionState,
+    listener: Listener,
+    uri: string,
+    plan: LivePlan,
+    active: ActiveSubscription,
+    error: unknown,
+  ): Promise<void> {
+    if (listener.active.get(uri) !== active) return;
+    const message = error instanceof Error ? error.message : String(error);
+    await this.deactivate(listener, uri);
+    const roleCheck =
+      'sessionToken' in plan.credentials && /permission denied/i.test(message) && this.principalsOf;
+    if (!roleCheck) {
+      this.logger.warn(`LiveQuery refused resource subscription ${uri}: ${message}`);
+      return;
+    }
+    let who: DataPrincipals;
+    try {
+      who = await this.principalsOf!(listener.agent);
+    } catch (lookup) {
+      this.logger.warn(
+        `resource subscription ${uri} not started: LiveQuery refused the user's session and the user's roles could not be read (${(lookup as Error).message}).`,
+      );
+      return;
+    }
+    if (who.master || state.listener !== listener || !state.records.has(uri)) return;
+    this.start(state, listener, uri, plan, { masterKey: true }, who.principals);
   }
 
   protected async deactivate(listener: Listener, uri: string): Promise<void> {
@@ -273,12 +344,24 @@ export class LiveResourceSubscriptions implements ResourceSubscriptionService {
     plan: LivePlan,
     active: ActiveSubscription,
     kind: LiveQueryEvent,
-    changed: readonly string[] | undefined,
+    details: LiveQueryEventDetails,
   ): void {
+    const { principals } = active;
+    if (
+      principals &&
+      !aclGrants(details.acl, principals) &&
+      !aclGrants(details.originalAcl, principals)
+    ) {
+      return;
+    }
     if (kind === 'update') {
-      if (plan.ignoreUpdates) return;
+      const gained =
+        principals &&
+        aclGrants(details.acl, principals) !== aclGrants(details.originalAcl, principals);
+      // A row the user gains or loses by its ACL comes or goes for them: news for a count too.
+      if (plan.ignoreUpdates && !gained) return;
       const watched = plan.fields;
-      const relevant = (changed ?? []).filter((f) => f !== 'updatedAt');
+      const relevant = (details.changed ?? []).filter((f) => f !== 'updatedAt');
       if (!relevant.length) return;
       if (watched && !relevant.some((f) => watched.includes(f))) return;
     }
@@ -314,13 +397,23 @@ export class LiveResourceSubscriptions implements ResourceSubscriptionService {
   }
 }
 
+/** Whether a row ACL grants read to one of the principals (null: no ACL, public; unknown: no). */
+function aclGrants(
+  acl: Record<string, unknown> | null | undefined,
+  principals: readonly string[],
+): boolean {
+  if (acl === null) return true;
+  if (!acl) return false;
+  return principals.some((p) => (acl[p] as { read?: unknown } | undefined)?.read === true);
+}
+
 function updatedNotification(uri: string): JsonRpcNotification {
   return { jsonrpc: '2.0', method: 'notifications/resources/updated', params: { uri } };
 }
 
 /** A plan made for another principal must not run on this agent's socket. */
 function samePrincipal(plan: LivePlan, agent: ParseAgent): boolean {
-  if ('sessionToken' in plan.credentials) return plan.credentials.sessionToken === agent.sessionToken;
+  if ('sessionToken' in plan.credentials)
+    return plan.credentials.sessionToken === agent.sessionToken;
   return agent.authType === 'master_key';
 }
-

@@ -5,6 +5,7 @@ import type {
   LiveQueryConnector,
   LiveQueryCredentials,
   LiveQueryEvent,
+  LiveQueryEventDetails,
   LiveQueryEventHandlers,
   LiveQuerySpec,
   LiveSubscriptionHandle,
@@ -36,6 +37,12 @@ interface ParseSdk {
     sessionToken?: string;
   }) => SdkLiveQueryClient;
   Query: new (className: string) => { withJSON(json: Record<string, unknown>): unknown };
+  CoreManager: {
+    getEventEmitter(): unknown;
+    setEventEmitter(emitter: unknown): void;
+    getWebSocketController(): unknown;
+    setWebSocketController(controller: unknown): void;
+  };
 }
 
 export interface ParseLiveQueryConnectorOptions {
@@ -48,11 +55,23 @@ export interface ParseLiveQueryConnectorOptions {
 
 const EVENTS: readonly LiveQueryEvent[] = ['create', 'update', 'delete', 'enter', 'leave'];
 
-/** Loads `parse/node` when LiveQuery is configured: an optional peer dependency. */
+/**
+ * Loads `parse/node` when LiveQuery is configured: an optional peer dependency. The SDK sets its
+ * event emitter and WebSocket only in `Parse.initialize`, whose other settings are global and
+ * belong to the application: only those two are filled in, and only when missing.
+ */
 export function loadParseSdk(): ParseSdk {
   try {
-    // eslint-disable-next-line @typescript-eslint/no-require-imports
-    return require('parse/node') as ParseSdk;
+    /* eslint-disable @typescript-eslint/no-require-imports */
+    const sdk = require('parse/node') as ParseSdk;
+    const core = sdk.CoreManager;
+    if (!core.getEventEmitter()) core.setEventEmitter(require('node:events').EventEmitter);
+    if (!core.getWebSocketController()) {
+      const ws = require('parse/lib/node/WebSocketController') as { default?: unknown };
+      core.setWebSocketController(ws.default ?? ws);
+    }
+    /* eslint-enable @typescript-eslint/no-require-imports */
+    return sdk;
   } catch (error) {
     if ((error as { code?: string })?.code !== 'MODULE_NOT_FOUND') throw error;
     throw new ParseAgentConfigError(
@@ -61,12 +80,24 @@ export function loadParseSdk(): ParseSdk {
   }
 }
 
-/** Top-level fields whose values differ between two rows (an update's changed fields). */
-function changedFields(current: unknown, original: unknown): string[] {
+/** The kind's details: an update's changed top-level fields and the row's ACL before and after. */
+function detailsOf(
+  kind: LiveQueryEvent,
+  current: unknown,
+  original: unknown,
+): LiveQueryEventDetails {
   const a = (current as SdkObject | undefined)?.toJSON?.() ?? {};
-  const b = (original as SdkObject | undefined)?.toJSON?.() ?? {};
-  const names = new Set([...Object.keys(a), ...Object.keys(b)]);
-  return [...names].filter((name) => JSON.stringify(a[name]) !== JSON.stringify(b[name]));
+  const hasOriginal = typeof (original as SdkObject | undefined)?.toJSON === 'function';
+  const b = hasOriginal ? (original as SdkObject).toJSON() : undefined;
+  const aclOf = (row: Record<string, unknown>) =>
+    (row.ACL as Record<string, unknown> | undefined) ?? null;
+  const details: LiveQueryEventDetails = { acl: aclOf(a) };
+  if (b) details.originalAcl = aclOf(b);
+  if (kind === 'update' && b) {
+    const names = new Set([...Object.keys(a), ...Object.keys(b)]);
+    details.changed = [...names].filter((n) => JSON.stringify(a[n]) !== JSON.stringify(b[n]));
+  }
+  return details;
 }
 
 /** LiveQuery through the `parse` SDK's LiveQueryClient: one client (one socket) per connection. */
@@ -114,7 +145,7 @@ export class ParseLiveQueryConnector implements LiveQueryConnector {
         if (!subscription) throw new Error('LiveQuery subscribe returned nothing');
         for (const kind of EVENTS) {
           subscription.on(kind, (object: unknown, original: unknown) =>
-            handlers.event(kind, kind === 'update' ? changedFields(object, original) : undefined),
+            handlers.event(kind, detailsOf(kind, object, original)),
           );
         }
         subscription.on('error', (error) => handlers.error(String(error)));
