@@ -38,7 +38,11 @@ export async function startLiveQueryStack(
   const root = join(__dirname, '..', '..');
   const child = spawn(
     process.execPath,
-    ['-r', join(root, 'test/harness/ts-register.js'), join(__dirname, 'live-query-server.child.ts')],
+    [
+      '-r',
+      join(root, 'test/harness/ts-register.js'),
+      join(__dirname, 'live-query-server.child.ts'),
+    ],
     {
       cwd: root,
       env: {

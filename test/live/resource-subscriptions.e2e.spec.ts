@@ -5,7 +5,12 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { ResourceUpdatedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
-import { ParseAgentAuthGuard, ParseAgentModule } from 'nestjs-parse-agent';
+import {
+  AgentVisible,
+  ParseAgentAuthGuard,
+  ParseAgentModule,
+  ParseClass,
+} from 'nestjs-parse-agent';
 import { LiveQueryHost } from 'nestjs-parse-agent/nest/live-query.host';
 import { tenantAcl } from '../../src/embedded/seed/demo-dataset';
 import { agentOptionsFor, DEMO_TENANT_SOURCE } from '../../src/example/auth/agent-factory';
@@ -20,6 +25,11 @@ import { startLiveQueryStack, type LiveQueryStack } from './live-query-stack';
  * runs LiveQuery; the LiveQuery server's own socket and subscription counts are the oracle for
  * "no socket opened" and teardown.
  */
+/** A class whose CLP is Parse's default (public find): session users subscribe with their own token. */
+@ParseClass('LiveNote')
+@AgentVisible()
+class LiveNote {}
+
 const OPERATOR_KEY = `operator-${randomBytes(6).toString('hex')}`;
 const PER_SESSION = 4;
 
@@ -33,7 +43,14 @@ describe('MCP resource subscriptions on Parse LiveQuery (Streamable HTTP, offici
   beforeAll(async () => {
     const seeded = await seedDemo();
     tokens = { alice: seeded.alice, bob: seeded.bob, carol: seeded.carol };
-    stack = await startLiveQueryStack(['Order', 'Customer', 'ApiCredential', '_Session']);
+    stack = await startLiveQueryStack([
+      'Order',
+      'Customer',
+      'ApiCredential',
+      '_Session',
+      'LiveNote',
+    ]);
+    await rest('POST', '/classes/LiveNote', { text: 'first', ACL: {} }, { masterKey: true });
     const moduleRef = await Test.createTestingModule({
       imports: [
         ParseAgentModule.forRoot({
@@ -43,7 +60,7 @@ describe('MCP resource subscriptions on Parse LiveQuery (Streamable HTTP, offici
             masterKey: stack.masterKey,
             javascriptKey: stack.javascriptKey,
           },
-          models: CORE_MODELS,
+          models: [...CORE_MODELS, LiveNote],
           unregisteredClasses: 'hidden',
           defaults: { permissions: 'readonly' },
           rateLimiter: { check: () => undefined },
@@ -51,7 +68,7 @@ describe('MCP resource subscriptions on Parse LiveQuery (Streamable HTTP, offici
           auth: { apiKey: OPERATOR_KEY, tenant: DEMO_TENANT_SOURCE },
           agentFactory: (request) => agentOptionsFor(request),
           liveQuery: {
-            classNames: ['Order', 'Customer', 'ApiCredential', '_Session'],
+            classNames: ['Order', 'Customer', 'ApiCredential', '_Session', 'LiveNote'],
             maxSubscriptionsPerSession: PER_SESSION,
             debounceMs: 50,
           },
@@ -59,7 +76,10 @@ describe('MCP resource subscriptions on Parse LiveQuery (Streamable HTTP, offici
         }),
       ],
     }).compile();
-    app = moduleRef.createNestApplication({ logger: ['warn', 'error', 'log'], forceCloseConnections: true });
+    app = moduleRef.createNestApplication({
+      logger: ['warn', 'error', 'log'],
+      forceCloseConnections: true,
+    });
     await app.listen(0, '127.0.0.1');
     // LiveQuery is probed in the background from bootstrap on; the suite starts once it answered.
     expect(await app.get(LiveQueryHost).ready).toBe(true);
@@ -153,7 +173,7 @@ describe('MCP resource subscriptions on Parse LiveQuery (Streamable HTTP, offici
     const alice = await user(tokens.alice);
     const uri = 'parse://Order/count';
     await alice.client.subscribeResource({ uri });
-    await until(async () => (await subs(tokens.alice)) === 1);
+    await until(async () => (await subs()) === 1);
 
     // Bob's tenant: Parse's ACL and alice's tenant scope both keep it from her.
     await rest('POST', '/classes/Order', order('globex'), { masterKey: true });
@@ -196,7 +216,42 @@ describe('MCP resource subscriptions on Parse LiveQuery (Streamable HTTP, offici
     await new Promise((resolve) => setTimeout(resolve, 400));
     expect(alice.updates).toEqual([]);
     await alice.client.unsubscribeResource({ uri });
-    await until(async () => (await subs(tokens.alice)) === 0);
+    await until(async () => (await subs()) === 0);
+  });
+
+  it('with a public-find class, alice subscribes on her own socket and Parse filters by ACL', async () => {
+    const alice = await user(tokens.alice);
+    const uri = 'parse://LiveNote/samples';
+    await alice.client.subscribeResource({ uri });
+    await until(async () => (await subs(tokens.alice)) === 1);
+    expect(await socks(tokens.alice)).toBe(1);
+    const users = (await rest('GET', '/users', undefined, { masterKey: true })) as {
+      results: Array<{ objectId: string; username: string }>;
+    };
+    const id = (name: string) => users.results.find((u) => u.username === name)!.objectId;
+    // Bob's private note: Parse's ACL check on alice's socket drops it.
+    await rest(
+      'POST',
+      '/classes/LiveNote',
+      { text: 'bob only', ACL: { [id('bob')]: { read: true } } },
+      {
+        masterKey: true,
+      },
+    );
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(alice.updates).toEqual([]);
+    await rest(
+      'POST',
+      '/classes/LiveNote',
+      { text: 'alice', ACL: { [id('alice')]: { read: true } } },
+      {
+        masterKey: true,
+      },
+    );
+    await until(() => alice.updates.length === 1, 1000);
+    expect(alice.updates).toEqual([uri]);
+    await alice.client.unsubscribeResource({ uri });
+    await until(async () => (await socks(tokens.alice)) === 0);
   });
 
   it('a query resource is read and watched under the whole read policy', async () => {
@@ -214,7 +269,7 @@ describe('MCP resource subscriptions on Parse LiveQuery (Streamable HTTP, offici
     expect(rows.every((row) => row.tenantId === undefined || row.tenantId === 'acme')).toBe(true);
 
     await alice.client.subscribeResource({ uri });
-    await until(async () => (await subs(tokens.alice)) === 1);
+    await until(async () => (await subs()) === 1);
     // Not matching the query: no update. Then one entering it: one update.
     const created = await rest('POST', '/classes/Order', order('acme', 'pending'), {
       masterKey: true,
@@ -272,32 +327,35 @@ describe('MCP resource subscriptions on Parse LiveQuery (Streamable HTTP, offici
     await first.client.subscribeResource({ uri: 'parse://Order/count' });
     await first.client.subscribeResource({ uri: 'parse://Order/samples' });
     await second.client.subscribeResource({ uri: 'parse://Customer/count' });
-    await until(async () => (await subs(tokens.carol)) === 3);
-    expect(await socks(tokens.carol)).toBe(1);
+    await until(async () => (await subs()) === 3);
+    // Order's and Customer's CLPs grant find to a role, which Parse's LiveQuery does not count for a
+    // session: carol's subscriptions run on the one master connection (rows' ACLs checked here).
+    await until(async () => (await socks(tokens.carol)) === 0);
+    expect((await stack.counts()).master).toBe(1);
     for (const kind of ['query?keys=status', 'query?keys=total']) {
       await first.client.subscribeResource({ uri: `parse://Order/${kind}` });
     }
     await expect(
       first.client.subscribeResource({ uri: 'parse://Customer/samples' }),
     ).rejects.toThrow(/liveQuery\.maxSubscriptionsPerSession/);
-    await until(async () => (await subs(tokens.carol)) === PER_SESSION + 1);
+    await until(async () => (await subs()) === PER_SESSION + 1);
 
     // Teardown: DELETE ends the first session's subscriptions; closing the second's stream ends its.
     await first.transport.terminateSession();
-    await until(async () => (await subs(tokens.carol)) === 1);
+    await until(async () => (await subs()) === 1);
     await second.client.close();
-    await until(async () => (await subs(tokens.carol)) === 0);
-    await until(async () => (await socks(tokens.carol)) === 0);
+    await until(async () => (await subs()) === 0);
+    await until(async () => (await stack.counts()).sockets === 0);
   });
 
   it('a LiveQuery restart re-establishes subscriptions and tells the client to re-read', async () => {
     const alice = await user(tokens.alice);
     const uri = 'parse://Order/samples';
     await alice.client.subscribeResource({ uri });
-    await until(async () => (await subs(tokens.alice)) === 1);
+    await until(async () => (await subs()) === 1);
     await stack.stopLiveQuery();
     await stack.startLiveQuery();
-    await until(async () => (await subs(tokens.alice)) === 1, 10_000);
+    await until(async () => (await subs()) === 1, 10_000);
     await until(() => alice.updates.includes(uri), 5000);
     alice.updates.length = 0;
     await rest('POST', '/classes/Order', order('acme'), { masterKey: true });

@@ -16,6 +16,7 @@ interface EmitterLike {
   on(event: string, listener: (...args: unknown[]) => void): unknown;
 }
 interface SdkSubscription extends EmitterLike {
+  id: number;
   subscribePromise: Promise<void>;
 }
 interface SdkLiveQueryClient extends EmitterLike {
@@ -24,6 +25,7 @@ interface SdkLiveQueryClient extends EmitterLike {
   subscribe(query: unknown, sessionToken?: string): SdkSubscription | undefined;
   unsubscribe(subscription: SdkSubscription): Promise<void>;
   connectPromise: Promise<void>;
+  subscriptions: Map<number, SdkSubscription>;
 }
 interface SdkObject {
   toJSON(): Record<string, unknown>;
@@ -149,11 +151,19 @@ export class ParseLiveQueryConnector implements LiveQueryConnector {
           );
         }
         subscription.on('error', (error) => handlers.error(String(error)));
+        let refused = false;
         const subscribed = subscription.subscribePromise;
-        subscribed.catch(() => undefined);
+        subscribed.catch(() => {
+          refused = true;
+        });
         return {
           ready: subscribed,
-          close: () => client.unsubscribe(subscription).catch(() => undefined),
+          close: async () => {
+            // A refused subscription is not on the server: nothing to unsubscribe, and the client
+            // must not send it again when it reconnects.
+            if (refused) client.subscriptions.delete(subscription.id);
+            else await client.unsubscribe(subscription).catch(() => undefined);
+          },
         };
       },
       async close() {
