@@ -312,6 +312,10 @@ describe('MCP resource subscriptions on Parse LiveQuery (Streamable HTTP, offici
     ]) {
       await expect(bob.client.subscribeResource({ uri })).rejects.toThrow();
     }
+    // Customer's find is granted to a role only, which Parse LiveQuery cannot check: refused.
+    await expect(bob.client.subscribeResource({ uri: 'parse://Customer/count' })).rejects.toThrow(
+      /requiresAuthentication/,
+    );
     // Not in liveQuery.classNames: refused, not silently dead.
     await expect(bob.client.subscribeResource({ uri: 'parse://Product/count' })).rejects.toThrow(
       /liveQuery\.classNames/,
@@ -326,26 +330,23 @@ describe('MCP resource subscriptions on Parse LiveQuery (Streamable HTTP, offici
     await first.client.subscribeResource({ uri: 'parse://Order/count' });
     await first.client.subscribeResource({ uri: 'parse://Order/count' });
     await first.client.subscribeResource({ uri: 'parse://Order/samples' });
-    await second.client.subscribeResource({ uri: 'parse://Customer/count' });
-    await until(async () => (await subs()) === 3);
-    // Order's and Customer's CLPs grant find to a role, which Parse's LiveQuery does not count for a
-    // session: carol's subscriptions run on the one master connection (rows' ACLs checked here).
-    await until(async () => (await socks(tokens.carol)) === 0);
-    expect((await stack.counts()).master).toBe(1);
+    await second.client.subscribeResource({ uri: 'parse://LiveNote/count' });
+    await until(async () => (await subs(tokens.carol)) === 3);
+    expect(await socks(tokens.carol)).toBe(1);
     for (const kind of ['query?keys=status', 'query?keys=total']) {
       await first.client.subscribeResource({ uri: `parse://Order/${kind}` });
     }
     await expect(
-      first.client.subscribeResource({ uri: 'parse://Customer/samples' }),
+      first.client.subscribeResource({ uri: 'parse://LiveNote/samples' }),
     ).rejects.toThrow(/liveQuery\.maxSubscriptionsPerSession/);
-    await until(async () => (await subs()) === PER_SESSION + 1);
+    await until(async () => (await subs(tokens.carol)) === PER_SESSION + 1);
 
     // Teardown: DELETE ends the first session's subscriptions; closing the second's stream ends its.
     await first.transport.terminateSession();
-    await until(async () => (await subs()) === 1);
+    await until(async () => (await subs(tokens.carol)) === 1);
     await second.client.close();
-    await until(async () => (await subs()) === 0);
-    await until(async () => (await stack.counts()).sockets === 0);
+    await until(async () => (await subs(tokens.carol)) === 0);
+    await until(async () => (await socks(tokens.carol)) === 0);
   });
 
   it('a LiveQuery restart re-establishes subscriptions and tells the client to re-read', async () => {

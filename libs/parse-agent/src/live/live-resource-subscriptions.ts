@@ -9,11 +9,9 @@ import type {
   SubscribingSession,
 } from '../mcp/resource-subscriptions.types';
 import type { ParsedResourceUri } from '../mcp/resource-uri';
-import type { DataPrincipals } from '../ports/data-path';
 import type {
   LiveQueryConnection,
   LiveQueryConnector,
-  LiveQueryCredentials,
   LiveQueryEvent,
   LiveQueryEventDetails,
   LiveSubscriptionHandle,
@@ -37,11 +35,6 @@ interface ActiveSubscription {
   handle: LiveSubscriptionHandle;
   identity: string;
   timer?: NodeJS.Timeout;
-  /**
-   * Set when the subscription runs on the master connection for a session user (see `refused`):
-   * the user's principals, which each event's row ACL must grant read to.
-   */
-  principals?: readonly string[];
 }
 
 interface Listener {
@@ -85,8 +78,6 @@ export class LiveResourceSubscriptions implements ResourceSubscriptionService {
     protected readonly connector: LiveQueryConnector,
     protected readonly options: ResolvedLiveQueryOptions,
     protected readonly logger: LiveSubscriptionsLogger,
-    /** Who a session user is for row ACLs (user id, roles): see `refused`. */
-    protected readonly principalsOf?: (agent: ParseAgent) => Promise<DataPrincipals>,
   ) {
     this.pool = new LiveQueryPool(connector, {
       down: (identity, reason) => this.connectionDown(identity, reason),
@@ -257,22 +248,14 @@ export class LiveResourceSubscriptions implements ResourceSubscriptionService {
       record.plan = plan;
     }
     if (state.listener !== listener || listener.active.has(uri)) return;
-    this.start(state, listener, uri, plan, plan.credentials);
+    this.start(listener, uri, plan);
   }
 
   /** Opens one subscription on the identity's connection. */
-  protected start(
-    state: SessionState,
-    listener: Listener,
-    uri: string,
-    plan: LivePlan,
-    credentials: LiveQueryCredentials,
-    principals?: readonly string[],
-  ): void {
-    const { identity, connection } = this.pool.acquire(credentials);
+  protected start(listener: Listener, uri: string, plan: LivePlan): void {
+    const { identity, connection } = this.pool.acquire(plan.credentials);
     const active: ActiveSubscription = {
       identity,
-      principals,
       handle: connection.subscribe(
         { className: plan.className, where: plan.where },
         {
@@ -283,47 +266,23 @@ export class LiveResourceSubscriptions implements ResourceSubscriptionService {
       ),
     };
     listener.active.set(uri, active);
-    active.handle.ready.catch((error: unknown) =>
-      this.refused(state, listener, uri, plan, active, error),
-    );
+    active.handle.ready.catch((error: unknown) => this.refused(listener, uri, active, error));
   }
 
   /**
-   * LiveQuery refused a subscription the policy allowed. Parse's LiveQuery checks a class's CLP
-   * against the user alone, without the user's roles, so a class whose `find` is granted to a role
-   * refuses every session subscription that Parse REST (which counts roles) allows. Such a
-   * subscription runs on the master connection instead, with the same policed where, and an event
-   * counts only when the row's ACL grants the user (or one of the user's roles, or everyone) read
-   * before or after the change: the check Parse would have made. Anything else stays refused.
+   * LiveQuery refused a subscription the checks allowed (they mirror its rules, so this is rare):
+   * the subscription stops and the log says why; the record stays, so a new stream tries again.
    */
   protected async refused(
-    state: SessionState,
     listener: Listener,
     uri: string,
-    plan: LivePlan,
     active: ActiveSubscription,
     error: unknown,
-  ): Promise<void> {
+  ) {
     if (listener.active.get(uri) !== active) return;
     const message = error instanceof Error ? error.message : String(error);
     await this.deactivate(listener, uri);
-    const roleCheck =
-      'sessionToken' in plan.credentials && /permission denied/i.test(message) && this.principalsOf;
-    if (!roleCheck) {
-      this.logger.warn(`LiveQuery refused resource subscription ${uri}: ${message}`);
-      return;
-    }
-    let who: DataPrincipals;
-    try {
-      who = await this.principalsOf!(listener.agent);
-    } catch (lookup) {
-      this.logger.warn(
-        `resource subscription ${uri} not started: LiveQuery refused the user's session and the user's roles could not be read (${(lookup as Error).message}).`,
-      );
-      return;
-    }
-    if (who.master || state.listener !== listener || !state.records.has(uri)) return;
-    this.start(state, listener, uri, plan, { masterKey: true }, who.principals);
+    this.logger.warn(`LiveQuery refused resource subscription ${uri}: ${message}`);
   }
 
   protected async deactivate(listener: Listener, uri: string): Promise<void> {
@@ -346,20 +305,8 @@ export class LiveResourceSubscriptions implements ResourceSubscriptionService {
     kind: LiveQueryEvent,
     details: LiveQueryEventDetails,
   ): void {
-    const { principals } = active;
-    if (
-      principals &&
-      !aclGrants(details.acl, principals) &&
-      !aclGrants(details.originalAcl, principals)
-    ) {
-      return;
-    }
     if (kind === 'update') {
-      const gained =
-        principals &&
-        aclGrants(details.acl, principals) !== aclGrants(details.originalAcl, principals);
-      // A row the user gains or loses by its ACL comes or goes for them: news for a count too.
-      if (plan.ignoreUpdates && !gained) return;
+      if (plan.ignoreUpdates) return;
       const watched = plan.fields;
       const relevant = (details.changed ?? []).filter((f) => f !== 'updatedAt');
       if (!relevant.length) return;
@@ -395,16 +342,6 @@ export class LiveResourceSubscriptions implements ResourceSubscriptionService {
       `LiveQuery connection (${identity === 'master' ? 'master key' : 'a user session'}) restored: ${resent} subscription(s) re-established; clients were told to re-read.`,
     );
   }
-}
-
-/** Whether a row ACL grants read to one of the principals (null: no ACL, public; unknown: no). */
-function aclGrants(
-  acl: Record<string, unknown> | null | undefined,
-  principals: readonly string[],
-): boolean {
-  if (acl === null) return true;
-  if (!acl) return false;
-  return principals.some((p) => (acl[p] as { read?: unknown } | undefined)?.read === true);
 }
 
 function updatedNotification(uri: string): JsonRpcNotification {

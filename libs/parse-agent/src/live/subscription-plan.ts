@@ -61,6 +61,31 @@ export function liveQueryCredentials(agent: ParseAgent): LiveQueryCredentials {
 }
 
 /**
+ * Parse's LiveQuery checks a class's CLP `find` against `*` and the user alone: it counts neither
+ * the user's roles nor the master key. A grant it cannot see refuses every subscription (and, for
+ * an existing one, drops every event), so such a class is refused here, before any socket opens,
+ * with what to change.
+ */
+function assertLiveQueryGrantsFind(
+  className: string,
+  clp: Record<string, unknown> | undefined,
+  credentials: LiveQueryCredentials,
+): void {
+  const entry = clp?.find;
+  if (entry === undefined || entry === null) return;
+  const grants = (typeof entry === 'object' ? entry : {}) as Record<string, unknown>;
+  if (grants['*'] === true) return;
+  const session = 'sessionToken' in credentials;
+  if (session && grants.requiresAuthentication === true) return;
+  if (session && Array.isArray(grants.pointerFields) && grants.pointerFields.length) return;
+  throw new AgentValidationError(
+    session
+      ? `${className} cannot be watched: its class-level permission grants find to roles or named users only, and Parse LiveQuery checks it without the user's roles, so it refuses every subscription. Read the resource instead, or ask the operator to add requiresAuthentication to ${className}'s find permission (row ACLs still decide which rows each user sees).`
+      : `${className} cannot be watched with the master key: Parse LiveQuery checks ${className}'s class-level permission find even for the master key, and it is not public. Subscribe with a session-token agent, or read the resource instead.`,
+  );
+}
+
+/**
  * Checks a subscription against the agent's whole read policy before any socket opens: the
  * credentials, the kind, the class (hidden, unregistered, filtered out, not in
  * liveQuery.classNames), then one real read of the resource's query through the agent (class gate,
@@ -97,6 +122,11 @@ export async function planSubscription(
       `${className} changes are not published by LiveQuery: it is not in liveQuery.classNames. Read the resource instead, or ask the operator to add it to Parse Server's liveQuery.classNames and to this module's liveQuery.classNames.`,
     );
   }
+  assertLiveQueryGrantsFind(
+    className,
+    (await agent.access.schema(className))?.classLevelPermissions,
+    credentials,
+  );
   const { where } = await agent.access.planWhere(className, resource.where ?? {});
   const unsupported = unsupportedOperator(where);
   if (unsupported) {

@@ -13,8 +13,6 @@ import { ParseLiveQueryConnector } from '../live/parse-live-query-connector';
 import { McpDispatcher } from '../mcp/mcp-dispatcher';
 import { MetadataRegistry } from '../metadata/metadata-registry';
 import { PARSE_AGENT_MODULE_OPTIONS } from './parse-agent.module-definition';
-import type { AgentComposition } from '../composition/compose-agent-services';
-import { PARSE_AGENT_COMPOSITION } from './parse-agent.constants';
 
 const LIVE_QUERY_LOG_CONTEXT = 'ParseAgentLiveQuery';
 
@@ -33,7 +31,6 @@ export const liveQueryProvider: Provider = {
   useFactory: (
     options: ParseAgentModuleOptions,
     dispatcher: McpDispatcher,
-    composition: AgentComposition,
   ): LiveResourceSubscriptions | null => {
     if (!options.liveQuery) return null;
     const resolved = resolveLiveQueryOptions(options.liveQuery, options.parse.serverURL);
@@ -48,18 +45,11 @@ export const liveQueryProvider: Provider = {
       connector,
       resolved,
       new Logger(LIVE_QUERY_LOG_CONTEXT),
-      async (agent) => {
-        const path = composition.data.pathFor('find', agent);
-        if (typeof path.principals !== 'function') {
-          throw new Error(`the '${path.kind}' data path cannot say who the agent is`);
-        }
-        return path.principals();
-      },
     );
     dispatcher.useResourceSubscriptions(subscriptions);
     return subscriptions;
   },
-  inject: [PARSE_AGENT_MODULE_OPTIONS, McpDispatcher, PARSE_AGENT_COMPOSITION],
+  inject: [PARSE_AGENT_MODULE_OPTIONS, McpDispatcher],
 };
 
 /**
