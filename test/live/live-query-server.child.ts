@@ -7,7 +7,12 @@ import { loadParseServer, startParseServer } from '../../src/embedded/parse-serv
 interface LiveQueryServerLike {
   clients: Map<
     string,
-    { sessionToken?: string; hasMasterKey: boolean; subscriptionInfos: Map<unknown, unknown> }
+    {
+      sessionToken?: string;
+      hasMasterKey: boolean;
+      subscriptionInfos: Map<unknown, unknown>;
+      parseWebSocket: { ws: { terminate(): void } };
+    }
   >;
   shutdown(): Promise<void>;
 }
@@ -17,7 +22,7 @@ interface LiveQueryServerLike {
  * LIVE_CLASSES on its own HTTP server, in a process of its own (parse-server loads adapters with a
  * dynamic import, which jest's workers cannot run). Beside /parse it answers the suite:
  * GET /__live/stats[?token=] counts the LiveQuery server's sockets and subscriptions; POST
- * /__live/stop and /__live/start stop and restart the LiveQuery server alone. Prints
+ * /__live/drop cuts every LiveQuery socket (what a LiveQuery restart looks like to clients). Prints
  * `LISTENING <port>`.
  */
 async function main(): Promise<void> {
@@ -60,16 +65,11 @@ async function main(): Promise<void> {
       master: clients.filter((c) => c.hasMasterKey).length,
     });
   });
-  app.post('/__live/stop', (_req, res) => {
-    const running = live;
-    live = undefined;
-    void (running?.shutdown() ?? Promise.resolve()).then(() => res.json({ stopped: true }));
-  });
-  app.post('/__live/start', (_req, res) => {
-    void ParseServer.createLiveQueryServer(http, lqConfig, { appId }).then((server) => {
-      live = server;
-      res.json({ started: true });
-    });
+  // What a LiveQuery restart looks like to its clients: every socket cut at once.
+  app.post('/__live/drop', (_req, res) => {
+    const clients = [...(live?.clients.values() ?? [])];
+    for (const client of clients) client.parseWebSocket.ws.terminate();
+    res.json({ dropped: clients.length });
   });
   app.use('/parse', parse.app);
   const http = await new Promise<Server>((resolve, reject) => {

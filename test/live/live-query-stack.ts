@@ -17,9 +17,8 @@ export interface LiveQueryStack {
   javascriptKey: string;
   /** What the LiveQuery server holds: all sockets, or those of one session token. */
   counts(sessionToken?: string): Promise<LiveQueryCounts>;
-  /** Stops the LiveQuery server only (its sockets drop); `startLiveQuery` brings it back. */
-  stopLiveQuery(): Promise<void>;
-  startLiveQuery(): Promise<void>;
+  /** Cuts every LiveQuery socket, as a LiveQuery restart does. */
+  dropSockets(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -89,8 +88,7 @@ export async function startLiveQueryStack(
       (await (
         await fetch(`${base}/__live/stats${token ? `?token=${encodeURIComponent(token)}` : ''}`)
       ).json()) as LiveQueryCounts,
-    stopLiveQuery: () => control('/__live/stop'),
-    startLiveQuery: () => control('/__live/start'),
+    dropSockets: () => control('/__live/drop'),
     stop: async () => {
       child.stdin.end();
       const timer = setTimeout(() => child.kill('SIGKILL'), 5000);

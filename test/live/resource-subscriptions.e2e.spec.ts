@@ -354,9 +354,11 @@ describe('MCP resource subscriptions on Parse LiveQuery (Streamable HTTP, offici
     const uri = 'parse://Order/samples';
     await alice.client.subscribeResource({ uri });
     await until(async () => (await subs()) === 1);
-    await stack.stopLiveQuery();
-    await stack.startLiveQuery();
-    await until(async () => (await subs()) === 1, 10_000);
+    const before = await stack.counts(tokens.alice);
+    await stack.dropSockets();
+    await until(async () => (await subs(tokens.alice)) === 0);
+    // The SDK client reconnects (after a back-off) and sends its subscriptions again.
+    await until(async () => (await subs(tokens.alice)) === before.subscriptions, 10_000);
     await until(() => alice.updates.includes(uri), 5000);
     alice.updates.length = 0;
     await rest('POST', '/classes/Order', order('acme'), { masterKey: true });
