@@ -1,6 +1,6 @@
 import type { McpIcon } from '../tools/tool-definition';
 import type { ElicitationChannel } from '../ports/elicitation-channel';
-import type { SubscribingSession } from './resource-subscriptions.types';
+import type { Observable } from 'rxjs';
 
 /** JSON-RPC shapes the MCP dispatcher speaks, and what it hands to transports. */
 export type JsonRpcId = string | number | null;
@@ -45,6 +45,12 @@ export type DispatchMessage =
 export interface DispatchLogger {
   error(message: string, error?: unknown): void;
   warn?(message: string): void;
+}
+
+/** The session a resource subscription belongs to: its id, and when it ends (DELETE, expiry, shutdown). */
+export interface SubscribingSession {
+  readonly id: string;
+  readonly ended$: Observable<void>;
 }
 
 export interface DispatchContext {

@@ -2,7 +2,10 @@ import { AgentValidationError } from '../core/errors';
 import type { ParseAgent } from '../agent/parse-agent';
 import { McpMethodError } from './mcp-method-error';
 import { JSON_RPC_ERROR_CODES } from './protocol.constants';
-import type { ResourceSubscriptionService, SubscribingSession } from './resource-subscriptions.types';
+import type {
+  ResourceSubscriptionService,
+  SubscribingSession,
+} from './resource-subscriptions.types';
 import { parseResourceUri } from './resource-uri';
 
 /** What a subscribe or unsubscribe call has besides its params. */

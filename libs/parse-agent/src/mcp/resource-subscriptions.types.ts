@@ -1,13 +1,8 @@
-import type { Observable } from 'rxjs';
 import type { ParseAgent } from '../agent/parse-agent';
-import type { JsonRpcNotification } from './mcp-dispatcher.types';
+import type { JsonRpcNotification, SubscribingSession } from './mcp-dispatcher.types';
 import type { ParsedResourceUri } from './resource-uri';
 
-/** The session a subscription belongs to: its id, and when it ends (DELETE, expiry, shutdown). */
-export interface SubscribingSession {
-  readonly id: string;
-  readonly ended$: Observable<void>;
-}
+export type { SubscribingSession } from './mcp-dispatcher.types';
 
 /**
  * What the dispatcher and the transports need of resource subscriptions (the `liveQuery` option

@@ -16,7 +16,8 @@ export interface ParsedResourceUri {
 }
 
 /** `parse://<ClassName>[/schema|count|samples]`, or `/query` with `?where=<json>&keys=a,b`. */
-const URI_PATTERN = /^parse:\/\/([A-Za-z_][A-Za-z0-9_]*)(?:\/(schema|count|samples|query))?(\?.*)?$/;
+const URI_PATTERN =
+  /^parse:\/\/([A-Za-z_][A-Za-z0-9_]*)(?:\/(schema|count|samples|query))?(\?.*)?$/;
 
 /** The query resource's parameters, as the resource template names them. */
 const QUERY_PARAMETERS = ['where', 'keys'] as const;
@@ -30,7 +31,6 @@ const MAX_URI_LENGTH = 8192;
  */
 export function parseResourceUri(uri: unknown): ParsedResourceUri {
   const text = typeof uri === 'string' ? uri : '';
-  if (!text) throw new AgentValidationError('Invalid params: uri must be a parse:// resource URI');
   if (text.length > MAX_URI_LENGTH) {
     throw new AgentValidationError(
       `Invalid resource URI: longer than ${MAX_URI_LENGTH} characters.`,
@@ -38,9 +38,8 @@ export function parseResourceUri(uri: unknown): ParsedResourceUri {
   }
   const match = URI_PATTERN.exec(text);
   if (!match) {
-    throw new AgentValidationError(
-      `Invalid resource URI: ${text}. Expected parse://<Class>/{schema|count|samples} or parse://<Class>/query?where=<json>&keys=<a,b>.`,
-    );
+    // The URI and nothing more: resources/templates/list says what is accepted.
+    throw new AgentValidationError(`Invalid resource URI: ${text}`);
   }
   const className = match[1];
   const kind = (match[2] ?? 'schema') as ResourceKind;
