@@ -2,11 +2,15 @@ import type { INestApplication } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { ResourceUpdatedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import {
+  LoggingMessageNotificationSchema,
+  ResourceUpdatedNotificationSchema,
+} from '@modelcontextprotocol/sdk/types.js';
 import { randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import {
   AgentVisible,
+  McpNotifier,
   ParseAgentAuthGuard,
   ParseAgentModule,
   ParseClass,
@@ -347,6 +351,30 @@ describe('MCP resource subscriptions on Parse LiveQuery (Streamable HTTP, offici
     await second.client.close();
     await until(async () => (await subs(tokens.carol)) === 0);
     await until(async () => (await socks(tokens.carol)) === 0);
+  });
+
+  it('McpNotifier pushes an app notification to one session’s stream, and refuses requests', async () => {
+    const alice = await user(tokens.alice);
+    const bob = await user(tokens.bob);
+    const heard: { alice: unknown[]; bob: unknown[] } = { alice: [], bob: [] };
+    alice.client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => {
+      heard.alice.push(n.params);
+    });
+    bob.client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => {
+      heard.bob.push(n.params);
+    });
+    const notifier = app.get(McpNotifier);
+    const params = { level: 'info', data: 'your export is ready' };
+    expect(await notifier.notify(alice.transport.sessionId!, 'notifications/message', params)).toBe(
+      true,
+    );
+    await until(() => heard.alice.length === 1, 1000);
+    expect(heard.alice).toEqual([params]);
+    expect(heard.bob).toEqual([]);
+    expect(await notifier.notify('no-such-session', 'notifications/message', params)).toBe(false);
+    await expect(notifier.notify(alice.transport.sessionId!, 'tools/call', {})).rejects.toThrow(
+      /notifications only/,
+    );
   });
 
   it('a LiveQuery restart re-establishes subscriptions and tells the client to re-read', async () => {

@@ -383,4 +383,11 @@ export type {
   JsonRpcNotification,
   JsonRpcResponse,
   McpServerInfo,
+  SubscribingSession,
 } from './mcp/mcp-dispatcher.types';
+// Live data: resource subscriptions on Parse LiveQuery, and notifications pushed by the app
+export { McpNotifier } from './mcp/mcp-notifier';
+export type { McpNotifyRelay, McpNotifyTarget } from './mcp/mcp-notifier';
+export type { ResourceSubscriptionService } from './mcp/resource-subscriptions.types';
+export type { ParsedResourceUri, ResourceKind } from './mcp/resource-uri';
+export type { LiveQueryOptions } from './live/live-query-options';

@@ -27,6 +27,7 @@ import type {
 } from './mcp-dispatcher.types';
 import { McpMethodError } from './mcp-method-error';
 import { listResources, listResourceTemplates, readResource } from './mcp-resources';
+import { McpNotifier } from './mcp-notifier';
 import { subscribeResource, unsubscribeResource } from './resource-subscribe';
 import type {
   ResourceSubscriptionService,
@@ -88,6 +89,9 @@ export class McpDispatcher {
 
   /** tools/list results by tool set, each serialized once. */
   protected readonly toolListCache = new Map<string, object>();
+
+  /** Pushes notifications to the listening streams of this node's sessions (McpNotifier). */
+  readonly notifier = new McpNotifier();
 
   /** Resource subscriptions (the `liveQuery` option); without them subscribe is not a method. */
   protected resourceSubscriptions?: ResourceSubscriptionService;

@@ -11,6 +11,7 @@ import { resolveLiveQueryOptions } from '../live/live-query-options';
 import { LiveResourceSubscriptions } from '../live/live-resource-subscriptions';
 import { ParseLiveQueryConnector } from '../live/parse-live-query-connector';
 import { McpDispatcher } from '../mcp/mcp-dispatcher';
+import { McpNotifier } from '../mcp/mcp-notifier';
 import { MetadataRegistry } from '../metadata/metadata-registry';
 import { PARSE_AGENT_MODULE_OPTIONS } from './parse-agent.module-definition';
 
@@ -50,6 +51,13 @@ export const liveQueryProvider: Provider = {
     return subscriptions;
   },
   inject: [PARSE_AGENT_MODULE_OPTIONS, McpDispatcher],
+};
+
+/** The dispatcher's notifier as an injectable: `notify(target, method, params)`. */
+export const mcpNotifierProvider: Provider = {
+  provide: McpNotifier,
+  useFactory: (dispatcher: McpDispatcher) => dispatcher.notifier,
+  inject: [McpDispatcher],
 };
 
 /**

@@ -41,7 +41,8 @@ import { warnUnconfirmedWrites } from '../agent/unconfirmed-writes';
 import { warnUnscopedClasses } from '../metadata/unscoped-classes';
 import { UnexposedClassesReporter } from './unexposed-classes.reporter';
 import { DeclaredNamesReporter } from './declared-names.reporter';
-import { LiveQueryHost, liveQueryProvider } from './live-query.host';
+import { LiveQueryHost, liveQueryProvider, mcpNotifierProvider } from './live-query.host';
+import { McpNotifier } from '../mcp/mcp-notifier';
 
 /** The configured module behind ParseAgentModule.forRoot / forRootAsync (global by default). */
 @ParseAgentLibraryModule()
@@ -56,6 +57,7 @@ import { LiveQueryHost, liveQueryProvider } from './live-query.host';
     UnexposedClassesReporter,
     DeclaredNamesReporter,
     liveQueryProvider,
+    mcpNotifierProvider,
     LiveQueryHost,
   ],
   exports: [
@@ -64,6 +66,7 @@ import { LiveQueryHost, liveQueryProvider } from './live-query.host';
     ToolRegistry,
     PromptRegistry,
     McpDispatcher,
+    McpNotifier,
     AgentEvents,
     ParseRestClient,
     SchemaCache,
