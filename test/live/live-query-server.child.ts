@@ -51,12 +51,11 @@ async function main(): Promise<void> {
       ): Promise<LiveQueryServerLike>;
     };
   };
-  let live: LiveQueryServerLike | undefined;
   const lqConfig = { appId, masterKey, serverURL, ...pubSub };
   const app = express();
   app.get('/__live/stats', (req, res) => {
     const token = typeof req.query.token === 'string' ? req.query.token : undefined;
-    const clients = [...(live?.clients.values() ?? [])].filter(
+    const clients = [...live.clients.values()].filter(
       (c) => token === undefined || c.sessionToken === token,
     );
     res.json({
@@ -67,7 +66,7 @@ async function main(): Promise<void> {
   });
   // What a LiveQuery restart looks like to its clients: every socket cut at once.
   app.post('/__live/drop', (_req, res) => {
-    const clients = [...(live?.clients.values() ?? [])];
+    const clients = [...live.clients.values()];
     for (const client of clients) client.parseWebSocket.ws.terminate();
     res.json({ dropped: clients.length });
   });
@@ -77,7 +76,9 @@ async function main(): Promise<void> {
     s.on('error', reject);
     s.keepAliveTimeout = 0;
   });
-  live = await ParseServer.createLiveQueryServer(http, lqConfig, { appId });
+  const live: LiveQueryServerLike = await ParseServer.createLiveQueryServer(http, lqConfig, {
+    appId,
+  });
   process.stdout.write(`LISTENING ${port}\n`);
   process.stdin.on('end', () => process.exit(0));
   process.stdin.resume();

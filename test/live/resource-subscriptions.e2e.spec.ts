@@ -304,7 +304,7 @@ describe('MCP resource subscriptions on Parse LiveQuery (Streamable HTTP, offici
     await alice.client.unsubscribeResource({ uri });
   });
 
-  it('a hidden class, _Session and aclUser/aclRole agents are refused and no LiveQuery socket opens', async () => {
+  it('a hidden class, _Session, a role-only CLP and an unlisted class are refused and no LiveQuery socket opens', async () => {
     await until(async () => (await socks(tokens.bob)) === 0);
     const bob = await user(tokens.bob);
     const before = await stack.counts();
