@@ -1,5 +1,10 @@
 import { registerAs } from '@nestjs/config';
-import type { LlmProvider, LlmProviderOptions, ParseConnectionConfig } from 'nestjs-parse-agent';
+import type {
+  LiveQueryOptions,
+  LlmProvider,
+  LlmProviderOptions,
+  ParseConnectionConfig,
+} from 'nestjs-parse-agent';
 
 /** The ConfigService namespace of the example's settings: `config.getOrThrow('example')`. */
 export const EXAMPLE_CONFIG = 'example';
@@ -19,6 +24,8 @@ export interface ExampleConfig {
   rateLimitPerMinute: number;
   /** The language model behind /chat; default LLM_PROVIDER and friends from the environment. */
   llm?: LlmProvider | LlmProviderOptions;
+  /** MCP resource subscriptions on Parse LiveQuery (when the Parse Server runs LiveQuery). */
+  liveQuery?: LiveQueryOptions;
 }
 
 /** The host's settings the example reads (the embedded demo's `DemoSettings` has them all). */
@@ -40,6 +47,8 @@ export interface ExampleRuntime {
   mcpApiKey: string;
   postgresURI?: string;
   llm?: LlmProvider | LlmProviderOptions;
+  /** Set when the host runs Parse LiveQuery for these classes. */
+  liveQuery?: LiveQueryOptions;
 }
 
 /**
@@ -61,6 +70,7 @@ export function exampleConfig(runtime: ExampleRuntime) {
     mcpApiKey: runtime.mcpApiKey,
     rateLimitPerMinute: settings.rateLimitPerMinute,
     llm: runtime.llm,
+    liveQuery: runtime.liveQuery,
   };
   return registerAs(EXAMPLE_CONFIG, () => config);
 }
