@@ -1,3 +1,4 @@
+import { dirname } from 'node:path';
 import { ParseAgentConfigError } from '../core/errors';
 import type {
   LiveQueryConnection,
@@ -68,10 +69,7 @@ export function loadParseSdk(): ParseSdk {
     const sdk = require('parse/node') as ParseSdk;
     const core = sdk.CoreManager;
     if (!core.getEventEmitter()) core.setEventEmitter(require('node:events').EventEmitter);
-    if (!core.getWebSocketController()) {
-      const ws = require('parse/lib/node/WebSocketController') as { default?: unknown };
-      core.setWebSocketController(ws.default ?? ws);
-    }
+    if (!core.getWebSocketController()) core.setWebSocketController(webSocketOfSdk());
     /* eslint-enable @typescript-eslint/no-require-imports */
     return sdk;
   } catch (error) {
@@ -79,6 +77,18 @@ export function loadParseSdk(): ParseSdk {
     throw new ParseAgentConfigError(
       "The liveQuery option needs the 'parse' package (its LiveQueryClient), which is not installed. Install it next to nestjs-parse-agent: npm install parse",
     );
+  }
+}
+
+/** The `ws` package the SDK itself depends on (resolved from it), else Node's own WebSocket. */
+function webSocketOfSdk(): unknown {
+  try {
+    /* eslint-disable @typescript-eslint/no-require-imports */
+    const sdkDir = dirname(require.resolve('parse/node'));
+    return require(require.resolve('ws', { paths: [sdkDir] }));
+    /* eslint-enable @typescript-eslint/no-require-imports */
+  } catch {
+    return (globalThis as { WebSocket?: unknown }).WebSocket;
   }
 }
 
