@@ -14,6 +14,9 @@ import { McpDispatcher } from '../mcp/mcp-dispatcher';
 import { McpNotifier } from '../mcp/mcp-notifier';
 import { MetadataRegistry } from '../metadata/metadata-registry';
 import { PARSE_AGENT_MODULE_OPTIONS } from './parse-agent.module-definition';
+import { PARSE_AGENT_REDIS } from './parse-agent.constants';
+import type { RedisConnection } from '../redis/redis-connection';
+import { RedisNotifyRelay } from '../redis/redis-notify-relay';
 
 const LIVE_QUERY_LOG_CONTEXT = 'ParseAgentLiveQuery';
 
@@ -53,11 +56,20 @@ export const liveQueryProvider: Provider = {
   inject: [PARSE_AGENT_MODULE_OPTIONS, McpDispatcher],
 };
 
-/** The dispatcher's notifier as an injectable: `notify(target, method, params)`. */
+/**
+ * The dispatcher's notifier as an injectable: `notify(target, method, params)`; with the `redis`
+ * option it reaches listening streams on every node.
+ */
 export const mcpNotifierProvider: Provider = {
   provide: McpNotifier,
-  useFactory: (dispatcher: McpDispatcher) => dispatcher.notifier,
-  inject: [McpDispatcher],
+  useFactory: async (
+    dispatcher: McpDispatcher,
+    redis: RedisConnection | null,
+  ): Promise<McpNotifier> => {
+    if (redis) await new RedisNotifyRelay(redis, dispatcher.notifier).start();
+    return dispatcher.notifier;
+  },
+  inject: [McpDispatcher, PARSE_AGENT_REDIS],
 };
 
 /**
