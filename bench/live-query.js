@@ -36,6 +36,17 @@ const freePort = () =>
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 const rssKb = (pid) =>
   Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0);
+/** Retries a call the demo's pre-authentication limit refused (600 requests a minute per address). */
+async function patiently(call) {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await call();
+    } catch (error) {
+      if (!/Too Many Requests/.test(String(error?.message)) || attempt > 30) throw error;
+      await sleep(2000);
+    }
+  }
+}
 const quantile = (sorted, q) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];
 
 function uris(n) {
@@ -126,7 +137,7 @@ async function main() {
 
     const latencies = [];
     let pending;
-    for (let i = 0; i < SESSIONS; i++) {
+    const open = async (i) => {
       const transport = new StreamableHTTPClientTransport(new URL(`${base}/mcp`), {
         requestInit: { headers: { Authorization: `Bearer ${tokens[i % USERS]}` } },
       });
@@ -137,16 +148,28 @@ async function main() {
           latencies.push(Date.now() - pending.at);
         }
       });
-      await client.connect(transport);
-      clients.push(client);
+      try {
+        await client.connect(transport);
+      } catch (error) {
+        await client.close().catch(() => undefined);
+        throw error;
+      }
+      return client;
+    };
+    for (let i = 0; i < SESSIONS; i++) {
+      // The demo admits 600 requests a minute per client address before authentication: paced
+      // under it (initialize, initialized, the GET stream), in full runs only.
+      if (!SMOKE) await sleep(350);
+      clients.push(await patiently(() => open(i)));
     }
     await sleep(500);
     const before = rssKb(app.pid);
-    const started = Date.now();
     for (const client of clients) {
-      for (const uri of uris(SUBS)) await client.subscribeResource({ uri });
+      for (const uri of uris(SUBS)) {
+        if (!SMOKE) await sleep(110);
+        await patiently(() => client.subscribeResource({ uri }));
+      }
     }
-    const subscribeMs = Date.now() - started;
     await sleep(1000);
     const after = rssKb(app.pid);
 
@@ -189,7 +212,6 @@ async function main() {
         p99: quantile(latencies, 0.99),
         max: latencies.at(-1),
       },
-      subscribeMsPerSubscription: Number((subscribeMs / (SESSIONS * SUBS)).toFixed(2)),
       rssKbPerSubscription: Number(((after - before) / (SESSIONS * SUBS)).toFixed(2)),
       users: USERS,
       liveQueryConnectionsPerUser: "one (LiveQuery server clients with the user's token)",
