@@ -22,7 +22,8 @@ const { SMOKE, setting, check } = require('./lib/smoke');
 const SESSIONS = setting('BENCH_SESSIONS', 100, 3);
 const SUBS = setting('BENCH_SUBS', 10, 2);
 const WRITES = setting('BENCH_WRITES', 30, 3);
-const USERS = Math.max(1, Math.ceil(SESSIONS / 25));
+// At most 8 open GET streams per user (mcp.maxGetStreamsPerPrincipal): 8 sessions per user.
+const USERS = Math.max(1, Math.ceil(SESSIONS / 8));
 const ROOT = path.join(__dirname, '..');
 const STATUSES = ['pending', 'paid', 'shipped', 'delivered', 'refunded', 'cancelled'];
 
@@ -107,7 +108,7 @@ async function main() {
         },
         body: body === undefined ? undefined : JSON.stringify(body),
       }).then((r) => r.json());
-    // The demo caps sessions per user (32): acme staff users, SESSIONS / USERS sessions each.
+    // Acme staff users, at most 8 sessions each (each session holds one GET stream).
     const role = (
       await rest(
         'GET',
