@@ -18,7 +18,13 @@ import { describeError } from './describe-error';
 import { assertPortFree } from './port-check';
 import { postgresPortFor } from './postgres-port';
 import { startEmbeddedPostgres, type RunningPostgres } from './embedded-postgres';
-import { loadParseServer, startParseServer, type ParseServerHost } from './parse-server-host';
+import {
+  loadParseServer,
+  startLiveQueryServer,
+  startParseServer,
+  type LiveQueryServerHost,
+  type ParseServerHost,
+} from './parse-server-host';
 import { DEMO_SCHEMAS } from './seed/demo-schemas';
 import { StartupInterrupted, StartupSignals } from './startup-signals';
 
@@ -50,6 +56,13 @@ type Application = Awaited<ReturnType<typeof loadApplication>>;
 /** Added to the MCP grace period: time for Parse Server and PostgreSQL to stop. */
 const SHUTDOWN_MARGIN_MS = 5_000;
 
+/**
+ * The demo classes Parse LiveQuery publishes. Order only: LiveQuery checks a class's `find`
+ * permission without the user's roles, and Order is the demo class whose `find` also admits any
+ * signed-in user (its rows' ACLs still keep tenants apart).
+ */
+const DEMO_LIVE_QUERY_CLASSES = ['Order'];
+
 function consoleLogger(settings: DemoSettings): ConsoleLogger {
   // JSON lines for log collectors; colours for a person at a terminal.
   return settings.logFormat === 'json'
@@ -70,6 +83,8 @@ export class DemoHost {
   protected lock!: DataDirLock;
   protected postgres?: RunningPostgres;
   protected parse?: ParseServerHost;
+  /** Parse LiveQuery on the app's HTTP server (embedded mode). */
+  protected liveQuery?: LiveQueryServerHost;
   protected application?: Application;
   protected app?: NestExpressApplication;
   protected parseServerURL = '';
@@ -106,13 +121,29 @@ export class DemoHost {
     const mcpApiKey = settings.mcpApiKey ?? (await loadOrCreateOperatorKey(settings.dataDir));
     const postgresURI =
       this.postgres?.uri ?? (settings.mode === 'external' ? settings.postgresURI : undefined);
-    const runtime = { settings, parseServerURL: this.parseServerURL, mcpApiKey, postgresURI };
+    const runtime = {
+      settings,
+      parseServerURL: this.parseServerURL,
+      mcpApiKey,
+      postgresURI,
+      // The embedded Parse Server runs LiveQuery on this app's HTTP server (started below).
+      ...(settings.mode === 'embedded'
+        ? { liveQuery: { classNames: DEMO_LIVE_QUERY_CLASSES } }
+        : {}),
+    };
     const app = await application.createExampleApp(runtime, this.server, consoleLogger(settings));
     this.app = app;
     const readiness = app.get(application.ReadinessService);
 
     signals.checkpoint();
     await app.listen(settings.port, settings.host);
+    if (settings.mode === 'embedded') {
+      this.liveQuery = await startLiveQueryServer(app.getHttpServer(), {
+        appId: settings.appId,
+        masterKey: settings.masterKey,
+        serverURL: this.parseServerURL,
+      });
+    }
     signals.checkpoint();
     const address = app.getHttpServer().address();
     const port = typeof address === 'object' && address ? address.port : settings.port;
@@ -201,6 +232,8 @@ export class DemoHost {
       // The demo's classes, complete before anything can read them: the example app's module
       // reads the schemas as soon as Parse answers, which can be before the seed reaches them.
       classes: DEMO_SCHEMAS,
+      // Changes to these classes reach LiveQuery (MCP resource subscriptions watch them).
+      extra: { liveQuery: { classNames: DEMO_LIVE_QUERY_CLASSES } },
     });
     this.signals.checkpoint();
     this.mountParse(this.parse);
@@ -288,6 +321,9 @@ export class DemoHost {
    */
   protected cleanup(): Promise<void> {
     return (this.cleaning ??= (async () => {
+      await this.liveQuery
+        ?.shutdown()
+        .catch((e: unknown) => this.logger.error(`LiveQuery stop: ${String(e)}`));
       await this.parse
         ?.shutdown()
         .catch((e: unknown) => this.logger.error(`Parse Server stop: ${String(e)}`));

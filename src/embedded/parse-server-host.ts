@@ -86,6 +86,32 @@ export function loadParseServer(): {
   return require('parse-server');
 }
 
+/** A running Parse LiveQuery server (see startLiveQueryServer). */
+export interface LiveQueryServerHost {
+  /** Closes its sockets and its pub/sub subscriber. */
+  shutdown(): Promise<void>;
+}
+
+/**
+ * Parse's LiveQuery server on an HTTP server that already serves Parse Server (it takes the
+ * WebSocket upgrades); Parse Server must list the classes in its `liveQuery.classNames` option.
+ */
+export async function startLiveQueryServer(
+  httpServer: import('node:http').Server,
+  options: { appId: string; masterKey: string; serverURL: string },
+): Promise<LiveQueryServerHost> {
+  const { ParseServer } = loadParseServer() as unknown as {
+    ParseServer: {
+      createLiveQueryServer(
+        server: import('node:http').Server,
+        config: Record<string, unknown>,
+        parseConfig: Record<string, unknown>,
+      ): Promise<LiveQueryServerHost>;
+    };
+  };
+  return ParseServer.createLiveQueryServer(httpServer, options, { appId: options.appId });
+}
+
 /** Builds and starts an in-process Parse Server (parse-server 9) ready to be mounted on express. */
 export async function startParseServer(options: ParseServerHostOptions): Promise<ParseServerHost> {
   const { ParseServer } = loadParseServer();

@@ -39,6 +39,8 @@ export function parseAgentOptions(config: ExampleConfig): ParseAgentModuleOption
     ...(config.postgresURI
       ? { postgres: { uri: config.postgresURI }, embeddings: new LocalLexicalEmbedder() }
       : {}),
+    // resources/subscribe for the classes the host's Parse Server publishes on LiveQuery.
+    ...(config.liveQuery ? { liveQuery: config.liveQuery } : {}),
     models: CORE_MODELS,
     // Fail closed: a class reaches agents only once a model declares it (the boot log lists the
     // server's other classes).

@@ -13,7 +13,7 @@ export const LAYERS: ReadonlyArray<readonly string[]> = [
   ['tools'],
   ['agent'],
   ['mcp'],
-  ['transport', 'client', 'redis', 'auth', 'console'],
+  ['transport', 'client', 'redis', 'auth', 'console', 'live'],
   ['composition'],
   ['cli'],
   ['nest'],

@@ -75,6 +75,7 @@ const BENCHES = [
   'tokens.js',
   'profile.js',
   'semantic-search.js',
+  'live-query.js',
   ...(redisUp ? ['redis.js'] : []),
   // Starts its own redis-server on a free port; skipped with bench:redis when no Redis runs here.
   ...(redisUp ? ['redis-cost.js'] : []),
@@ -150,6 +151,13 @@ describe('every bench runs in smoke mode (BENCH_SMOKE=1)', () => {
     expect(out).toMatchObject({ smoke: true });
     expect(out.firstStartMs).toBeGreaterThan(0);
     expect(out.restartMs).toEqual([expect.any(Number)]);
+  }, 200_000);
+
+  it('bench:live: every session hears every REST write through LiveQuery', async () => {
+    const out = lastJson((await smoke('live-query.js')).stdout);
+    expect(out).toMatchObject({ bench: 'live-query', smoke: true });
+    expect(out.notifications).toBe((out.sessions as number) * (out.writes as number));
+    expect((out.latencyMs as { p50: number }).p50).toEqual(expect.any(Number));
   }, 200_000);
 
   it('bench:soak: the mixed load with memory samples, no errors', async () => {

@@ -121,7 +121,7 @@ describe('MCP resources', () => {
     });
   });
 
-  it('serves three static templates without touching the agent', async () => {
+  it('serves four static templates without touching the agent', async () => {
     const events: ToolCallEvent[] = [];
     const subscription = services.events.toolCalls$.subscribe((e) => events.push(e));
     const message = await respond('resources/templates/list');
@@ -133,6 +133,7 @@ describe('MCP resources', () => {
       ['parse://{className}/schema', 'Parse class schema', 'application/json'],
       ['parse://{className}/count', 'Parse class object count', 'application/json'],
       ['parse://{className}/samples', 'Parse class sample objects', 'application/json'],
+      ['parse://{className}/query{?where,keys}', 'Parse class query', 'application/json'],
     ]);
     for (const template of resourceTemplates) {
       expect(Object.keys(template)).toEqual(['uriTemplate', 'name', 'description', 'mimeType']);

@@ -185,3 +185,8 @@ export { LocalLexicalEmbedder } from './ports/local-lexical-embedder';
 export { SearchIndexer } from './retrieval/search-indexer';
 export { EmbeddingSpendCap } from './retrieval/embedding-spend-cap';
 export type { EmbeddingSpendCapOptions } from './retrieval/embedding-spend-cap';
+
+// Live data: resource subscriptions on Parse LiveQuery (the `liveQuery` option), and notifications
+// an app pushes to a session's stream. The subscription service's shapes are in `/mcp`.
+export { McpNotifier } from './mcp/mcp-notifier';
+export type { LiveQueryOptions } from './live/live-query-options';

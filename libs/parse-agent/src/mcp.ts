@@ -45,3 +45,9 @@ export type {
   CreateAgentServicesOptions,
   StandaloneAgentServices,
 } from './composition/create-agent-services';
+
+// Live data: resource subscriptions and app notifications (McpNotifier is in the root).
+export type { SubscribingSession } from './mcp/mcp-dispatcher.types';
+export type { McpNotifyRelay, McpNotifyTarget } from './mcp/mcp-notifier';
+export type { ResourceSubscriptionService } from './mcp/resource-subscriptions.types';
+export type { ParsedResourceUri, ResourceKind } from './mcp/resource-uri';

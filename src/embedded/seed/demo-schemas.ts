@@ -122,8 +122,14 @@ export const DEMO_SCHEMAS: readonly ParseClassDefinition[] = [
       deletedAt: dt,
     },
     // Staff may update orders (Order.refund); the row ACL keeps them to their own tenant's rows,
-    // under the agent's tenant scope.
-    classLevelPermissions: { ...staffOnly, update: staff },
+    // under the agent's tenant scope. Finding is open to any signed-in user as well, because Parse
+    // LiveQuery checks this permission without the user's roles (MCP resource subscriptions watch
+    // orders): row ACLs still show each user only their own tenant's orders.
+    classLevelPermissions: {
+      ...staffOnly,
+      find: { ...staff, requiresAuthentication: true },
+      update: staff,
+    },
   },
   {
     className: 'SupportTicket',

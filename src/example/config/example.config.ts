@@ -1,5 +1,5 @@
 import { registerAs } from '@nestjs/config';
-import type { ParseConnectionConfig } from 'nestjs-parse-agent';
+import type { LiveQueryOptions, ParseConnectionConfig } from 'nestjs-parse-agent';
 import type { LlmProviderOptions } from 'nestjs-parse-agent/llm';
 
 /** The ConfigService namespace of the example's settings: `config.getOrThrow('example')`. */
@@ -20,6 +20,8 @@ export interface ExampleConfig {
   rateLimitPerMinute: number;
   /** The language model behind /chat; default LLM_PROVIDER and friends from the environment. */
   llm?: LlmProviderOptions;
+  /** MCP resource subscriptions on Parse LiveQuery (when the Parse Server runs LiveQuery). */
+  liveQuery?: LiveQueryOptions;
 }
 
 /** The host's settings the example reads (the embedded demo's `DemoSettings` has them all). */
@@ -41,6 +43,8 @@ export interface ExampleRuntime {
   mcpApiKey: string;
   postgresURI?: string;
   llm?: LlmProviderOptions;
+  /** Set when the host runs Parse LiveQuery for these classes. */
+  liveQuery?: LiveQueryOptions;
 }
 
 /**
@@ -62,6 +66,7 @@ export function exampleConfig(runtime: ExampleRuntime) {
     mcpApiKey: runtime.mcpApiKey,
     rateLimitPerMinute: settings.rateLimitPerMinute,
     llm: runtime.llm,
+    liveQuery: runtime.liveQuery,
   };
   return registerAs(EXAMPLE_CONFIG, () => config);
 }

@@ -16,6 +16,7 @@ import type { UnregisteredClassPolicy } from '../metadata/builtin-hidden-classes
 import type { QueryCostLimits } from '../core/constants';
 import type { McpRequest } from '../transport/http/mcp-request';
 import type { StartupCheckMode, StartupCheckOptions } from './startup-check';
+import type { LiveQueryOptions } from '../live/live-query-options';
 
 /**
  * The `redis` option of `forRoot`: exactly one of `url` or `client`. Typed without ioredis so that
@@ -130,6 +131,13 @@ export interface ParseAgentModuleOptions extends DataPathOptions {
    * dependency). Without it, all of these live in this process.
    */
   redis?: RedisModuleOption;
+  /**
+   * MCP resource subscriptions (`resources/subscribe`) backed by Parse LiveQuery:
+   * `{ classNames: ['Order'] }` (the classes Parse Server's own `liveQuery.classNames` lists) and,
+   * when the LiveQuery server is not on Parse Server's URL, `serverURL: 'wss://...'`. Needs the
+   * `parse` package. Without it, subscribe is not offered.
+   */
+  liveQuery?: LiveQueryOptions;
   /**
    * Shared by all agents; defaults to a sliding window per identity (60 per 60 s), on Redis with
    * the `redis` option, in this process otherwise.

@@ -27,6 +27,12 @@ import type {
 } from './mcp-dispatcher.types';
 import { McpMethodError } from './mcp-method-error';
 import { listResources, listResourceTemplates, readResource } from './mcp-resources';
+import { McpNotifier } from './mcp-notifier';
+import { subscribeResource, unsubscribeResource } from './resource-subscribe';
+import type {
+  ResourceSubscriptionService,
+  SubscribingSession,
+} from './resource-subscriptions.types';
 import type { PromptRegistry } from './prompt-registry';
 import {
   DEFAULT_SERVER_INFO,
@@ -59,6 +65,8 @@ export interface McpCallContext {
   notify(message: JsonRpcNotification): void;
   /** The way back to the human for this call, when the transport has one (elicitation). */
   elicitation?: ElicitationChannel;
+  /** The request's session, when the transport has sessions (resource subscriptions). */
+  session?: SubscribingSession;
 }
 
 export type McpMethodHandler = (params: Record<string, unknown>, call: McpCallContext) => unknown;
@@ -81,6 +89,12 @@ export class McpDispatcher {
 
   /** tools/list results by tool set, each serialized once. */
   protected readonly toolListCache = new Map<string, object>();
+
+  /** Pushes notifications to the listening streams of this node's sessions (McpNotifier). */
+  readonly notifier = new McpNotifier();
+
+  /** Resource subscriptions (the `liveQuery` option); without them subscribe is not a method. */
+  protected resourceSubscriptions?: ResourceSubscriptionService;
 
   constructor(
     protected readonly tools: ToolRegistry,
@@ -116,6 +130,14 @@ export class McpDispatcher {
       ['resources/list', (_params, call) => listResources(call.agent, call.signal)],
       ['resources/templates/list', () => listResourceTemplates()],
       [
+        'resources/subscribe',
+        (params, call) => subscribeResource(this.resourceSubscriptions, params, call),
+      ],
+      [
+        'resources/unsubscribe',
+        (params, call) => unsubscribeResource(this.resourceSubscriptions, params, call),
+      ],
+      [
         'resources/read',
         (params, call) =>
           readResource(params.uri, call.agent, {
@@ -124,6 +146,16 @@ export class McpDispatcher {
           }),
       ],
     ]);
+  }
+
+  /** Serves resources/subscribe with this service (set once, by the host that owns it). */
+  useResourceSubscriptions(service: ResourceSubscriptionService): void {
+    this.resourceSubscriptions = service;
+  }
+
+  /** The resource subscription service, when one is configured (transports attach streams). */
+  get subscriptions(): ResourceSubscriptionService | undefined {
+    return this.resourceSubscriptions;
   }
 
   dispatch(
@@ -140,6 +172,7 @@ export class McpDispatcher {
       const call: McpCallContext = {
         agent,
         elicitation: context.elicitation,
+        session: context.session,
         get signal() {
           if (owned) return owned;
           teardown ??= linkedAbort([context.signal]);
@@ -224,9 +257,12 @@ export class McpDispatcher {
     params: Record<string, unknown>,
     call?: McpCallContext,
   ): Record<string, unknown> {
+    const capabilities = serverCapabilities();
+    // Advertised only while LiveQuery answers: a client must not count on updates that never come.
+    capabilities.resources.subscribe = this.resourceSubscriptions?.available === true;
     return {
       protocolVersion: negotiateProtocolVersion(params.protocolVersion),
-      capabilities: serverCapabilities(),
+      capabilities,
       serverInfo: { ...this.serverInfo },
       ...(call ? { instructions: serverInstructions(call.agent) } : {}),
     };

@@ -1,5 +1,6 @@
 import type { McpIcon } from '../tools/tool-definition';
 import type { ElicitationChannel } from '../ports/elicitation-channel';
+import type { Observable } from 'rxjs';
 
 /** JSON-RPC shapes the MCP dispatcher speaks, and what it hands to transports. */
 export type JsonRpcId = string | number | null;
@@ -46,6 +47,12 @@ export interface DispatchLogger {
   warn?(message: string): void;
 }
 
+/** The session a resource subscription belongs to: its id, and when it ends (DELETE, expiry, shutdown). */
+export interface SubscribingSession {
+  readonly id: string;
+  readonly ended$: Observable<void>;
+}
+
 export interface DispatchContext {
   /** Aborts the in-flight call (notifications/cancelled, client disconnect). */
   signal?: AbortSignal;
@@ -59,6 +66,8 @@ export interface DispatchContext {
   logger?: DispatchLogger;
   /** Lets tools ask the human (MCP elicitation); absent when the client cannot answer. */
   elicitation?: ElicitationChannel;
+  /** The request's session (Streamable HTTP): resource subscriptions belong to it. */
+  session?: SubscribingSession;
 }
 
 export interface McpServerInfo {

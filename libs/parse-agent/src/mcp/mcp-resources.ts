@@ -6,14 +6,12 @@ import { McpMethodError } from './mcp-method-error';
 import { JSON_RPC_ERROR_CODES } from './protocol.constants';
 import { assertAuthorized, assertLimiterAvailable, compactJson } from './tool-call-result';
 
-/** `parse://<ClassName>[/schema|count|samples]`; the kind defaults to `schema`. */
-export const RESOURCE_URI_PATTERN =
-  /^parse:\/\/([A-Za-z_][A-Za-z0-9_]*)(?:\/(schema|count|samples))?$/;
-
-export type ResourceKind = 'schema' | 'count' | 'samples';
+import { parseResourceUri, type ResourceKind } from './resource-uri';
 
 const MIME_TYPE = 'application/json';
 const SAMPLE_LIMIT = 5;
+/** Rows a query resource holds (its where narrows them; `query_class` pages further). */
+export const QUERY_RESOURCE_LIMIT = 50;
 
 /** Tool failures that are the server's (or Parse Server's), with the JSON-RPC code each answers. */
 const SERVER_SIDE_FAILURES: Readonly<Record<string, number>> = {
@@ -44,8 +42,9 @@ export interface McpResourceContents {
   text: string;
 }
 
+/** The kinds listed per class (the query resource is a template only). */
 const RESOURCE_KINDS: ReadonlyArray<{
-  kind: ResourceKind;
+  kind: Exclude<ResourceKind, 'query'>;
   templateName: string;
   describe: (className: string) => string;
   templateDescription: string;
@@ -101,16 +100,52 @@ export async function listResources(
   };
 }
 
+/** The query resource: readable, and subscribable where LiveQuery is configured. */
+const QUERY_TEMPLATE: McpResourceTemplate = {
+  uriTemplate: 'parse://{className}/query{?where,keys}',
+  name: 'Parse class query',
+  description: `Up to ${QUERY_RESOURCE_LIMIT} objects of a Parse class matching where (a URI-encoded JSON object of Parse constraints), with only keys (comma-separated) when given; the agent's tenant, filters and field allowlist apply.`,
+  mimeType: MIME_TYPE,
+};
+
 /** `resources/templates/list`: static, so it never reveals which classes exist. */
 export function listResourceTemplates(): { resourceTemplates: McpResourceTemplate[] } {
   return {
-    resourceTemplates: RESOURCE_KINDS.map(({ kind, templateName, templateDescription }) => ({
-      uriTemplate: `parse://{className}/${kind}`,
-      name: templateName,
-      description: templateDescription,
-      mimeType: MIME_TYPE,
-    })),
+    resourceTemplates: [
+      ...RESOURCE_KINDS.map(({ kind, templateName, templateDescription }) => ({
+        uriTemplate: `parse://{className}/${kind}`,
+        name: templateName,
+        description: templateDescription,
+        mimeType: MIME_TYPE,
+      })),
+      { ...QUERY_TEMPLATE },
+    ],
   };
+}
+
+/** The tool call that reads a resource (the same one its subscription checks with). */
+export function resourceReadCall(
+  resource: ReturnType<typeof parseResourceUri>,
+): [string, Record<string, unknown>] {
+  const { className } = resource;
+  switch (resource.kind) {
+    case 'schema':
+      return ['get_schema', { class_name: className }];
+    case 'count':
+      return ['count_objects', { class_name: className }];
+    case 'samples':
+      return ['get_sample_objects', { class_name: className, limit: SAMPLE_LIMIT }];
+    case 'query':
+      return [
+        'query_class',
+        {
+          class_name: className,
+          limit: QUERY_RESOURCE_LIMIT,
+          ...(resource.where ? { where: resource.where } : {}),
+          ...(resource.keys ? { keys: resource.keys } : {}),
+        },
+      ];
+  }
 }
 
 /**
@@ -124,28 +159,9 @@ export async function readResource(
   options: { signal?: AbortSignal; maxBytes?: number } = {},
 ): Promise<{ contents: McpResourceContents[] }> {
   const requested = uriText(uri);
-  const match = RESOURCE_URI_PATTERN.exec(requested);
-  if (!match) throw new AgentValidationError(`Invalid resource URI: ${requested}`);
-  const className = match[1];
-  const kind = (match[2] ?? 'schema') as ResourceKind;
-
-  const call: Record<ResourceKind, [string, Record<string, unknown>]> = {
-    schema: ['get_schema', { class_name: className }],
-    count: ['count_objects', { class_name: className }],
-    samples: ['get_sample_objects', { class_name: className, limit: SAMPLE_LIMIT }],
-  };
-  const [tool, args] = call[kind];
+  const [tool, args] = resourceReadCall(parseResourceUri(requested));
   const envelope = await agent.execute(tool, args, { signal: options.signal });
-  assertAuthorized(envelope);
-  assertLimiterAvailable(envelope);
-  if (!envelope.success) {
-    // A slow or failing server is not the client's mistake: not "invalid params".
-    const serverSide = SERVER_SIDE_FAILURES[envelope.error_code];
-    if (serverSide !== undefined) throw new McpMethodError(serverSide, envelope.error);
-    // -32602 with the tool's text: the client named something it cannot read (unknown, hidden,
-    // filtered). The text is what tools/call would show, so nothing more leaks here.
-    throw new AgentValidationError(envelope.error);
-  }
+  assertReadSucceeded(envelope);
 
   const text = compactJson(envelope.data);
   const maxBytes = options.maxBytes ?? MAX_TOOL_RESPONSE_BYTES;
@@ -156,6 +172,22 @@ export async function readResource(
     );
   }
   return { contents: [{ uri: requested, mimeType: MIME_TYPE, text }] };
+}
+
+/**
+ * A resource's read failed: throws what the client is told. 401 and an unavailable limiter as
+ * everywhere; a slow or failing server with its own code; else -32602 with the tool's text (the
+ * client named something it cannot read: unknown, hidden, filtered), so nothing more leaks here.
+ */
+export function assertReadSucceeded(
+  envelope: Awaited<ReturnType<ParseAgent['execute']>>,
+): asserts envelope is Extract<typeof envelope, { success: true }> {
+  assertAuthorized(envelope);
+  assertLimiterAvailable(envelope);
+  if (envelope.success) return;
+  const serverSide = SERVER_SIDE_FAILURES[envelope.error_code];
+  if (serverSide !== undefined) throw new McpMethodError(serverSide, envelope.error);
+  throw new AgentValidationError(envelope.error);
 }
 
 /** The URI as the client sent it, for matching and for the error message; never throws. */

@@ -44,6 +44,8 @@ import { warnUnconfirmedWrites } from '../agent/unconfirmed-writes';
 import { warnUnscopedClasses } from '../metadata/unscoped-classes';
 import { UnexposedClassesReporter } from './unexposed-classes.reporter';
 import { DeclaredNamesReporter } from './declared-names.reporter';
+import { LiveQueryHost, liveQueryProvider, mcpNotifierProvider } from './live-query.host';
+import { McpNotifier } from '../mcp/mcp-notifier';
 
 /** The configured module behind ParseAgentModule.forRoot / forRootAsync (global by default). */
 @ParseAgentLibraryModule()
@@ -58,6 +60,9 @@ import { DeclaredNamesReporter } from './declared-names.reporter';
     UnexposedClassesReporter,
     DeclaredNamesReporter,
     SearchIndexVerifier,
+    liveQueryProvider,
+    mcpNotifierProvider,
+    LiveQueryHost,
   ],
   exports: [
     ParseAgentFactory,
@@ -65,6 +70,7 @@ import { DeclaredNamesReporter } from './declared-names.reporter';
     ToolRegistry,
     PromptRegistry,
     McpDispatcher,
+    McpNotifier,
     AgentEvents,
     ParseRestClient,
     SchemaCache,

@@ -30,7 +30,12 @@ export async function serveJsonCall(endpoint: HttpEndpoint, call: HttpCall): Pro
         call.body,
         call.agent,
         // jsonTerminal aborts the controller before it unsubscribes.
-        { signal: running.controller.signal, ownsSignal: true, logger: endpoint.dispatchLogger },
+        {
+          signal: running.controller.signal,
+          ownsSignal: true,
+          logger: endpoint.dispatchLogger,
+          session: call.session,
+        },
         call.modern,
       ),
       res,

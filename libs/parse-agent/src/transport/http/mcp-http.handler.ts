@@ -252,7 +252,14 @@ export class McpHttpHandler implements McpTransport {
     if (lastEventId !== undefined && store) {
       return resumeStream(this.endpoint, { req, res, owner, lastEventId, store, session });
     }
-    serveNotificationStream(this.endpoint, { req, res, owner, session, streams: this.getStreams });
+    serveNotificationStream(this.endpoint, {
+      req,
+      res,
+      owner,
+      session,
+      streams: this.getStreams,
+      agent,
+    });
   }
 
   /** DELETE: ends the session named by Mcp-Session-Id (its streams close). */

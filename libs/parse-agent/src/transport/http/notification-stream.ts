@@ -1,5 +1,5 @@
 import type { ServerResponse } from 'node:http';
-import { fromEvent, interval, map, merge, NEVER, takeUntil, takeWhile } from 'rxjs';
+import { fromEvent, interval, map, merge, NEVER, Observable, takeUntil, takeWhile } from 'rxjs';
 import type { ParseAgent } from '../../agent/parse-agent';
 import type { JsonRpcId } from '../../mcp/mcp-dispatcher.types';
 import { serverInfoOf } from '../../mcp/modern-revision';
@@ -19,6 +19,8 @@ export interface NotificationStream {
   session: McpSession | undefined;
   /** The open GET and listen streams per principal (capped). */
   streams: PrincipalStreams;
+  /** The agent of the GET request: the session's resource subscriptions run as it. */
+  agent?: ParseAgent;
 }
 
 const SHUTTING_DOWN_TEXT = 'server shutting down';
@@ -44,7 +46,13 @@ export function serveNotificationStream(endpoint: HttpEndpoint, stream: Notifica
   const keepAlive$ = interval(endpoint.options.heartbeatIntervalMs).pipe(
     map((): SseFrame => ({ kind: 'comment', text: 'keep-alive' })),
   );
-  merge(endpoint.listChanged(), keepAlive$, shutdownNotice$)
+  merge(
+    endpoint.listChanged(),
+    sessionUpdates(endpoint, stream),
+    pushed(endpoint, stream),
+    keepAlive$,
+    shutdownNotice$,
+  )
     .pipe(
       // The shutdown notice is the last frame.
       takeWhile((frame) => frame.kind !== 'comment' || frame.text !== SHUTTING_DOWN_TEXT, true),
@@ -56,6 +64,31 @@ export function serveNotificationStream(endpoint: HttpEndpoint, stream: Notifica
         if (!res.writableEnded) res.end();
       },
     });
+}
+
+/**
+ * The session's resource updates while this stream is open: its subscriptions run on LiveQuery
+ * from subscription to unsubscription of this Observable (the stream's close ends them here).
+ */
+function sessionUpdates(endpoint: HttpEndpoint, stream: NotificationStream): Observable<SseFrame> {
+  const service = endpoint.dispatcher.subscriptions;
+  const { session, agent } = stream;
+  if (!service || !session || !agent) return NEVER;
+  return new Observable<SseFrame>((subscriber) =>
+    service.listen(session, agent, (message) => subscriber.next({ kind: 'message', message })),
+  );
+}
+
+/** What the application pushes to this stream's session or principal (McpNotifier). */
+function pushed(endpoint: HttpEndpoint, stream: NotificationStream): Observable<SseFrame> {
+  const { session } = stream;
+  if (!session) return NEVER;
+  const principals = [stream.owner, ...(session.user ? [session.user] : [])];
+  return new Observable<SseFrame>((subscriber) =>
+    endpoint.dispatcher.notifier.register(session.id, principals, (message) =>
+      subscriber.next({ kind: 'message', message }),
+    ),
+  );
 }
 
 export interface ListenCall {

@@ -1,0 +1,356 @@
+import type { Subscription } from 'rxjs';
+import type { ParseAgent } from '../agent/parse-agent';
+import { AgentValidationError } from '../core/errors';
+import type { JsonRpcNotification } from '../mcp/mcp-dispatcher.types';
+import { McpMethodError } from '../mcp/mcp-method-error';
+import { JSON_RPC_ERROR_CODES } from '../mcp/protocol.constants';
+import type {
+  ResourceSubscriptionService,
+  SubscribingSession,
+} from '../mcp/resource-subscriptions.types';
+import type { ParsedResourceUri } from '../mcp/resource-uri';
+import type {
+  LiveQueryConnection,
+  LiveQueryConnector,
+  LiveQueryEvent,
+  LiveQueryEventDetails,
+  LiveSubscriptionHandle,
+} from './live-query-connector';
+import type { ResolvedLiveQueryOptions } from './live-query-options';
+import { LiveQueryPool, within } from './live-query-pool';
+import { planSubscription, type LivePlan } from './subscription-plan';
+
+export interface LiveSubscriptionsLogger {
+  log(message: string): void;
+  warn(message: string): void;
+}
+
+interface SubscriptionRecord {
+  resource: ParsedResourceUri;
+  /** Planned for the agent that subscribed; a stream opened by another agent plans again. */
+  plan?: LivePlan;
+}
+
+interface ActiveSubscription {
+  handle: LiveSubscriptionHandle;
+  identity: string;
+  timer?: NodeJS.Timeout;
+}
+
+interface Listener {
+  agent: ParseAgent;
+  deliver(notification: JsonRpcNotification): void;
+  active: Map<string, ActiveSubscription>;
+}
+
+interface SessionState {
+  session: SubscribingSession;
+  records: Map<string, SubscriptionRecord>;
+  ended: Subscription;
+  listener?: Listener;
+}
+
+/** What the console and the benchmark read. */
+export interface LiveSubscriptionStats {
+  sessions: number;
+  subscriptions: number;
+  /** Subscriptions running on LiveQuery now (their session's stream is open on this node). */
+  active: number;
+  connections: number;
+}
+
+/**
+ * Resource subscriptions backed by Parse LiveQuery. A subscription belongs to its MCP session and
+ * runs on LiveQuery while the session's listening stream (GET) is open on this node, over one
+ * connection per identity; every matching change is debounced per (session, URI) into one
+ * `notifications/resources/updated` on that stream. Subscriptions end on unsubscribe and with the
+ * session (DELETE, expiry, shutdown); a closed stream stops their LiveQuery subscriptions, and a
+ * reopened one starts them again.
+ */
+export class LiveResourceSubscriptions implements ResourceSubscriptionService {
+  protected readonly sessions = new Map<string, SessionState>();
+  protected readonly pool: LiveQueryPool;
+  protected total = 0;
+  protected answered = false;
+  protected closed = false;
+
+  constructor(
+    protected readonly connector: LiveQueryConnector,
+    protected readonly options: ResolvedLiveQueryOptions,
+    protected readonly logger: LiveSubscriptionsLogger,
+  ) {
+    this.pool = new LiveQueryPool(connector, {
+      down: (identity, reason) => this.connectionDown(identity, reason),
+      restored: (identity) => this.connectionRestored(identity),
+    });
+  }
+
+  get available(): boolean {
+    return this.answered && !this.closed;
+  }
+
+  /**
+   * Whether the LiveQuery server answers a master-key connection within the timeout; sets
+   * `available`. Called at start-up (and again by the host until it answers).
+   */
+  async probe(report = true): Promise<boolean> {
+    let connection: LiveQueryConnection | undefined;
+    try {
+      connection = this.connector.open(
+        { masterKey: true },
+        { down: () => undefined, restored: () => undefined },
+      );
+      await within(connection.ready, this.options.timeoutMs, 'LiveQuery server');
+      this.answered = true;
+    } catch (error) {
+      if (report)
+        this.logger.warn(
+          `LiveQuery at ${this.options.serverURL} does not answer (${(error as Error).message}): resources/subscribe is not advertised until it does.`,
+        );
+    } finally {
+      if (connection)
+        await within(connection.close(), 1000, 'LiveQuery close').catch(() => undefined);
+    }
+    return this.answered;
+  }
+
+  async subscribe(
+    agent: ParseAgent,
+    session: SubscribingSession,
+    resource: ParsedResourceUri,
+    signal?: AbortSignal,
+  ): Promise<void> {
+    const state = this.sessions.get(session.id);
+    if (state?.records.has(resource.uri)) return; // idempotent
+    this.checkCaps(state);
+    const plan = await planSubscription(agent, resource, this.options, signal);
+    if (this.closed) return;
+    // Checked again: the plan awaited, other subscribes may have filled the caps meanwhile.
+    const current = this.stateFor(session);
+    if (current.records.has(resource.uri)) return;
+    this.checkCaps(current);
+    current.records.set(resource.uri, { resource, plan });
+    this.total += 1;
+    if (current.listener) await this.activate(current, current.listener, resource.uri);
+  }
+
+  async unsubscribe(session: SubscribingSession, uri: string): Promise<boolean> {
+    const state = this.sessions.get(session.id);
+    if (!state?.records.delete(uri)) return false;
+    this.total -= 1;
+    if (state.listener) await this.deactivate(state.listener, uri);
+    if (!state.records.size && !state.listener) this.forget(state);
+    return true;
+  }
+
+  listen(
+    session: SubscribingSession,
+    agent: ParseAgent,
+    deliver: (notification: JsonRpcNotification) => void,
+  ): () => void {
+    const state = this.stateFor(session);
+    // One listening stream per session: a newer one takes over.
+    if (state.listener) void this.detach(state, state.listener);
+    const listener: Listener = { agent, deliver, active: new Map() };
+    state.listener = listener;
+    for (const uri of state.records.keys()) void this.activate(state, listener, uri);
+    return () => {
+      void this.detach(state, listener);
+      if (!state.records.size && !state.listener) this.forget(state);
+    };
+  }
+
+  /** Subscriptions of one session (tests, the console). */
+  subscriptionsOf(sessionId: string): string[] {
+    return [...(this.sessions.get(sessionId)?.records.keys() ?? [])];
+  }
+
+  stats(): LiveSubscriptionStats {
+    let active = 0;
+    for (const state of this.sessions.values()) active += state.listener?.active.size ?? 0;
+    return {
+      sessions: this.sessions.size,
+      subscriptions: this.total,
+      active,
+      connections: this.pool.size,
+    };
+  }
+
+  /** Ends every subscription and closes every LiveQuery connection (shutdown). */
+  async close(): Promise<void> {
+    this.closed = true;
+    const all = [...this.sessions.values()];
+    await Promise.all(all.map((state) => this.end(state)));
+    await this.pool.closeAll();
+  }
+
+  protected checkCaps(state: SessionState | undefined): void {
+    const { maxSubscriptionsPerSession, maxSubscriptions } = this.options;
+    if ((state?.records.size ?? 0) >= maxSubscriptionsPerSession) {
+      throw new AgentValidationError(
+        `This session already holds ${maxSubscriptionsPerSession} resource subscriptions, the limit set by liveQuery.maxSubscriptionsPerSession: unsubscribe from resources you no longer watch.`,
+      );
+    }
+    if (this.total >= maxSubscriptions) {
+      throw new McpMethodError(
+        JSON_RPC_ERROR_CODES.serverBusy,
+        `The server holds its maximum of ${maxSubscriptions} resource subscriptions (liveQuery.maxSubscriptions): retry later, or read the resource instead.`,
+      );
+    }
+  }
+
+  protected stateFor(session: SubscribingSession): SessionState {
+    let state = this.sessions.get(session.id);
+    if (state) return state;
+    const created: SessionState = {
+      session,
+      records: new Map(),
+      ended: undefined as unknown as Subscription,
+    };
+    this.sessions.set(session.id, created);
+    created.ended = session.ended$.subscribe({ complete: () => void this.end(created) });
+    state = created;
+    return state;
+  }
+
+  /** The session ended: its subscriptions go, wherever they run. */
+  protected async end(state: SessionState): Promise<void> {
+    this.total -= state.records.size;
+    state.records.clear();
+    if (state.listener) await this.detach(state, state.listener);
+    this.forget(state);
+  }
+
+  protected forget(state: SessionState): void {
+    state.ended?.unsubscribe();
+    if (this.sessions.get(state.session.id) === state) this.sessions.delete(state.session.id);
+  }
+
+  protected async detach(state: SessionState, listener: Listener): Promise<void> {
+    if (state.listener === listener) state.listener = undefined;
+    await Promise.all([...listener.active.keys()].map((uri) => this.deactivate(listener, uri)));
+  }
+
+  /** Starts one recorded subscription on LiveQuery for the session's stream on this node. */
+  protected async activate(state: SessionState, listener: Listener, uri: string): Promise<void> {
+    const record = state.records.get(uri);
+    if (!record || listener.active.has(uri) || this.closed) return;
+    let plan = record.plan;
+    if (!plan || !samePrincipal(plan, listener.agent)) {
+      try {
+        plan = await planSubscription(listener.agent, record.resource, this.options);
+      } catch (error) {
+        // The policy changed since the subscribe (or the stream's agent may not): fail closed.
+        this.logger.warn(`resource subscription ${uri} dropped: ${(error as Error).message}`);
+        if (state.records.delete(uri)) this.total -= 1;
+        return;
+      }
+      record.plan = plan;
+    }
+    if (state.listener !== listener || listener.active.has(uri)) return;
+    this.start(listener, uri, plan);
+  }
+
+  /** Opens one subscription on the identity's connection. */
+  protected start(listener: Listener, uri: string, plan: LivePlan): void {
+    const { identity, connection } = this.pool.acquire(plan.credentials);
+    const active: ActiveSubscription = {
+      identity,
+      handle: connection.subscribe(
+        { className: plan.className, where: plan.where },
+        {
+          event: (kind, details) => this.onEvent(listener, uri, plan, active, kind, details),
+          // Refusals settle `ready` (below); socket trouble is the pool's to report.
+          error: () => undefined,
+        },
+      ),
+    };
+    listener.active.set(uri, active);
+    active.handle.ready.catch((error: unknown) => this.refused(listener, uri, active, error));
+  }
+
+  /**
+   * LiveQuery refused a subscription the checks allowed (they mirror its rules, so this is rare):
+   * the subscription stops and the log says why; the record stays, so a new stream tries again.
+   */
+  protected async refused(
+    listener: Listener,
+    uri: string,
+    active: ActiveSubscription,
+    error: unknown,
+  ) {
+    if (listener.active.get(uri) !== active) return;
+    const message = error instanceof Error ? error.message : String(error);
+    await this.deactivate(listener, uri);
+    this.logger.warn(`LiveQuery refused resource subscription ${uri}: ${message}`);
+  }
+
+  protected async deactivate(listener: Listener, uri: string): Promise<void> {
+    const active = listener.active.get(uri);
+    if (!active) return;
+    listener.active.delete(uri);
+    if (active.timer) clearTimeout(active.timer);
+    await within(active.handle.close(), this.options.timeoutMs, 'LiveQuery unsubscribe').catch(
+      () => undefined,
+    );
+    await this.pool.release(active.identity);
+  }
+
+  /** One matching change: debounced per (session, URI) into one update on the stream. */
+  protected onEvent(
+    listener: Listener,
+    uri: string,
+    plan: LivePlan,
+    active: ActiveSubscription,
+    kind: LiveQueryEvent,
+    details: LiveQueryEventDetails,
+  ): void {
+    if (kind === 'update') {
+      if (plan.ignoreUpdates) return;
+      const watched = plan.fields;
+      const relevant = (details.changed ?? []).filter((f) => f !== 'updatedAt');
+      if (!relevant.length) return;
+      if (watched && !relevant.some((f) => watched.includes(f))) return;
+    }
+    if (active.timer || listener.active.get(uri) !== active) return;
+    active.timer = setTimeout(() => {
+      active.timer = undefined;
+      if (listener.active.get(uri) !== active) return;
+      listener.deliver(updatedNotification(uri));
+    }, this.options.debounceMs);
+  }
+
+  protected connectionDown(identity: string, reason: string): void {
+    this.logger.warn(
+      `LiveQuery connection (${identity === 'master' ? 'master key' : 'a user session'}) lost: ${reason}; reconnecting, subscriptions are sent again once it is back.`,
+    );
+  }
+
+  /** Back after an outage: changes may have been missed, so every resource on it is re-read. */
+  protected connectionRestored(identity: string): void {
+    let resent = 0;
+    for (const state of this.sessions.values()) {
+      const listener = state.listener;
+      if (!listener) continue;
+      for (const [uri, active] of listener.active) {
+        if (active.identity !== identity) continue;
+        resent += 1;
+        listener.deliver(updatedNotification(uri));
+      }
+    }
+    this.logger.log(
+      `LiveQuery connection (${identity === 'master' ? 'master key' : 'a user session'}) restored: ${resent} subscription(s) re-established; clients were told to re-read.`,
+    );
+  }
+}
+
+function updatedNotification(uri: string): JsonRpcNotification {
+  return { jsonrpc: '2.0', method: 'notifications/resources/updated', params: { uri } };
+}
+
+/** A plan made for another principal must not run on this agent's socket. */
+function samePrincipal(plan: LivePlan, agent: ParseAgent): boolean {
+  if ('sessionToken' in plan.credentials)
+    return plan.credentials.sessionToken === agent.sessionToken;
+  return agent.authType === 'master_key';
+}
