@@ -132,6 +132,12 @@ export interface VectorSearchSpec {
   maxChunksPerDocument: number;
   /** Parse REST path only: most rows read and scored (the bounded candidate set). */
   candidateLimit?: number;
+  /**
+   * Fields a path's index may pre-filter on before ranking (Atlas `$vectorSearch` filter): the
+   * tenant field (then required in the pre-filter) and the class's filter fields. The whole
+   * `where` still applies after ranking.
+   */
+  prefilter?: { tenantField?: string; filterFields: readonly string[] };
 }
 
 /** One ranked chunk: where it sits in its document's field, and its score (cosine, or fused). */

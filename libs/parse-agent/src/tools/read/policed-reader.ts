@@ -366,9 +366,13 @@ export class PolicedReader {
     }
     // The tenant column is read even when the allowlist leaves it out, so every row is checked.
     const pathKeys = plan.keys && plan.tenant ? [...plan.keys, plan.tenant.field] : plan.keys;
+    const prefilter = {
+      tenantField: plan.tenant?.field,
+      filterFields: this.access.meta(className)?.searchable?.filterFields ?? [],
+    };
     const found = await path.vectorSearch(
       className,
-      { ...spec, where: plan.where, keys: pathKeys },
+      { ...spec, where: plan.where, keys: pathKeys, prefilter },
       this.#options(),
     );
     if (plan.tenant && found.rows.some((row) => !rowInTenant(row, plan.tenant!))) {
