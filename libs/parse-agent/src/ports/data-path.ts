@@ -148,7 +148,10 @@ export interface VectorSearchChunk {
   /** Character offsets of the chunk in the field's text when it was embedded. */
   start: number;
   end: number;
-  /** Hash of the field's whole text when it was embedded (a different one now: the chunk is stale). */
+  /**
+   * Hash of the field's whole text when it was embedded (a different one now: the chunk is stale);
+   * '' when the path cannot know it (Atlas: the application keeps its vectors current).
+   */
   sourceHash: string;
   score: number;
 }

@@ -27,7 +27,6 @@ import {
   VECTOR_SCORE_FIELD,
   vectorSearchPipeline,
 } from './mongo-vector-search';
-import { textHash } from '../../retrieval/chunker';
 import { aclMatchStage, storageViewStage } from './mongo-storage';
 import { handOverRows } from '../handed-over-rows';
 import { printClassAs } from '../../core/secret-display';
@@ -322,13 +321,14 @@ export class MongoDataPath implements DataPath {
       const text = row[spec.field];
       rows.push(row);
       if (typeof text !== 'string' || typeof score !== 'number') continue;
-      // The stored vector is the whole field's; its freshness is the application's to keep.
+      // The stored vector is the whole field's; its freshness is the application's to keep,
+      // so no hash is known ('': never reported stale).
       chunks.push({
         objectId: String(row.objectId),
         chunk: 0,
         start: 0,
         end: text.length,
-        sourceHash: textHash(text),
+        sourceHash: '',
         score,
       });
     }

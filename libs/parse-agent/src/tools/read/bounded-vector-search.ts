@@ -1,9 +1,8 @@
 import { AgentValidationError } from '../../core/errors';
-import type { DataRow, VectorSearchResult } from '../../ports/data-path';
+import type { DataRow, VectorSearchResult, VectorSearchSpec } from '../../ports/data-path';
 import { type CandidateChunk, rankCandidates } from '../../retrieval/bounded-rank';
 import { chunkText, textHash } from '../../retrieval/chunker';
-import type { PlannedRead } from '../../security/read-policy';
-import type { FindRequest, PolicedPage, VectorSearchRequest } from './policed-reader';
+import type { PlannedRead, ReadRequest } from '../../security/read-policy';
 
 /** Rows read per page of the candidate scan. */
 const PAGE = 100;
@@ -12,10 +11,18 @@ export const MAX_CANDIDATE_LIMIT = 5_000;
 
 /** What the bounded search reads through: the policed reader's own `find`. */
 export interface BoundedReader {
-  find(className: string, request: FindRequest): Promise<PolicedPage>;
+  find(
+    className: string,
+    request: Pick<ReadRequest, 'where' | 'keys'> & {
+      newestFirst: boolean;
+      limit: number;
+      skip: number;
+    },
+  ): Promise<{ rows: DataRow[]; plan: PlannedRead }>;
 }
 
-export interface BoundedSearchInput extends VectorSearchRequest {
+export interface BoundedSearchInput
+  extends Pick<ReadRequest, 'where' | 'keys'>, Omit<VectorSearchSpec, 'where' | 'keys'> {
   /** How the class splits text (its @AgentSearchable chunking). */
   chunking: { size: number; overlap: number; maxPerDocument: number };
   /** Vectors of the candidates' chunk texts (charged to the caller). */
