@@ -26,6 +26,7 @@ export type { PostgresDataPathOptions } from './data/postgres/postgres-data-acce
 export type { PgClientLike, PgPoolClientLike, PgPoolLike } from './data/postgres/pg-driver';
 export { DatabaseTimeoutError } from './data/postgres/pg-read-transaction';
 export type { MongoPathOptions } from './data/mongo/create-mongo-data-path';
+export type { AtlasVectorIndex } from './data/mongo/mongo-vector-search';
 export { MongoTimeLimitError } from './data/mongo/mongo-data-path';
 
 // Policies, and the policed access custom tools get

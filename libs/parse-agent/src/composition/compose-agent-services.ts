@@ -70,6 +70,11 @@ export interface AgentCompositionOptions extends DataPathOptions {
    * windowSeconds }` (in this process) or an EmbeddingSpendLimiter of your own. Default none.
    */
   embeddingSpendCap?: EmbeddingSpendCapOptions | EmbeddingSpendLimiter;
+  /**
+   * Parse REST only (no direct database path): the newest rows one semantic_search reads and
+   * embeds on the fly (default 500, at most 5000). Its result says how many were considered.
+   */
+  semanticSearchCandidateLimit?: number;
   /** A provider or provider options; default LLM_* from the environment when LLM_PROVIDER is set. */
   llm?: LlmProvider | LlmProviderOptions;
   /**
@@ -210,7 +215,11 @@ export function composeAgentServices(
     slowQueryMs: options.slowQueryThresholdMs,
     conversations,
     warn: context.warn,
-    retrieval: { embeddings, spendCap: spendCapOf(options.embeddingSpendCap) },
+    retrieval: {
+      embeddings,
+      spendCap: spendCapOf(options.embeddingSpendCap),
+      candidateLimit: options.semanticSearchCandidateLimit,
+    },
   };
 
   let closing: Promise<void> | undefined;

@@ -198,6 +198,11 @@ export interface ParseAgentModuleOptions extends DataPathOptions {
    * EmbeddingSpendLimiter of your own (shared across nodes). Admin agents are not charged.
    */
   embeddingSpendCap?: EmbeddingSpendCapOptions | EmbeddingSpendLimiter;
+  /**
+   * Parse REST only (no direct database path): the newest rows one semantic_search reads and
+   * embeds on the fly (default 500, at most 5000). Its result says how many were considered.
+   */
+  semanticSearchCandidateLimit?: number;
   /** The language model behind conversations, as an LlmProvider of your own (instead of `llm`). */
   llmProvider?: LlmProvider;
   /** Silence the master-key and unhide banners (a deliberate global master-key deployment). */

@@ -132,6 +132,12 @@ export interface VectorSearchSpec {
   maxChunksPerDocument: number;
   /** Parse REST path only: most rows read and scored (the bounded candidate set). */
   candidateLimit?: number;
+  /**
+   * Fields a path's index may pre-filter on before ranking (Atlas `$vectorSearch` filter): the
+   * tenant field (then required in the pre-filter) and the class's filter fields. The whole
+   * `where` still applies after ranking.
+   */
+  prefilter?: { tenantField?: string; filterFields: readonly string[] };
 }
 
 /** One ranked chunk: where it sits in its document's field, and its score (cosine, or fused). */
@@ -142,7 +148,10 @@ export interface VectorSearchChunk {
   /** Character offsets of the chunk in the field's text when it was embedded. */
   start: number;
   end: number;
-  /** Hash of the field's whole text when it was embedded (a different one now: the chunk is stale). */
+  /**
+   * Hash of the field's whole text when it was embedded (a different one now: the chunk is stale);
+   * '' when the path cannot know it (Atlas: the application keeps its vectors current).
+   */
   sourceHash: string;
   score: number;
 }

@@ -22,7 +22,17 @@ export interface RetrievalServices {
   /** The configured embeddings, or null (semantic_search then says how to configure them). */
   embeddings: EmbeddingProvider | null;
   spendCap?: EmbeddingSpendLimiter;
+  /**
+   * Parse REST only (no direct database path): the newest rows semantic_search reads and embeds
+   * per call (default 500). The result says when the class holds more.
+   */
+  candidateLimit?: number;
 }
+
+/** Rows a bounded (Parse REST) semantic_search reads and embeds per call, by default. */
+export const DEFAULT_CANDIDATE_LIMIT = 500;
+/** Texts sent to the embeddings per request when candidates are embedded on the fly. */
+const EMBED_BATCH = 64;
 
 /** Who a query is charged to: the tenant, else the identity. */
 export interface RetrievalCaller {
@@ -67,6 +77,42 @@ export class RetrievalCall {
       );
     }
     return vector;
+  }
+
+  /** The bound on rows a Parse REST semantic_search reads and embeds. */
+  get candidateLimit(): number {
+    const limit = this.services.candidateLimit;
+    return Number.isInteger(limit) && limit! > 0 ? limit! : DEFAULT_CANDIDATE_LIMIT;
+  }
+
+  /**
+   * Vectors of candidate texts (the Parse REST path, which has no stored vectors to read),
+   * charged to the caller's spend cap first like a query, in batches.
+   */
+  async embedTexts(
+    texts: readonly string[],
+    caller: RetrievalCaller,
+    signal?: AbortSignal,
+  ): Promise<number[][]> {
+    const embeddings = this.embeddings;
+    if (this.services.spendCap && caller.permissions !== 'admin' && texts.length) {
+      const estimate = texts.reduce((sum, t) => sum + estimateTokens(t), 0);
+      await this.services.spendCap.charge(caller.tenantId ?? `agent:${caller.agentId}`, estimate);
+    }
+    const vectors: number[][] = [];
+    for (let i = 0; i < texts.length; i += EMBED_BATCH) {
+      signal?.throwIfAborted();
+      const batch = texts.slice(i, i + EMBED_BATCH);
+      const result = await embeddings.embed(batch, { signal, purpose: 'document' });
+      this.record(embeddings, result.usage.tokens);
+      if (result.vectors.length !== batch.length) {
+        throw new ParseAgentConfigError(
+          `The embeddings (${embeddings.model}) returned ${result.vectors.length} vectors for ${batch.length} texts.`,
+        );
+      }
+      vectors.push(...result.vectors);
+    }
+    return vectors;
   }
 
   protected record(embeddings: EmbeddingProvider, tokens: number): void {

@@ -1,3 +1,4 @@
+import type { AtlasVectorIndex } from './mongo-vector-search';
 import { AgentUnauthorizedError, ParseRequestError } from '../../core/errors';
 
 const invalidSession = () =>
@@ -27,6 +28,13 @@ export interface MongoPathOptions extends MongoConnection {
    * any other MongoDB, so the tools are not offered there.
    */
   atlasSearch?: boolean;
+  /**
+   * The database is on MongoDB Atlas with an Atlas Vector Search index over the searchable
+   * classes' vectors: semantic_search runs `$vectorSearch` on it. `index` names the index; `path`
+   * gives the vector field of a text field (default `<field>Embedding`). Unset: semantic_search is
+   * refused on this path, naming this option.
+   */
+  atlasVectorSearch?: AtlasVectorIndex;
 }
 
 /**
@@ -50,6 +58,7 @@ export function createMongoDataPathProvider(
     schemas: new MongoSchemaCache(connection.db, collection, options.schemaCacheTtlMs ?? 3_600_000),
     principals: new MongoPrincipalResolver(connection.db, collection, principalTtl),
     serverProtectedFields: options.protectedFields ?? PARSE_DEFAULT_PROTECTED_FIELDS,
+    ...(options.atlasVectorSearch ? { atlasVectorSearch: options.atlasVectorSearch } : {}),
     sessionUser: (token, signal) => {
       const hit = sessions.get(token);
       if (hit && Date.now() - hit.at < principalTtl) return hit.userId;

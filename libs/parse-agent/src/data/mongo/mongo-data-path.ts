@@ -11,6 +11,8 @@ import {
   type ExplainSummary,
   type SearchResult,
   type SearchSpec,
+  type VectorSearchResult,
+  type VectorSearchSpec,
 } from '../../ports/data-path';
 import { classesNamed } from '../../query/pipeline-classes';
 import { clpRowMatch, protectedFieldsFor, type ClpOperation } from './mongo-clp';
@@ -20,6 +22,11 @@ import { mongoPipeline, type MongoClassSource } from './mongo-pipeline';
 import type { MongoPrincipalResolver, Principals } from './mongo-principals';
 import type { MongoClassSchema, MongoSchemaCache } from './mongo-schema';
 import { SEARCH_SCORE_FIELD, searchPipeline } from './mongo-search';
+import {
+  type AtlasVectorIndex,
+  VECTOR_SCORE_FIELD,
+  vectorSearchPipeline,
+} from './mongo-vector-search';
 import { aclMatchStage, storageViewStage } from './mongo-storage';
 import { handOverRows } from '../handed-over-rows';
 import { printClassAs } from '../../core/secret-display';
@@ -31,6 +38,9 @@ export class MongoTimeLimitError extends ParseAgentError {
     super('Query exceeded time limit. Narrow the filter or add an index.');
   }
 }
+
+const ATLAS_VECTOR_REFUSAL =
+  'semantic_search on MongoDB needs Atlas Vector Search: set mongo.atlasVectorSearch to { index: <the Atlas Vector Search index name> } on an Atlas cluster with that index';
 
 /** Parse-only query operators that have no MongoDB meaning on this path. */
 const PARSE_ONLY_OPERATORS = new Set([
@@ -57,6 +67,8 @@ export interface MongoPathServices {
   sessionUser: (sessionToken: string, signal?: AbortSignal) => Promise<string>;
   /** Server-level protectedFields Parse Server merges into every class's CLP (`{ _User: { '*': ['email'] } }`). */
   serverProtectedFields: Readonly<Record<string, Readonly<Record<string, readonly string[]>>>>;
+  /** Atlas Vector Search is configured (mongo.atlasVectorSearch): vector_search is served. */
+  atlasVectorSearch?: AtlasVectorIndex;
 }
 
 /**
@@ -280,6 +292,49 @@ export class MongoDataPath implements DataPath {
     return { rows: (out.hits ?? []).map(hit), facets };
   }
 
+  /**
+   * Atlas `$vectorSearch` (tenant and filter fields pre-filtered), then this identity's guards and
+   * view (see mongo-vector-search.ts). One chunk per document: the whole text field's vector.
+   */
+  async vectorSearch(
+    className: string,
+    spec: VectorSearchSpec,
+    options: AggregateOptions = {},
+  ): Promise<VectorSearchResult> {
+    const index = this.services.atlasVectorSearch;
+    if (!index) {
+      throw new AgentValidationError(ATLAS_VECTOR_REFUSAL);
+    }
+    if (spec.where && Object.keys(spec.where).length) assertMongoWhere(spec.where);
+    const sources = await this.sources([className], 'find', options.signal);
+    const pipeline = vectorSearchPipeline(spec, sources.get(className)!, index, {
+      tenantField: spec.prefilter?.tenantField,
+      filterFields: spec.prefilter?.filterFields ?? [],
+    });
+    const schema = await this.schema(className);
+    const docs = await this.run(className, pipeline, options);
+    const chunks: VectorSearchResult['chunks'] = [];
+    const rows: DataRow[] = [];
+    for (const doc of docs) {
+      const { [VECTOR_SCORE_FIELD]: score, ...raw } = doc;
+      const row = restShape(raw, schema);
+      const text = row[spec.field];
+      rows.push(row);
+      if (typeof text !== 'string' || typeof score !== 'number') continue;
+      // The stored vector is the whole field's; its freshness is the application's to keep,
+      // so no hash is known ('': never reported stale).
+      chunks.push({
+        objectId: String(row.objectId),
+        chunk: 0,
+        start: 0,
+        end: text.length,
+        sourceHash: '',
+        score,
+      });
+    }
+    return { chunks, rows, method: 'atlas' };
+  }
+
   async explain(
     className: string,
     query: DataFindQuery,
@@ -425,8 +480,8 @@ export class MongoDataPathProvider implements DataPathProvider {
 
   refusal(operation: DataOperation): string | undefined {
     if (operation === 'write') return 'the direct MongoDB path only reads';
-    if (operation === 'vector_search') {
-      return 'semantic_search on MongoDB (Atlas $vectorSearch) is not served by this path yet';
+    if (operation === 'vector_search' && !this.services.atlasVectorSearch) {
+      return ATLAS_VECTOR_REFUSAL;
     }
     if (operation === 'search' && !this.atlasSearch) {
       return 'full-text search needs Atlas Search: set mongo.atlasSearch to true on an Atlas cluster with search indexes';

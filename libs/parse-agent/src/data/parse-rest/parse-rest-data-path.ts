@@ -189,6 +189,9 @@ export class ParseRestDataPathProvider implements DataPathProvider {
       operation === 'write'
     )
       return undefined;
+    // Served by the policed reader as a bounded scan of finds (no stored vectors on this path);
+    // a direct database path, ranked first, serves it whenever one is configured.
+    if (operation === 'vector_search') return undefined;
     const analytics = ['aggregate', 'group_by', 'group_by_date', 'distinct'].includes(operation);
     if (analytics && !identity.usingMasterKey) {
       return `Parse REST /aggregate ignores ACL, CLP and protectedFields, so it serves '${operation}' only to master-key agents`;

@@ -18,6 +18,7 @@ import type { PlannedRead, ReadPolicy, ReadRequest } from '../../security/read-p
 import { rowInTenant } from '../../security/tenant-scope';
 import type { AnalyticsSettings } from '../tool-context';
 import { maxTimeMsFor, refuseCollectionScan, validatePipelineFor } from './analytics-policy';
+import { boundedVectorSearch } from './bounded-vector-search';
 import { includeTree, keysForPath } from './include-joins';
 import {
   aggregatesStoredDocuments,
@@ -353,6 +354,8 @@ export class PolicedReader {
   async vectorSearch(
     className: string,
     request: VectorSearchRequest,
+    /** Parse REST only: embeds candidate chunks on the fly (see bounded-vector-search.ts). */
+    embedCandidates?: (texts: string[]) => Promise<number[][]>,
   ): Promise<PolicedVectorSearch> {
     await this.gate(className);
     const { where, keys, ...spec } = request;
@@ -360,15 +363,29 @@ export class PolicedReader {
     const plan = await this.access.planRead(className, { where, keys });
     const path = this.#path('vector_search');
     if (!path.vectorSearch) {
+      const chunking = this.access.meta(className)?.searchable?.chunk;
+      if (embedCandidates && chunking && path.kind === 'parse-rest') {
+        // No stored vectors to read: a bounded exact scan over rows read like any find.
+        const found = await boundedVectorSearch(this, className, {
+          ...request,
+          chunking,
+          embedCandidates,
+        });
+        return { ...found, plan: found.plan ?? plan };
+      }
       throw new DataPathUnavailableError(
         `The '${path.kind}' data path cannot run semantic_search. Configure the direct PostgreSQL path (postgres in ParseAgentModule.forRoot).`,
       );
     }
     // The tenant column is read even when the allowlist leaves it out, so every row is checked.
     const pathKeys = plan.keys && plan.tenant ? [...plan.keys, plan.tenant.field] : plan.keys;
+    const prefilter = {
+      tenantField: plan.tenant?.field,
+      filterFields: this.access.meta(className)?.searchable?.filterFields ?? [],
+    };
     const found = await path.vectorSearch(
       className,
-      { ...spec, where: plan.where, keys: pathKeys },
+      { ...spec, where: plan.where, keys: pathKeys, prefilter },
       this.#options(),
     );
     if (plan.tenant && found.rows.some((row) => !rowInTenant(row, plan.tenant!))) {

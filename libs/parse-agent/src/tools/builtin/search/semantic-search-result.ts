@@ -45,7 +45,7 @@ export function semanticResult(input: SemanticResultInput): SemanticResultParts 
     const text = row?.[input.textField];
     // A row without the field (redacted, emptied since) shows no chunk of it.
     if (typeof text !== 'string') continue;
-    const stale = textHash(text) !== c.sourceHash;
+    const stale = c.sourceHash !== '' && textHash(text) !== c.sourceHash;
     ranked.push({
       object_id: c.objectId,
       chunk: c.chunk,

@@ -37,7 +37,18 @@ const RESULT = classResult({
   text_field: { type: 'string' },
   method: {
     type: 'string',
-    description: 'exact (a scan of every allowed chunk) or hnsw (pgvector).',
+    description:
+      'exact (a scan of every allowed chunk), hnsw (pgvector), atlas (MongoDB Atlas Vector Search) or bounded (Parse REST: only the newest candidate_bound rows were considered).',
+  },
+  candidates_considered: {
+    type: 'integer',
+    description: 'bounded only: rows read and ranked.',
+  },
+  candidate_bound: { type: 'integer', description: 'bounded only: the most rows read.' },
+  candidates_complete: {
+    type: 'boolean',
+    description:
+      'bounded only: false when the class holds more matching rows than were considered.',
   },
   count: { type: 'integer', description: 'Chunks returned.' },
   chunks: {
@@ -140,16 +151,22 @@ export const semanticSearch = readTool<SemanticSearchArgs>({
     }
     const vector = await retrieval.embedQuery(args.query, agent, signal);
     const hybrid = args.mode === 'hybrid';
-    const found = await read.vectorSearch(args.class_name, {
-      field: textField,
-      vector,
-      text: args.query,
-      where,
-      // Hybrid: more vector candidates, so fusion can promote keyword matches among them.
-      k: hybrid ? Math.min(k.value * 3, MAX_K * 3) : k.value,
-      maxChunksPerDocument: perDoc.value,
-      mode: hybrid ? 'hybrid' : 'vector',
-    });
+    const found = await read.vectorSearch(
+      args.class_name,
+      {
+        field: textField,
+        vector,
+        text: args.query,
+        where,
+        // Hybrid: more vector candidates, so fusion can promote keyword matches among them.
+        k: hybrid ? Math.min(k.value * 3, MAX_K * 3) : k.value,
+        maxChunksPerDocument: perDoc.value,
+        mode: hybrid ? 'hybrid' : 'vector',
+        candidateLimit: retrieval.candidateLimit,
+      },
+      // Parse REST only: no stored vectors, so the bounded candidates are embedded on the fly.
+      (texts) => retrieval.embedTexts(texts, agent, signal),
+    );
     // Fused scores are ranks, not similarities: nothing to quantize.
     const quantize = !hybrid && agent.permissions !== 'admin';
     const chunks = hybrid
@@ -178,7 +195,24 @@ export const semanticSearch = readTool<SemanticSearchArgs>({
             budget_note: `max_total_tokens (${maxTotalTokens}) dropped the ${parts.budget.dropped} lowest-ranked passage(s); raise it or lower k to see them.`,
           }
         : {}),
+      ...candidatesOf(found.candidates),
       ...(Object.keys(applied).length ? { applied_limits: applied } : {}),
     };
   },
 });
+
+/** What a bounded (Parse REST) search considered, said in the result: never plausibly complete. */
+function candidatesOf(
+  candidates: { scanned: number; limit: number; exhausted: boolean } | undefined,
+): Record<string, unknown> {
+  if (!candidates) return {};
+  const { scanned, limit, exhausted } = candidates;
+  return {
+    candidates_considered: scanned,
+    candidate_bound: limit,
+    candidates_complete: exhausted,
+    candidates_note: exhausted
+      ? `All ${scanned} matching row(s) this agent may read were considered (bound ${limit}).`
+      : `Only the newest ${scanned} matching rows were considered (the bound is ${limit}); older rows were not searched. Narrow with where, or configure a direct database path for a complete search.`,
+  };
+}
