@@ -4,6 +4,7 @@ import type { PgField } from './pg-schema';
 import { SqlParams, type SqlQuery } from './sql-params';
 import { scopedSource, type SqlContext } from './scoped-source';
 import { countStage, limitSkipStage, matchStage, sortStage } from './stages/basic-stages';
+import { bucketAutoStage } from './stages/bucket-auto-stage';
 import { facetStage } from './stages/facet-stage';
 import { bucketStage, groupStage, sortByCountStage } from './stages/group-stages';
 import { lookupStage } from './stages/lookup-stage';
@@ -31,6 +32,7 @@ const STAGES: Record<string, StageCompiler> = {
   $lookup: lookupStage,
   $sortByCount: sortByCountStage,
   $bucket: bucketStage,
+  $bucketAuto: bucketAutoStage,
   $replaceRoot: (env, spec, rel, op) => {
     if (!isPlainObject(spec) || !('newRoot' in spec) || Object.keys(spec).length !== 1) {
       throw new InvalidQueryError(`$replaceRoot takes { newRoot: <document> }.`);
@@ -46,7 +48,6 @@ export const SUPPORTED_STAGES = Object.keys(STAGES);
 
 /** What to use instead of a stage this path does not compile. */
 const NEAREST: Record<string, string> = {
-  $bucketAuto: 'use $bucket with explicit boundaries (or group_by for counts per value)',
   $graphLookup: 'use $lookup along a pointer, one level per $lookup',
   $unionWith: 'run a second aggregate on the other class and combine the answers',
   $sample: 'use $sort on a field and $limit',
