@@ -143,6 +143,7 @@ export class PipelineGenerator {
       options.push(
         () => this.sortByCount(m),
         () => this.bucket(m),
+        () => this.bucketAuto(m),
       );
     if (this.has('replaceRoot')) options.push(() => this.replaceRoot(m));
     if (this.has('facet')) options.push(() => this.facet(m));
@@ -553,6 +554,36 @@ export class PipelineGenerator {
         { $match: { count: { $gt: 0 } } },
       ],
       model: { fields, unique: ['_id'], ordered: false, done: false },
+    };
+  }
+
+  private bucketAuto(m: Model): { stages: Stage[]; model: Model } | undefined {
+    // mingo 7 drops _id.min after a $lookup and $unwind (the joined document is an object field);
+    // unwound array elements are untyped (Json) on PostgreSQL, which $bucketAuto refuses.
+    if (Object.values(m.fields).some((f) => f.kind === 'object')) return undefined;
+    // A $bucket _id mixes numbers with the default's string (Json on PostgreSQL): not a groupBy here.
+    const nums = this.fieldsOf(m, 'number').filter((f) => f !== '_id');
+    const strs = this.fieldsOf(m, 'string').filter((f) => f === 'status' || f === 'channel');
+    if (!nums.length && !strs.length) return undefined;
+    const key = this.r.pick([...nums, ...strs]);
+    const kind = m.fields[key].kind;
+    const fields: Record<string, Field> = {
+      _id: { kind: 'object', optional: false, sub: { min: kind, max: kind } },
+      count: { kind: 'number', optional: false },
+    };
+    const spec: Record<string, unknown> = { groupBy: `$${key}`, buckets: this.r.int(1, 6) };
+    if (this.r.chance(0.6)) {
+      const output: Record<string, unknown> = { count: { $sum: 1 } };
+      if (nums.length) {
+        output.total = { $sum: `$${this.r.pick(nums)}` };
+        fields.total = { kind: 'number', optional: false };
+      }
+      spec.output = output;
+    }
+    return {
+      // mingo 7 emits one empty bucket for no rows, MongoDB none: the $match drops it.
+      stages: [{ $bucketAuto: spec }, { $match: { count: { $gt: 0 } } }],
+      model: { fields, unique: ['_id'], ordered: true, done: false },
     };
   }
 

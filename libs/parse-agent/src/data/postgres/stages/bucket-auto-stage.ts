@@ -72,7 +72,7 @@ export function bucketAutoStage(env: StageEnv, spec: unknown, rel: Relation): Re
     `UNION ALL SELECT ${cuts}.b + 1, ${cuts}.hi, ` +
     `CASE WHEN ${cuts}.b + 2 >= ${buckets} THEN ${tot}.n ELSE ${next(`${cuts}.hi`)} END ` +
     `FROM ${cuts}, ${tot} WHERE ${cuts}.hi < ${tot}.n) ` +
-    `SELECT ${src}.*, ${cuts}.b::float8 AS "__bucket", ` +
+    `SELECT ${list(rel.fields, src)}, ${src}.${bk}, ${cuts}.b::float8 AS "__bucket", ` +
     `row_number() OVER (ORDER BY ${order.join(', ')}) AS ${ORD} FROM ${src} ` +
     `JOIN ${vals} ON ${vals}.${bk} IS NOT DISTINCT FROM ${src}.${bk} ` +
     `JOIN ${cuts} ON ${vals}.cum > ${cuts}.lo AND ${vals}.cum <= ${cuts}.hi`;
