@@ -558,9 +558,7 @@ export class PipelineGenerator {
   }
 
   private bucketAuto(m: Model): { stages: Stage[]; model: Model } | undefined {
-    // mingo 7 drops _id.min after a $lookup and $unwind (the joined document is an object field);
-    // unwound array elements are untyped (Json) on PostgreSQL, which $bucketAuto refuses.
-    if (Object.values(m.fields).some((f) => f.kind === 'object')) return undefined;
+    // Unwound array elements are untyped (Json) on PostgreSQL, which $bucketAuto refuses.
     // A $bucket _id mixes numbers with the default's string (Json on PostgreSQL): not a groupBy here.
     const nums = this.fieldsOf(m, 'number').filter((f) => f !== '_id');
     const strs = this.fieldsOf(m, 'string').filter((f) => f === 'status' || f === 'channel');

@@ -86,7 +86,7 @@ export function bucketAutoStage(env: StageEnv, spec: unknown, rel: Relation): Re
   for (const name of Object.keys(output)) assertOutputName(name, '$bucketAuto output');
   const grouped = groupRows(
     env,
-    { _id: '$__bucket', ...output, __bmin: { $min: '$__bk' }, __bmax: { $max: '$__bk' } },
+    { _id: '$__bucket', ...output, __bmin: { $first: '$__bk' }, __bmax: { $last: '$__bk' } },
     keyed,
     ['__bmin', '__bmax'],
   );
