@@ -139,6 +139,25 @@ describe('compilePipeline', () => {
     ).toThrow(/is not allowed/);
   });
 
+  it('numbers $setWindowFields rows for their order only when a later stage can see it', () => {
+    const win = {
+      $setWindowFields: {
+        partitionBy: '$status',
+        sortBy: { amount: -1 },
+        output: { r: { $rank: {} } },
+      },
+    };
+    const numbered = (stages: unknown[]) =>
+      (compilePipeline('Order', stages, ctx).text.match(/row_number\(\)/g) ?? []).length;
+    expect(numbered([win])).toBe(1);
+    expect(numbered([win, { $match: { r: 1 } }, { $limit: 3 }])).toBe(1);
+    expect(numbered([win, { $group: { _id: '$status', f: { $first: '$r' } } }])).toBe(1);
+    expect(
+      numbered([win, { $match: { r: 1 } }, { $group: { _id: '$status', n: { $sum: 1 } } }]),
+    ).toBe(0);
+    expect(numbered([win, { $count: 'n' }])).toBe(0);
+  });
+
   it('refuses $lookup other than along a pointer, and hidden or unknown fields', () => {
     const bad = [
       { $lookup: { from: 'Customer', localField: 'status', foreignField: 'objectId', as: 'c' } },

@@ -137,7 +137,44 @@ function runStages(env: StageEnv, pipeline: unknown, start: Relation, where: str
           `${SUPPORTED_STAGES.join(', ')}.`,
       );
     }
-    rel = compile(env, (stage as Record<string, unknown>)[op], rel, op);
+    const stageEnv = orderMatters(pipeline, index) ? env : { ...env, orderUnused: true };
+    rel = compile(stageEnv, (stage as Record<string, unknown>)[op], rel, op);
   });
   return rel;
+}
+
+/** Stages that keep each row as it is (or drop it) without looking at the order of the rows. */
+const ROW_WISE = ['$match', '$project', '$addFields', '$set', '$unset'];
+/** Accumulators whose result does not depend on the order of the rows. */
+const ORDER_FREE = [
+  '$sum',
+  '$avg',
+  '$min',
+  '$max',
+  '$count',
+  '$addToSet',
+  '$stdDevPop',
+  '$stdDevSamp',
+];
+
+/**
+ * Whether the order of the rows after stage `index` can change the answer: false only when the
+ * stages after it are row-wise up to one that folds the rows without order ($count,
+ * $sortByCount, a $group of order-free accumulators). The answer's own order always matters.
+ */
+function orderMatters(pipeline: unknown[], index: number): boolean {
+  for (const stage of pipeline.slice(index + 1)) {
+    const op = isPlainObject(stage) ? Object.keys(stage)[0] : undefined;
+    if (op === undefined) return true;
+    if (ROW_WISE.includes(op)) continue;
+    if (op === '$count' || op === '$sortByCount') return false;
+    const spec = (stage as Record<string, unknown>)[op];
+    if (op !== '$group' || !isPlainObject(spec)) return true;
+    return Object.entries(spec).some(
+      ([name, acc]) =>
+        name !== '_id' &&
+        !(isPlainObject(acc) && Object.keys(acc).every((k) => ORDER_FREE.includes(k))),
+    );
+  }
+  return true;
 }
