@@ -558,10 +558,8 @@ export class PipelineGenerator {
   }
 
   private bucketAuto(m: Model): { stages: Stage[]; model: Model } | undefined {
-    // Unwound array elements are untyped (Json) on PostgreSQL, which $bucketAuto refuses.
-    // A $bucket _id mixes numbers with the default's string (Json on PostgreSQL): not a groupBy here.
-    const nums = this.fieldsOf(m, 'number').filter((f) => f !== '_id');
-    const strs = this.fieldsOf(m, 'string').filter((f) => f === 'status' || f === 'channel');
+    const nums = this.fieldsOf(m, 'number');
+    const strs = this.fieldsOf(m, 'string');
     if (!nums.length && !strs.length) return undefined;
     const key = this.r.pick([...nums, ...strs]);
     const kind = m.fields[key].kind;

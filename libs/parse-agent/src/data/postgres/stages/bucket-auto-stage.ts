@@ -2,12 +2,12 @@ import { InvalidQueryError } from '../../../core/errors';
 import { isPlainObject } from '../../../core/plain-object';
 import { assertOutputName, quoteIdent } from '../pg-identifiers';
 import type { PgField } from '../pg-schema';
-import { ExprCompiler } from './expressions';
+import { ExprCompiler, jsonRank } from './expressions';
 import { groupRows } from './group-stages';
 import { list, ORD, type Relation, type StageEnv } from './relation';
 
 const NUMBER: PgField = { type: 'Number' };
-const KEY_TYPES = ['Number', 'Date', 'String'];
+const KEY_TYPES = ['Number', 'Date', 'String', 'Json'];
 
 /**
  * `$bucketAuto: { groupBy, buckets, output? }` as MongoDB computes it: the rows sorted by
@@ -49,22 +49,33 @@ export function bucketAutoStage(env: StageEnv, spec: unknown, rel: Relation): Re
   const type = ref.field.type === 'Null' ? 'String' : ref.field.type;
   if (!KEY_TYPES.includes(type)) {
     throw new InvalidQueryError(
-      `$bucketAuto groupBy: numbers, dates or strings on the PostgreSQL path; this value is a ${type}.`,
+      `$bucketAuto groupBy: numbers, dates, strings or untyped values on the PostgreSQL path; this value is a ${type}.`,
     );
   }
   const keyField: PgField = { type };
-  const key = ref.field.type === 'Null' ? 'NULL::text' : ref.expr;
-  const c = (col: string) => (type === 'String' ? `${col} COLLATE "C"` : col);
+  // Untyped (jsonb) values sort as MongoDB orders types (numbers, strings, ...); null is missing.
+  const key =
+    ref.field.type === 'Null'
+      ? 'NULL::text'
+      : type === 'Json'
+        ? `NULLIF(${ref.expr}, 'null'::jsonb)`
+        : ref.expr;
+  const c = (col: string) =>
+    type === 'String'
+      ? `${col} COLLATE "C" ASC NULLS FIRST`
+      : type === 'Json'
+        ? `${jsonRank(col)}, ${col} ASC NULLS FIRST`
+        : `${col} ASC NULLS FIRST`;
   const [src, vals, tot, cuts] = ['src', 'vals', 'tot', 'cuts'].map((n) => p.alias(n));
   const bk = '"__bk"';
   const next = (from: string) =>
     `COALESCE((SELECT min(${vals}.cum) FROM ${vals} WHERE ${vals}.cum >= ${from} + ${tot}.size), ${tot}.n)`;
-  const order = [`${c(`${src}.${bk}`)} ASC NULLS FIRST`];
+  const order = [c(`${src}.${bk}`)];
   if (rel.ordered) order.push(`${src}.${ORD}`);
   const sql =
     `WITH RECURSIVE ${src} AS (SELECT ${list(rel.fields, a, rel.ordered ? [`${a}.${ORD}`] : [])}, ` +
     `${key} AS ${bk} FROM (${rel.sql}) AS ${a}), ` +
-    `${vals} AS (SELECT ${bk}, sum(count(*)) OVER (ORDER BY ${c(bk)} ASC NULLS FIRST) AS cum ` +
+    `${vals} AS (SELECT ${bk}, sum(count(*)) OVER (ORDER BY ${c(bk)}) AS cum ` +
     `FROM ${src} GROUP BY ${bk}), ` +
     `${tot} AS (SELECT count(*)::numeric AS n, greatest(1, round(count(*)::numeric / ${buckets})) AS size FROM ${src}), ` +
     `${cuts} AS (SELECT 0 AS b, 0::numeric AS lo, ` +
