@@ -547,7 +547,8 @@ export class PipelineGenerator {
           $bucket: {
             groupBy: `$${this.r.pick(nums)}`,
             boundaries: bounds,
-            default: 'other',
+            // A number below the boundaries: the _id stays a number for the stages after it.
+            default: -1,
             output,
           },
         },
