@@ -31,6 +31,8 @@ const { findFreePort } = require('../dist/src/embedded/free-port');
 const { SMOKE, setting, check } = require('./lib/smoke');
 
 const ROWS = setting('BENCH_PG_ROWS', 100_000, 3_000);
+// BENCH_PG_FAMILY=setWindowFields: only the stage families whose name contains it.
+const FAMILY = process.env.BENCH_PG_FAMILY ?? '';
 const REPEAT = setting('BENCH_PG_REPEAT', 30, 3);
 const CLASS = 'BenchOrder';
 const STATUSES = ['new', 'paid', 'shipped', 'void', 'returned'];
@@ -323,7 +325,7 @@ function stageFamilies() {
 /** Each stage family: the direct path's pipeline against its hand-written SQL, answers checked. */
 async function benchFamilies(path_, db, principals, pagedMedian) {
   const results = [];
-  for (const family of stageFamilies()) {
+  for (const family of stageFamilies().filter((f) => f.name.includes(FAMILY))) {
     const direct = await timeIt(() => path_.aggregate(CLASS, family.pipeline));
     const hand = await timeIt(async () => (await db.query(family.sql, [principals])).rows);
     const a = JSON.stringify(sortKeys(family.pipelineAnswer(direct.last)));

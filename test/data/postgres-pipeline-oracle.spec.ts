@@ -357,7 +357,7 @@ describe('aggregate on PostgreSQL against mingo over the rows each identity may 
       2,
     ],
     ['$unwind options', ['basic', 'unwind'] as Family[], 3],
-    ['$sortByCount/$bucket', ['basic', 'group'] as Family[], 4],
+    ['$sortByCount/$bucket/$bucketAuto', ['basic', 'group'] as Family[], 4],
     ['$replaceRoot', ['basic', 'shape', 'replaceRoot'] as Family[], 5],
     ['$facet', ['basic', 'group', 'facet'] as Family[], 6],
     ['$setWindowFields', ['basic', 'window'] as Family[], 7],
@@ -496,7 +496,6 @@ describe('aggregate on PostgreSQL against mingo over the rows each identity may 
   it('refuses what stays unsupported before any SQL runs, naming the stage and the nearest way', async () => {
     const master = whos[0].agent;
     for (const [stage, nearest] of [
-      [{ $bucketAuto: { groupBy: '$total', buckets: 3 } }, /\$bucket with explicit boundaries/],
       [{ $sample: { size: 2 } }, /\$sort on a field and \$limit/],
       [{ $unionWith: CUSTOMER }, /second aggregate/],
     ] as const) {

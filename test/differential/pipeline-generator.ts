@@ -143,6 +143,7 @@ export class PipelineGenerator {
       options.push(
         () => this.sortByCount(m),
         () => this.bucket(m),
+        () => this.bucketAuto(m),
       );
     if (this.has('replaceRoot')) options.push(() => this.replaceRoot(m));
     if (this.has('facet')) options.push(() => this.facet(m));
@@ -546,13 +547,40 @@ export class PipelineGenerator {
           $bucket: {
             groupBy: `$${this.r.pick(nums)}`,
             boundaries: bounds,
-            default: 'other',
+            // A number below the boundaries: the _id stays a number for the stages after it.
+            default: -1,
             output,
           },
         },
         { $match: { count: { $gt: 0 } } },
       ],
       model: { fields, unique: ['_id'], ordered: false, done: false },
+    };
+  }
+
+  private bucketAuto(m: Model): { stages: Stage[]; model: Model } | undefined {
+    const nums = this.fieldsOf(m, 'number');
+    const strs = this.fieldsOf(m, 'string');
+    if (!nums.length && !strs.length) return undefined;
+    const key = this.r.pick([...nums, ...strs]);
+    const kind = m.fields[key].kind;
+    const fields: Record<string, Field> = {
+      _id: { kind: 'object', optional: false, sub: { min: kind, max: kind } },
+      count: { kind: 'number', optional: false },
+    };
+    const spec: Record<string, unknown> = { groupBy: `$${key}`, buckets: this.r.int(1, 6) };
+    if (this.r.chance(0.6)) {
+      const output: Record<string, unknown> = { count: { $sum: 1 } };
+      if (nums.length) {
+        output.total = { $sum: `$${this.r.pick(nums)}` };
+        fields.total = { kind: 'number', optional: false };
+      }
+      spec.output = output;
+    }
+    return {
+      // mingo 7 emits one empty bucket for no rows, MongoDB none: the $match drops it.
+      stages: [{ $bucketAuto: spec }, { $match: { count: { $gt: 0 } } }],
+      model: { fields, unique: ['_id'], ordered: true, done: false },
     };
   }
 

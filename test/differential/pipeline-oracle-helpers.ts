@@ -43,12 +43,28 @@ export const isTyped = (v: unknown, type: string) =>
 
 /** `{__type:'Date', iso}` literals in a pipeline as Dates, for mingo. */
 export function forMingo(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(forMingo);
+  // mingo 7 answers `$count` over no rows with a count of 0, MongoDB with no row: the $group it
+  // stands for answers as MongoDB does.
+  if (Array.isArray(value))
+    return value.flatMap((v) => (isCountStage(v) ? countStages(v) : [forMingo(v)]));
   if (isTyped(value, 'Date')) return new Date((value as Row).iso as string);
   if (typeof value === 'object' && value !== null) {
     return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, forMingo(v)]));
   }
   return value;
+}
+
+function isCountStage(v: unknown): v is { $count: string } {
+  return (
+    typeof v === 'object' &&
+    v !== null &&
+    Object.keys(v).length === 1 &&
+    typeof (v as Row).$count === 'string'
+  );
+}
+
+function countStages(v: { $count: string }): unknown[] {
+  return [{ $group: { _id: null, [v.$count]: { $sum: 1 } } }, { $project: { _id: 0 } }];
 }
 
 /**

@@ -95,7 +95,6 @@ describe('compilePipeline', () => {
       { $graphLookup: {} },
       { $function: {} },
       { $sample: { size: 1 } },
-      { $bucketAuto: { groupBy: '$amount', buckets: 2 } },
     ]) {
       expect(() => compilePipeline('Order', [stage], ctx)).toThrow(
         /Supported stages: \$match, \$group, \$sort, \$limit, \$skip, \$project, \$addFields/,
@@ -106,11 +105,57 @@ describe('compilePipeline', () => {
       /Instead, use \$sort on a field and \$limit/,
     );
     expect(() =>
-      compilePipeline('Order', [{ $bucketAuto: { groupBy: '$amount', buckets: 2 } }], ctx),
-    ).toThrow(/Instead, use \$bucket with explicit boundaries/);
+      compilePipeline(
+        'Order',
+        [{ $bucketAuto: { groupBy: '$amount', buckets: 2, granularity: 'R5' } }],
+        ctx,
+      ),
+    ).toThrow(/granularity is not supported on the PostgreSQL path: omit it/);
     expect(() => compilePipeline('Order', [{ $match: {}, $limit: 1 }], ctx)).toThrow(
       InvalidQueryError,
     );
+  });
+
+  it('compiles $bucketAuto with the bucket count bound as a parameter', () => {
+    const q = compilePipeline(
+      'Order',
+      [{ $bucketAuto: { groupBy: '$amount', buckets: 4, output: { n: { $sum: 1 } } } }],
+      ctx,
+    );
+    expect(q.text).toContain('WITH RECURSIVE');
+    expect(q.values).toContain(4);
+    expect(Object.keys(q.fields)).toEqual(['_id', 'n']);
+    for (const bad of [0, 1.5, '3', -1]) {
+      expect(() =>
+        compilePipeline('Order', [{ $bucketAuto: { groupBy: '$amount', buckets: bad } }], ctx),
+      ).toThrow(/buckets must be a whole number/);
+    }
+    expect(() =>
+      compilePipeline(
+        'Order',
+        [{ $bucketAuto: { groupBy: '$amount', buckets: 2, output: { __bmin: { $sum: 1 } } } }],
+        ctx,
+      ),
+    ).toThrow(/is not allowed/);
+  });
+
+  it('numbers $setWindowFields rows for their order only when a later stage can see it', () => {
+    const win = {
+      $setWindowFields: {
+        partitionBy: '$status',
+        sortBy: { amount: -1 },
+        output: { r: { $rank: {} } },
+      },
+    };
+    const numbered = (stages: unknown[]) =>
+      (compilePipeline('Order', stages, ctx).text.match(/row_number\(\)/g) ?? []).length;
+    expect(numbered([win])).toBe(1);
+    expect(numbered([win, { $match: { r: 1 } }, { $limit: 3 }])).toBe(1);
+    expect(numbered([win, { $group: { _id: '$status', f: { $first: '$r' } } }])).toBe(1);
+    expect(
+      numbered([win, { $match: { r: 1 } }, { $group: { _id: '$status', n: { $sum: 1 } } }]),
+    ).toBe(0);
+    expect(numbered([win, { $count: 'n' }])).toBe(0);
   });
 
   it('refuses $lookup other than along a pointer, and hidden or unknown fields', () => {

@@ -4,6 +4,7 @@ import type { PgField } from './pg-schema';
 import { SqlParams, type SqlQuery } from './sql-params';
 import { scopedSource, type SqlContext } from './scoped-source';
 import { countStage, limitSkipStage, matchStage, sortStage } from './stages/basic-stages';
+import { bucketAutoStage } from './stages/bucket-auto-stage';
 import { facetStage } from './stages/facet-stage';
 import { bucketStage, groupStage, sortByCountStage } from './stages/group-stages';
 import { lookupStage } from './stages/lookup-stage';
@@ -31,6 +32,7 @@ const STAGES: Record<string, StageCompiler> = {
   $lookup: lookupStage,
   $sortByCount: sortByCountStage,
   $bucket: bucketStage,
+  $bucketAuto: bucketAutoStage,
   $replaceRoot: (env, spec, rel, op) => {
     if (!isPlainObject(spec) || !('newRoot' in spec) || Object.keys(spec).length !== 1) {
       throw new InvalidQueryError(`$replaceRoot takes { newRoot: <document> }.`);
@@ -46,7 +48,6 @@ export const SUPPORTED_STAGES = Object.keys(STAGES);
 
 /** What to use instead of a stage this path does not compile. */
 const NEAREST: Record<string, string> = {
-  $bucketAuto: 'use $bucket with explicit boundaries (or group_by for counts per value)',
   $graphLookup: 'use $lookup along a pointer, one level per $lookup',
   $unionWith: 'run a second aggregate on the other class and combine the answers',
   $sample: 'use $sort on a field and $limit',
@@ -136,7 +137,44 @@ function runStages(env: StageEnv, pipeline: unknown, start: Relation, where: str
           `${SUPPORTED_STAGES.join(', ')}.`,
       );
     }
-    rel = compile(env, (stage as Record<string, unknown>)[op], rel, op);
+    const stageEnv = orderMatters(pipeline, index) ? env : { ...env, orderUnused: true };
+    rel = compile(stageEnv, (stage as Record<string, unknown>)[op], rel, op);
   });
   return rel;
+}
+
+/** Stages that keep each row as it is (or drop it) without looking at the order of the rows. */
+const ROW_WISE = ['$match', '$project', '$addFields', '$set', '$unset'];
+/** Accumulators whose result does not depend on the order of the rows. */
+const ORDER_FREE = [
+  '$sum',
+  '$avg',
+  '$min',
+  '$max',
+  '$count',
+  '$addToSet',
+  '$stdDevPop',
+  '$stdDevSamp',
+];
+
+/**
+ * Whether the order of the rows after stage `index` can change the answer: false only when the
+ * stages after it are row-wise up to one that folds the rows without order ($count,
+ * $sortByCount, a $group of order-free accumulators). The answer's own order always matters.
+ */
+function orderMatters(pipeline: unknown[], index: number): boolean {
+  for (const stage of pipeline.slice(index + 1)) {
+    const op = isPlainObject(stage) ? Object.keys(stage)[0] : undefined;
+    if (op === undefined) return true;
+    if (ROW_WISE.includes(op)) continue;
+    if (op === '$count' || op === '$sortByCount') return false;
+    const spec = (stage as Record<string, unknown>)[op];
+    if (op !== '$group' || !isPlainObject(spec)) return true;
+    return Object.entries(spec).some(
+      ([name, acc]) =>
+        name !== '_id' &&
+        !(isPlainObject(acc) && Object.keys(acc).every((k) => ORDER_FREE.includes(k))),
+    );
+  }
+  return true;
 }

@@ -42,10 +42,11 @@ function accumulators(
   g: string,
   ord: string | undefined,
   where: string,
+  hidden: readonly string[] = [],
 ): Output[] {
   const outputs: Output[] = [];
   for (const [name, accSpec] of Object.entries(spec)) {
-    assertOutputName(name, where);
+    if (!hidden.includes(name)) assertOutputName(name, where);
     const acc = isPlainObject(accSpec) ? Object.keys(accSpec) : [];
     if (acc.length !== 1 || !(SUPPORTED_ACCUMULATORS as readonly string[]).includes(acc[0])) {
       throw new InvalidQueryError(
@@ -160,6 +161,16 @@ function keyExpr(ref: Ref): string {
 }
 
 export function groupStage(env: StageEnv, spec: unknown, rel: Relation): Relation {
+  return groupRows(env, spec, rel, []);
+}
+
+/** `$group` with `hidden` outputs: internal names (`__x`) a stage built on it adds for itself. */
+export function groupRows(
+  env: StageEnv,
+  spec: unknown,
+  rel: Relation,
+  hidden: readonly string[],
+): Relation {
   if (!isPlainObject(spec) || !('_id' in spec)) {
     throw new InvalidQueryError(
       '$group needs an _id (null, an expression or an object of expressions), e.g. { "_id": "$status", "n": { "$sum": 1 } }.',
@@ -205,7 +216,8 @@ export function groupStage(env: StageEnv, spec: unknown, rel: Relation): Relatio
   const { _id: _key, ...rest } = spec;
   const values = new ExprCompiler(env.params, rel, a, '$group', env.vars);
   const valueCols: string[] = [];
-  const outputs = accumulators(values, rest, valueCols, g, rel.ordered ? ORD : undefined, '$group');
+  const ord = rel.ordered ? ORD : undefined;
+  const outputs = accumulators(values, rest, valueCols, g, ord, '$group', hidden);
   const fields: Record<string, PgField> = { _id: idField };
   const cols = [`${idSql} AS "_id"`];
   for (const out of outputs) {

@@ -37,6 +37,11 @@ export interface StageEnv {
   pipeline(stages: unknown, rel: Relation, where: string): Relation;
   /** The same environment with more variables in scope. */
   withVars(vars: Record<string, Ref>): StageEnv;
+  /**
+   * No later stage (nor the answer) depends on the order of this stage's rows, so a stage may
+   * skip numbering them (set per stage by the pipeline compiler).
+   */
+  orderUnused?: boolean;
 }
 
 /** `a."x", a."y"`: the columns of `fields` read from alias `a`. */

@@ -125,15 +125,19 @@ export function windowStage(env: StageEnv, spec: unknown, rel: Relation): Relati
       : columnRef(n, a),
   );
   // The rows come out sorted by partition, then sortBy, as MongoDB sorts them for the stage.
+  // Numbered only when a later stage (or the answer) can see the order: the numbering is a
+  // second window over the rows.
   const sorted = [...(part ? [orderTerm(part, 1, env.params)] : []), ...order];
   if (rel.ordered) sorted.push(`${a}.${ORD}`);
-  const ord = sorted.length
-    ? [`row_number() OVER (ORDER BY ${sorted.join(', ')}) AS ${ORD}`]
-    : keepOrd(rel, a);
+  const ord = env.orderUnused
+    ? []
+    : sorted.length
+      ? [`row_number() OVER (ORDER BY ${sorted.join(', ')}) AS ${ORD}`]
+      : keepOrd(rel, a);
   return {
     sql: `SELECT ${[...cols, ...ord].join(', ')} FROM (${rel.sql}) AS ${a}`,
     fields,
-    ordered: rel.ordered || sorted.length > 0,
+    ordered: !env.orderUnused && (rel.ordered || sorted.length > 0),
     listable: rel.listable,
   };
 }
