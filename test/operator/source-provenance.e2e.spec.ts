@@ -2,7 +2,14 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { INestApplication } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
-import { ParseAgentFactory, ParseAgentModule, ParseClass } from 'nestjs-parse-agent';
+import {
+  AgentSearchable,
+  LocalLexicalEmbedder,
+  ParseAgentFactory,
+  ParseAgentModule,
+  ParseClass,
+  SearchIndexer,
+} from 'nestjs-parse-agent';
 import { unwrapUntrusted } from 'nestjs-parse-agent/core/untrusted-data';
 import { BUILTIN_TOOLS } from 'nestjs-parse-agent/tools/builtin/index';
 import { isReadTool } from 'nestjs-parse-agent/tools/read/read-tool';
@@ -16,6 +23,7 @@ const suffix = randomBytes(4).toString('hex');
 const NOTE = `SourceNote${suffix}`;
 
 @ParseClass(NOTE)
+@AgentSearchable({ fields: ['title'] })
 class SourceNote {}
 
 interface Case {
@@ -94,6 +102,7 @@ describe('source provenance on every read tool', () => {
           postgres: { uri: testParseConfig().databaseURI },
           dataPathProviders: atlasStandIn,
           analytics: { exposeExplain: true },
+          embeddings: new LocalLexicalEmbedder(),
           agentFactory: (request) => ({
             permissions: 'readonly',
             sourceProvenance: request.headers['x-test-provenance'] === 'on',
@@ -102,6 +111,11 @@ describe('source provenance on every read tool', () => {
         }),
       ],
     }).compile();
+    // The titles embedded, so semantic_search returns the notes as documents.
+    await moduleRef.get(SearchIndexer).indexRows(
+      NOTE,
+      ids.map((objectId, i) => ({ objectId, title: ['first', 'second', 'third'][i] })),
+    );
     app = moduleRef.createNestApplication({ logger: false, forceCloseConnections: true });
     await app.listen(0, '127.0.0.1');
     const { port } = app.getHttpServer().address() as AddressInfo;
@@ -138,6 +152,11 @@ describe('source provenance on every read tool', () => {
     },
     { tool: 'distinct', args: () => ({ class_name: NOTE, field: 'status' }), rows: false },
     { tool: 'query_class', args: () => ({ class_name: NOTE, order: 'rank' }), rows: true },
+    {
+      tool: 'semantic_search',
+      args: () => ({ class_name: NOTE, query: 'first second third', k: 3 }),
+      rows: true,
+    },
     {
       tool: 'query_class',
       label: 'keys, projected',

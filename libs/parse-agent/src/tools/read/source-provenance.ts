@@ -61,6 +61,12 @@ export function stampingReader(reader: PolicedReader, stamp: SourceStamp): Polic
       stampSource(found.rows, className, stamp);
       return found;
     },
+    // semantic_search: its documents are these rows, so each one cites its class and id.
+    vectorSearch: async (className, request, embedCandidates) => {
+      const found = await reader.vectorSearch(className, request, embedCandidates);
+      stampSource(found.rows, className, stamp);
+      return found;
+    },
     search: async (className, request) => {
       const found = await reader.search(className, request);
       stampSource(
