@@ -4,6 +4,7 @@ import { CallToolResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { INestApplication } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import request from 'supertest';
+import { SearchIndexer } from 'nestjs-parse-agent';
 import { unwrapUntrusted } from 'nestjs-parse-agent/mcp';
 import { ENV_GATES } from 'nestjs-parse-agent/ops';
 import { AppModule } from '../../src/example/app.module';
@@ -103,6 +104,13 @@ describe('demo tenant binding: a field the user can write decides nothing', () =
         }),
       ],
     }).compile();
+    // semantic_search answers only over stored vectors: embed every row of the searchable
+    // classes, both tenants', as the embedded demo does after seeding.
+    const indexer = module.get(SearchIndexer);
+    for (const className of ['SupportTicket', 'Product']) {
+      const rows = await findRows(className, {}, master, { limit: '5000' });
+      await indexer.indexRows(className, rows as Array<{ objectId: string }>);
+    }
     app = module.createNestApplication({ logger: false });
     await app.listen(0, '127.0.0.1');
     url = `${await app.getUrl()}/mcp`.replace('[::1]', '127.0.0.1');
