@@ -16,9 +16,11 @@ import {
 import type { ToolRunResult } from './run-tool-call';
 import type { ImpersonationInfo } from './agent-impersonation';
 import {
+  addSecurityEventContext,
   loggableArgKeys,
   impersonationAuditLine,
   masterKeyAuditLine,
+  securityEventAgent,
   securityEventLine,
   securityEventOf,
 } from './security-trail';
@@ -76,16 +78,10 @@ export class AgentCallRecorder {
       canaries,
       refused,
       args_keys: loggableArgKeys(args),
-      agent_id: agent.agentId,
-      agent_depth: agent.agentDepth,
-      auth_type: agent.authType,
-      using_master_key: agent.usingMasterKey,
-      permissions: agent.permissions,
+      ...securityEventAgent(agent),
       at: new Date().toISOString(),
     };
-    if (agent.parentAgentId) event.parent_agent_id = agent.parentAgentId;
-    if (agent.tenantId) event.tenant_id = agent.tenantId;
-    if (agent.correlationId) event.correlation_id = agent.correlationId;
+    addSecurityEventContext(event, agent);
     securityLog(`${securityEventLine(event)} canaries=${canaries.join(',')}`);
     this.events.emitSecurity(event);
   }

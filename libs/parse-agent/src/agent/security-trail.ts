@@ -24,6 +24,24 @@ export function loggableArgKeys(args: Record<string, unknown>): string[] {
   return Object.keys(args).filter((k) => !SENSITIVE_ARGUMENT_KEYS.has(k));
 }
 
+/** Who acted, as every security event carries it (the ids and flags, never a credential). */
+export function securityEventAgent(agent: TrailAgent) {
+  return {
+    agent_id: agent.agentId,
+    agent_depth: agent.agentDepth,
+    auth_type: agent.authType,
+    using_master_key: agent.usingMasterKey,
+    permissions: agent.permissions,
+  };
+}
+
+/** The agent's optional context on a security event: parent agent, tenant, correlation id. */
+export function addSecurityEventContext(event: SecurityEvent, agent: TrailAgent): void {
+  if (agent.parentAgentId) event.parent_agent_id = agent.parentAgentId;
+  if (agent.tenantId) event.tenant_id = agent.tenantId;
+  if (agent.correlationId) event.correlation_id = agent.correlationId;
+}
+
 /** The security event of a refused call, or undefined when the call was not refused. */
 export function securityEventOf(input: {
   agent: TrailAgent;
@@ -49,18 +67,12 @@ export function securityEventOf(input: {
     error_class: errorClassOf(input.error),
     message: envelope.error,
     args_keys: loggableArgKeys(input.args),
-    agent_id: agent.agentId,
-    agent_depth: agent.agentDepth,
-    auth_type: agent.authType,
-    using_master_key: agent.usingMasterKey,
-    permissions: agent.permissions,
+    ...securityEventAgent(agent),
     at: new Date().toISOString(),
   };
   const kind = envelope.details?.kind;
   if (typeof kind === 'string') event.denial_kind = kind;
-  if (agent.parentAgentId) event.parent_agent_id = agent.parentAgentId;
-  if (agent.tenantId) event.tenant_id = agent.tenantId;
-  if (agent.correlationId) event.correlation_id = agent.correlationId;
+  addSecurityEventContext(event, agent);
   return event;
 }
 
