@@ -1,7 +1,8 @@
 import { ParseAgentConfigError } from '../../core/errors';
 import { ROW_OPERATIONS } from '../../ports/data-path';
 import type { ToolContext } from '../tool-context';
-import type { ToolDefinition } from '../tool-definition';
+import type { JsonSchema, ToolDefinition } from '../tool-definition';
+import type { ArgumentsOf } from '../schema-types';
 import { READ_ONLY_TOOL } from '../builtin/tool-annotations';
 import { PolicedReader } from './policed-reader';
 import { stampingReader, type SourceStamp } from './source-provenance';
@@ -98,11 +99,14 @@ export function readContext(
 
 /**
  * Declares a read tool: its handler gets a `ReadToolContext` (the policed reader, no data path).
- * Every built-in tool that reads data is declared with it; a spec holds them to it.
+ * Every built-in tool that reads data is declared with it; a spec holds them to it. The handler's
+ * arguments are the type of what `inputSchema` accepts (`ArgumentsOf`), so the schema is their
+ * one statement.
  */
-export function readTool<TArgs, TResult = unknown>(
-  definition: ReadToolDefinition<TArgs, TResult>,
-): ToolDefinition<TArgs, TResult> {
+export function readTool<const S extends JsonSchema, TResult = unknown>(
+  definition: ReadToolDefinition<ArgumentsOf<S>, TResult> & { inputSchema: S },
+): ToolDefinition<ArgumentsOf<S>, TResult> {
+  type TArgs = ArgumentsOf<S>;
   const { handler, ...rest } = definition;
   // Provenance is stamped for the agents that asked for it, naming this tool (a write tool's own
   // reads, such as call_method's target row, are never stamped: they feed the tool, not the model).

@@ -376,7 +376,7 @@ describe('readTool', () => {
 
   it('hands the handler no raw data path: reaching for one throws, with what to use instead', async () => {
     for (const member of ['data', 'dataFor', 'writeData', 'confirm', 'audit']) {
-      const sneaky = readTool<Record<string, never>>({
+      const sneaky = readTool({
         name: 'sneaky',
         description: 'reads around the policy',
         inputSchema: { type: 'object' },
@@ -394,7 +394,7 @@ describe('readTool', () => {
   });
 
   it('refuses a raw path at compile time too', () => {
-    readTool<Record<string, never>>({
+    readTool({
       name: 'typed',
       description: 'compile-time check',
       inputSchema: { type: 'object' },
@@ -413,7 +413,7 @@ describe('readTool', () => {
   });
 
   it('keeps no way from the reader back to its paths', () => {
-    const tool = readTool<Record<string, never>>({
+    const tool = readTool({
       name: 'probe',
       description: 'looks at what the reader exposes',
       inputSchema: { type: 'object' },

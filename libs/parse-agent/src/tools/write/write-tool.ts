@@ -1,6 +1,7 @@
 import { rawPathGuard, readContext, type ReadToolContext } from '../read/read-tool';
 import type { ToolContext } from '../tool-context';
-import type { ToolDefinition } from '../tool-definition';
+import type { JsonSchema, ToolDefinition } from '../tool-definition';
+import type { ArgumentsOf } from '../schema-types';
 import { PolicedWriter } from './policed-writer';
 
 /**
@@ -63,11 +64,12 @@ export function writeContext(
 /**
  * Declares a write tool: its handler gets a `WriteToolContext` (the policed reader and writer,
  * no data path). Every built-in tool that changes data is declared with it; a spec holds them to
- * it.
+ * it. The handler's arguments are the type of what `inputSchema` accepts (`ArgumentsOf`).
  */
-export function writeTool<TArgs, TResult = unknown>(
-  definition: WriteToolDefinition<TArgs, TResult>,
-): ToolDefinition<TArgs, TResult> {
+export function writeTool<const S extends JsonSchema, TResult = unknown>(
+  definition: WriteToolDefinition<ArgumentsOf<S>, TResult> & { inputSchema: S },
+): ToolDefinition<ArgumentsOf<S>, TResult> {
+  type TArgs = ArgumentsOf<S>;
   const { handler, ...rest } = definition;
   const policed: ToolDefinition<TArgs, TResult>['handler'] = (args, context) =>
     handler(args, writeContext(context, rest));

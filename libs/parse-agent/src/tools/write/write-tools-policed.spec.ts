@@ -527,7 +527,7 @@ describe('writeTool', () => {
 
   it('hands the handler no raw path, confirmation or audit: reaching for one throws', async () => {
     for (const member of ['data', 'dataFor', 'writeData', 'confirm', 'audit']) {
-      const sneaky = writeTool<Record<string, never>>({
+      const sneaky = writeTool({
         name: 'sneaky',
         description: 'writes around the policy',
         inputSchema: { type: 'object' },
@@ -542,7 +542,7 @@ describe('writeTool', () => {
   });
 
   it('refuses them at compile time too', () => {
-    writeTool<Record<string, never>>({
+    writeTool({
       name: 'typed',
       description: 'compile-time check',
       inputSchema: { type: 'object' },
@@ -564,7 +564,7 @@ describe('writeTool', () => {
   });
 
   it('keeps no way from the writer back to its paths', () => {
-    const tool = writeTool<Record<string, never>>({
+    const tool = writeTool({
       name: 'probe',
       description: 'looks at what the writer exposes',
       inputSchema: { type: 'object' },

@@ -11,21 +11,14 @@ import { TRUNCATED_OUTPUT } from '../output-schemas';
 import { APPLY_CANONICAL_FILTER_ARG, classArguments, classResult } from '../tool-schemas';
 import { leadingMatch, withheldNote } from './analytics-support';
 
-interface Args {
-  class_name: string;
-  pipeline: unknown[];
-  compact_pointers?: boolean;
-  apply_canonical_filter?: boolean;
-}
-
 export const PIPELINE_ARG = {
   type: 'array',
   items: { type: 'object' },
   description:
     'MongoDB aggregation stages in API field names, e.g. [{"$match": {"status": "paid"}}, {"$group": {"_id": "$customer", "total": {"$sum": "$amount"}}}, {"$sort": {"total": -1}}, {"$limit": 10}]. $lookup/$unionWith take class names. Without a final $limit or $count, {"$limit": 200} is appended.',
-};
+} as const;
 
-export const aggregate = readTool<Args>({
+export const aggregate = readTool({
   name: 'aggregate',
   description:
     "Run an aggregation pipeline on a class ($match, $group, $sort, $project, $lookup, $facet, $bucket...). Code-running and writing stages are refused; the agent's scopes are applied to every class the pipeline reads. For simple counts per value prefer group_by, group_by_date or distinct.",

@@ -12,6 +12,7 @@ import {
 import type { ReadPolicy } from '../../../security/read-policy';
 import type { NativeAnalytics, PolicedReader } from '../../read/policed-reader';
 import { dryRunFlag } from '../dry-run-flag';
+import type { GroupArgs } from './analytics-schemas';
 
 /**
  * The allowlisted fields of `className` the agent's view lacks, as `withheld_fields` reports them
@@ -70,19 +71,6 @@ export async function gatedLimit(
 ): Promise<number> {
   await read.gate(className);
   return resolveLimit(limit, range.default, range.max);
-}
-
-/** The arguments group_by and group_by_date share. */
-export interface GroupArgs {
-  class_name: string;
-  field: string;
-  operation?: GroupOperation;
-  value_field?: string;
-  where?: Record<string, unknown>;
-  sort?: GroupSort;
-  limit?: number;
-  apply_canonical_filter?: boolean;
-  dry_run?: boolean;
 }
 
 /** A path's own group-by speaks these operation names. */

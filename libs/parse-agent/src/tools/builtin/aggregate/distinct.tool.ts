@@ -18,18 +18,7 @@ import { canonicalEcho, gatedLimit, runHelper, type LimitRange } from './analyti
 
 const DISTINCT_LIMITS: LimitRange = { default: DISTINCT_DEFAULT_LIMIT, max: DISTINCT_MAX_LIMIT };
 
-interface Args {
-  class_name: string;
-  field: string;
-  where?: Record<string, unknown>;
-  sort?: 'asc' | 'desc';
-  limit?: number;
-  flatten_arrays?: boolean;
-  apply_canonical_filter?: boolean;
-  dry_run?: boolean;
-}
-
-export const distinct = readTool<Args>({
+export const distinct = readTool({
   name: 'distinct',
   description:
     'List the distinct values of one field of a class (optionally filtered). Pointer values come back as objectIds with pointer_class.',

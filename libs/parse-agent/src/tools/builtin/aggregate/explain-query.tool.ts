@@ -3,14 +3,7 @@ import { readTool } from '../../read/read-tool';
 import { classArguments, classResult, WHERE_ARG } from '../tool-schemas';
 import { nullable } from '../output-schemas';
 
-interface Args {
-  class_name: string;
-  where?: Record<string, unknown>;
-  order?: string;
-  pipeline?: unknown[];
-}
-
-export const explainQuery = readTool<Args>({
+export const explainQuery = readTool({
   name: 'explain_query',
   description:
     'Explain how the database would run a query on a class (no rows): whether it scans the whole collection or uses an index. Give where/order for a query, or pipeline for an aggregate pipeline (its SQL plan on the direct PostgreSQL path).',

@@ -3,17 +3,11 @@ import {
   buildGroupByDatePipeline,
   DATE_INTERVALS,
   shapeGroupByDateResult,
-  type DateInterval,
 } from '../../../security/pipeline/group-by-date-pipeline';
 import type { GroupRow } from '../../../security/pipeline/group-by-pipeline';
 import { readTool } from '../../read/read-tool';
 import { FIELD_ARG, groupArguments, groupResult, helperArguments } from './analytics-schemas';
-import { gatedLimit, groupCall, runHelper, type GroupArgs } from './analytics-support';
-
-interface Args extends GroupArgs {
-  interval: DateInterval;
-  timezone?: string;
-}
+import { gatedLimit, groupCall, runHelper } from './analytics-support';
 
 /** Intervals a path's own date grouping accepts; finer ones always go through a pipeline. */
 const PATH_INTERVALS: ReadonlySet<string> = new Set([
@@ -25,7 +19,7 @@ const PATH_INTERVALS: ReadonlySet<string> = new Set([
   'year',
 ]);
 
-export const groupByDate = readTool<Args>({
+export const groupByDate = readTool({
   name: 'group_by_date',
   description:
     'Bucket the objects of a class by a date field (year, quarter, month, week, day, hour, minute, second) in a time zone, counting them or summing/averaging a value_field per bucket. Keys are readable dates such as "2024-11", "2024-W48", "2024-11-25".',

@@ -11,13 +11,9 @@ import {
   groupResult,
   helperArguments,
 } from './analytics-schemas';
-import { gatedLimit, groupCall, runHelper, type GroupArgs } from './analytics-support';
+import { gatedLimit, groupCall, runHelper } from './analytics-support';
 
-interface Args extends GroupArgs {
-  flatten_arrays?: boolean;
-}
-
-export const groupBy = readTool<Args>({
+export const groupBy = readTool({
   name: 'group_by',
   description:
     'Group the objects of a class by one field and count them (or sum/avg/min/max a value_field per group). Returns groups [{ key, value }], largest first by default; pointer keys come back as objectIds with pointer_class.',

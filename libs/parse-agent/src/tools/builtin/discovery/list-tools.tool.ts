@@ -2,7 +2,7 @@ import { BUILTIN_CATEGORIES } from '../../tool-categories';
 import { readTool } from '../../read/read-tool';
 import { LIST_TOOLS_OUTPUT } from '../output-schemas';
 
-export const listTools = readTool<{ category?: string }>({
+export const listTools = readTool({
   name: 'list_tools',
   description:
     'List the tools this agent may use, with their categories. Optionally filter by category.',

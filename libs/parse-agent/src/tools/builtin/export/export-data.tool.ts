@@ -21,21 +21,6 @@ import { PIPELINE_ARG } from '../aggregate/aggregate.tool';
 export const DEFAULT_EXPORT_ROW_CAP = 1_000;
 export const MAX_EXPORT_ROW_CAP = 10_000;
 
-interface Args {
-  class_name: string;
-  format?: string;
-  columns?: unknown[];
-  where?: Record<string, unknown>;
-  keys?: string[];
-  include?: string[];
-  order?: string;
-  limit?: number;
-  skip?: number;
-  pipeline?: unknown[];
-  row_cap?: number;
-  apply_canonical_filter?: boolean;
-}
-
 interface Column {
   field: string;
   header: string;
@@ -116,7 +101,7 @@ async function pipelineRowCount(
   return typeof n === 'number' && Number.isInteger(n) && n >= 0 ? n : undefined;
 }
 
-export const exportData = readTool<Args>({
+export const exportData = readTool({
   name: 'export_data',
   description: `Export rows of a class as one CSV, Markdown or text table (query mode with where/keys/include/order, or pipeline mode). columns picks and renames fields ({ "subject.name": "Subject" }). Up to row_cap rows (default ${DEFAULT_EXPORT_ROW_CAP}, max ${MAX_EXPORT_ROW_CAP}).`,
   category: 'export',

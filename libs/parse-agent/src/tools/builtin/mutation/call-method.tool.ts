@@ -19,13 +19,6 @@ import { methodArguments } from './method-arguments';
 import { methodTarget } from './method-target';
 import { DRY_RUN_ARG } from './mutation-schemas';
 
-interface Args {
-  class_name: string;
-  method_name: string;
-  object_id?: string;
-  arguments?: Record<string, unknown>;
-}
-
 /**
  * The object an instance method acts on, read as the agent reads (tenant, filters, canonical
  * filter, allowlist, redaction): another tenant's row is "not found".
@@ -39,7 +32,7 @@ async function readObject(read: PolicedReader, className: string, objectId: stri
 const DRY_RUN_WRITE_NOTE =
   'A dry run does not check write permission: the real call can still be refused if the user may not write the object.';
 
-export const callMethod = writeTool<Args>({
+export const callMethod = writeTool({
   name: 'call_method',
   description:
     'Run a domain action the application declared on a class (see agent_methods in get_schema). Pass arguments.dry_run: true to preview without changing anything.',

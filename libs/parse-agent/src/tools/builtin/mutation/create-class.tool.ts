@@ -4,12 +4,7 @@ import { CREATING_TOOL } from '../tool-annotations';
 import { CLASS_NAME_ARG } from '../tool-schemas';
 import { CREATE_CLASS_OUTPUT } from '../output-schemas';
 
-interface Args {
-  class_name: string;
-  fields: Record<string, { type: string; target_class?: string }>;
-}
-
-export const createClass = writeTool<Args>({
+export const createClass = writeTool({
   name: 'create_class',
   description:
     'Create a new class with typed fields. Changes the application schema: operator use only.',

@@ -3,12 +3,7 @@ import { CREATING_TOOL } from '../tool-annotations';
 import { CLASS_NAME_ARG } from '../tool-schemas';
 import { VALUES_ARG, WRITE_RESULT_SCHEMA } from './mutation-schemas';
 
-interface Args {
-  class_name: string;
-  values: Record<string, unknown>;
-}
-
-export const createObject = writeTool<Args>({
+export const createObject = writeTool({
   name: 'create_object',
   description:
     'Create one object in a class. Raw write: prefer a declared agent method (call_method) when one fits. The tenant field is set to your tenant automatically.',

@@ -3,7 +3,7 @@ import { DESTRUCTIVE_IDEMPOTENT_TOOL } from '../tool-annotations';
 import { CLASS_NAME_ARG } from '../tool-schemas';
 import { DELETE_CLASS_OUTPUT } from '../output-schemas';
 
-export const deleteClass = writeTool<{ class_name: string }>({
+export const deleteClass = writeTool({
   name: 'delete_class',
   description:
     'Delete an empty class from the schema. Asks the person to confirm first. Operator use only.',

@@ -3,12 +3,7 @@ import { DESTRUCTIVE_IDEMPOTENT_TOOL } from '../tool-annotations';
 import { CLASS_NAME_ARG, OBJECT_ID_ARG } from '../tool-schemas';
 import { WRITE_RESULT_SCHEMA } from './mutation-schemas';
 
-interface Args {
-  class_name: string;
-  object_id: string;
-}
-
-export const deleteObject = writeTool<Args>({
+export const deleteObject = writeTool({
   name: 'delete_object',
   description:
     'Delete one object you can read. Asks the person to confirm first when the client supports it.',

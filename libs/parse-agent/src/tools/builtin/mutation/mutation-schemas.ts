@@ -3,7 +3,7 @@ export const VALUES_ARG = {
   type: 'object',
   description:
     'Fields to set, e.g. {"status": "closed"}. Only the class\'s agent fields; the tenant field is set for you; ACL, authData and Parse-managed fields are refused.',
-};
+} as const;
 
 export const WRITE_RESULT_SCHEMA = {
   type: 'object',
@@ -19,4 +19,4 @@ export const WRITE_RESULT_SCHEMA = {
 export const DRY_RUN_ARG = {
   type: 'boolean',
   description: 'true: preview what would happen and change nothing; false or absent: run it.',
-};
+} as const;

@@ -3,13 +3,7 @@ import { DESTRUCTIVE_IDEMPOTENT_TOOL } from '../tool-annotations';
 import { CLASS_NAME_ARG, OBJECT_ID_ARG } from '../tool-schemas';
 import { VALUES_ARG, WRITE_RESULT_SCHEMA } from './mutation-schemas';
 
-interface Args {
-  class_name: string;
-  object_id: string;
-  values: Record<string, unknown>;
-}
-
-export const updateObject = writeTool<Args>({
+export const updateObject = writeTool({
   name: 'update_object',
   description:
     'Change fields of one object you can read. Raw write: prefer a declared agent method (call_method) when one fits. The tenant field cannot be changed.',

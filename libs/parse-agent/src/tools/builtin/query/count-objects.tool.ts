@@ -3,13 +3,7 @@ import { readTool } from '../../read/read-tool';
 import { APPLY_CANONICAL_FILTER_ARG, classArguments, WHERE_ARG } from '../tool-schemas';
 import { COUNT_OBJECTS_OUTPUT } from '../output-schemas';
 
-interface Args {
-  class_name: string;
-  where?: Record<string, unknown>;
-  apply_canonical_filter?: boolean;
-}
-
-export const countObjects = readTool<Args>({
+export const countObjects = readTool({
   name: 'count_objects',
   description: 'Count the objects of a class matching Parse constraints (an exact count).',
   category: 'query',

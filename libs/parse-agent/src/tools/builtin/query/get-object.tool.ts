@@ -10,19 +10,12 @@ import {
 } from '../tool-schemas';
 import { GET_OBJECT_OUTPUT } from '../output-schemas';
 
-interface Args {
-  class_name: string;
-  object_id: string;
-  include?: string[];
-  apply_canonical_filter?: boolean;
-}
-
 /** Not-found and filtered-out answer the same, so the agent cannot probe what filters hide. */
 export function objectNotFound(className: string, objectId: string): ObjectNotFoundError {
   return new ObjectNotFoundError(className, objectId);
 }
 
-export const getObject = readTool<Args>({
+export const getObject = readTool({
   name: 'get_object',
   description: 'Fetch one object by objectId, optionally expanding pointers with include.',
   category: 'query',

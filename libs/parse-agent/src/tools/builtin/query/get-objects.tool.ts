@@ -5,14 +5,7 @@ import { readTool } from '../../read/read-tool';
 import { APPLY_CANONICAL_FILTER_ARG, classArguments, INCLUDE_ARG } from '../tool-schemas';
 import { GET_OBJECTS_OUTPUT } from '../output-schemas';
 
-interface Args {
-  class_name: string;
-  ids: string[];
-  include?: string[];
-  apply_canonical_filter?: boolean;
-}
-
-export const getObjects = readTool<Args>({
+export const getObjects = readTool({
   name: 'get_objects',
   description: `Fetch up to ${MAX_GET_OBJECTS_IDS} objects of one class by objectId in one call; results are keyed by id, with the ids not found listed in missing.`,
   category: 'query',

@@ -5,7 +5,7 @@ import { readTool } from '../../read/read-tool';
 import { classArguments } from '../tool-schemas';
 import { GET_SAMPLE_OBJECTS_OUTPUT } from '../output-schemas';
 
-export const getSampleObjects = readTool<{ class_name: string; limit?: number }>({
+export const getSampleObjects = readTool({
   name: 'get_sample_objects',
   description: `The most recently created objects of a class, to see what its data looks like (default ${DEFAULT_SAMPLE_LIMIT}, max ${MAX_SAMPLE_LIMIT}).`,
   category: 'query',

@@ -9,6 +9,7 @@ import {
 import { simplifyTypedValue } from '../../../format/simplify-object';
 import type { PolicedPage } from '../../read/policed-reader';
 import { readTool } from '../../read/read-tool';
+import type { ArgumentsOf } from '../../schema-types';
 import type { ReadPolicy } from '../../../security/read-policy';
 import {
   APPLY_CANONICAL_FILTER_ARG,
@@ -19,45 +20,38 @@ import {
 } from '../tool-schemas';
 import { QUERY_CLASS_OUTPUT } from '../output-schemas';
 
-export interface QueryClassArgs {
-  class_name: string;
-  where?: Record<string, unknown>;
-  limit?: number;
-  skip?: number;
-  order?: string;
-  keys?: string[];
-  include?: string[];
-  apply_canonical_filter?: boolean;
-  format?: string;
-}
+const QUERY_CLASS_INPUT = classArguments({
+  where: WHERE_ARG,
+  limit: {
+    type: 'integer',
+    minimum: 1,
+    description: `Rows to return (default ${DEFAULT_LIMIT}, max ${MAX_LIMIT}).`,
+  },
+  skip: { type: 'integer', minimum: 0, description: 'Rows to skip, for paging.' },
+  order: {
+    type: 'string',
+    description: 'Sort fields, comma-separated; prefix - for descending, e.g. "-createdAt".',
+  },
+  keys: KEYS_ARG,
+  include: INCLUDE_ARG,
+  apply_canonical_filter: APPLY_CANONICAL_FILTER_ARG,
+  format: { type: 'string', description: 'json (default), csv, markdown or table.' },
+});
+
+/** query_class's arguments, as its schema declares them. */
+type QueryClassArgs = ArgumentsOf<typeof QUERY_CLASS_INPUT>;
 
 const FORMATS = ['json', 'csv', 'markdown', 'table'] as const;
 type Format = (typeof FORMATS)[number];
 
-export const queryClass = readTool<QueryClassArgs>({
+export const queryClass = readTool({
   name: 'query_class',
   description: `Find objects of a class with Parse constraints. Default limit ${DEFAULT_LIMIT}, max ${MAX_LIMIT}; each result holds about ${DEFAULT_RESULT_BUDGET_BYTES / 1024} KB of rows in any format: when pagination.has_more is true, next_call is the call for the next page. Large fields are left out unless named in keys. Output as json, csv, markdown or table.`,
   category: 'query',
   timeout: 30,
   oversize: 'trim-rows',
   outputSchema: QUERY_CLASS_OUTPUT,
-  inputSchema: classArguments({
-    where: WHERE_ARG,
-    limit: {
-      type: 'integer',
-      minimum: 1,
-      description: `Rows to return (default ${DEFAULT_LIMIT}, max ${MAX_LIMIT}).`,
-    },
-    skip: { type: 'integer', minimum: 0, description: 'Rows to skip, for paging.' },
-    order: {
-      type: 'string',
-      description: 'Sort fields, comma-separated; prefix - for descending, e.g. "-createdAt".',
-    },
-    keys: KEYS_ARG,
-    include: INCLUDE_ARG,
-    apply_canonical_filter: APPLY_CANONICAL_FILTER_ARG,
-    format: { type: 'string', description: 'json (default), csv, markdown or table.' },
-  }),
+  inputSchema: QUERY_CLASS_INPUT,
   handler: async (args, { access, read }) => {
     await read.gate(args.class_name);
     const format = (args.format ?? 'json').toLowerCase() as Format;

@@ -1,14 +1,9 @@
 import { readTool } from '../../read/read-tool';
 import { GET_ALL_SCHEMAS_OUTPUT } from '../output-schemas';
 
-interface Args {
-  names?: string[];
-  prefix?: string;
-}
-
 const DEFAULT_FIELD_COUNT = 4; // objectId, createdAt, updatedAt, ACL
 
-export const getAllSchemas = readTool<Args>({
+export const getAllSchemas = readTool({
   name: 'get_all_schemas',
   description:
     'List the classes this agent can see with their field counts and descriptions. Narrow with names (exact) or prefix. Use get_schema for field details.',

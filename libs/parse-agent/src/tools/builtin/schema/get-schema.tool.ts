@@ -4,7 +4,7 @@ import { describeSchema } from './schema-description';
 import { describeAgentMethods } from '../mutation/agent-method-gate';
 import { GET_SCHEMA_OUTPUT } from '../output-schemas';
 
-export const getSchema = readTool<{ class_name: string }>({
+export const getSchema = readTool({
   name: 'get_schema',
   description:
     'Describe one class: its fields with types, descriptions and allowed values, pointer targets with query hints, indexes, permissions, filters, relations and the agent methods you may call.',

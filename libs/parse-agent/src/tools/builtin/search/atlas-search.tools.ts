@@ -10,36 +10,14 @@ import {
   classResult,
   KEYS_ARG,
   WHERE_ARG,
+  type ClassArgumentsSchema,
 } from '../tool-schemas';
+import type { ArgumentsOf } from '../../schema-types';
 
 const DEFAULT_LIMIT = 20;
 const MAX_LIMIT = 100;
 const FACET_DEFAULT_LIMIT = 10;
 const FACET_MAX_LIMIT = 50;
-
-interface CommonArgs {
-  class_name: string;
-  query: string;
-  index?: string;
-  fuzzy?: number;
-  where?: Record<string, unknown>;
-  keys?: string[];
-  limit?: number;
-  apply_canonical_filter?: boolean;
-}
-
-interface TextArgs extends CommonArgs {
-  fields: string[];
-}
-
-interface AutocompleteArgs extends CommonArgs {
-  field: string;
-}
-
-interface FacetArgs extends TextArgs {
-  facets: string[];
-  facet_limit?: number;
-}
 
 const COMMON_PROPERTIES = {
   query: { type: 'string', description: 'The words to look for.' },
@@ -61,14 +39,17 @@ const COMMON_PROPERTIES = {
     description: `Rows to return, best match first (default ${DEFAULT_LIMIT}, max ${MAX_LIMIT}).`,
   },
   apply_canonical_filter: APPLY_CANONICAL_FILTER_ARG,
-};
+} as const;
 
 const FIELDS_ARG = {
   type: 'array',
   items: { type: 'string' },
   minItems: 1,
   description: 'String fields to search in, e.g. ["title", "body"].',
-};
+} as const;
+
+/** What every Atlas search tool takes: `class_name`, `query` and the properties above. */
+type CommonArgs = ArgumentsOf<ClassArgumentsSchema<typeof COMMON_PROPERTIES, readonly ['query']>>;
 
 const SEARCH_RESULT = classResult({
   index: { type: 'string' },
@@ -132,7 +113,7 @@ async function runSearch(
   };
 }
 
-export const atlasTextSearch = readTool<TextArgs>({
+export const atlasTextSearch = readTool({
   name: 'atlas_text_search',
   description:
     'Full-text search of a class: rows whose fields contain the words (stemmed, any order).' +
@@ -146,7 +127,7 @@ export const atlasTextSearch = readTool<TextArgs>({
   handler: (args, { read }) => runSearch(read, args, { mode: 'text', paths: args.fields }),
 });
 
-export const atlasAutocomplete = readTool<AutocompleteArgs>({
+export const atlasAutocomplete = readTool({
   name: 'atlas_autocomplete',
   description:
     'Search-as-you-type on one field: rows whose field starts with (or contains words starting with) what was typed. The field needs an autocomplete mapping in the Atlas index.' +
@@ -171,7 +152,7 @@ export const atlasAutocomplete = readTool<AutocompleteArgs>({
   },
 });
 
-export const atlasFacetedSearch = readTool<FacetArgs>({
+export const atlasFacetedSearch = readTool({
   name: 'atlas_faceted_search',
   description:
     'Full-text search with counts per value of some fields among the matching rows (e.g. how many hits per status). Counts cover only rows this agent may read.' +

@@ -12,17 +12,6 @@ const MAX_K = 20;
 const DEFAULT_CHUNKS_PER_DOCUMENT = 3;
 const DEFAULT_MAX_TOTAL_TOKENS = 20_000;
 
-interface SemanticSearchArgs {
-  class_name: string;
-  query: string;
-  k?: number;
-  where?: Record<string, unknown>;
-  text_field?: string;
-  max_chunks_per_document?: number;
-  max_total_tokens?: number;
-  mode?: 'vector' | 'hybrid';
-}
-
 /**
  * Whether any registered class is @AgentSearchable: the tool is offered only then. `@AgentVisible`
  * is not access control, so it does not decide here; whether this agent may read the class is the
@@ -67,7 +56,7 @@ const RESULT = classResult({
   applied_limits: { type: 'object' },
 });
 
-export const semanticSearch = readTool<SemanticSearchArgs>({
+export const semanticSearch = readTool({
   name: 'semantic_search',
   description:
     "Finds the passages of a class's text fields closest to a query (by embedding similarity), among rows this agent may read. Only classes marked searchable. Returns chunks best first with scores, and each parent row once in `documents`. `where` may use the class's filter fields only.",
