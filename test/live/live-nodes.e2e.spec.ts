@@ -320,4 +320,33 @@ describeWithProxy('resource subscriptions across two nodes and two LiveQuery ser
       inspect.disconnect();
     }
   }, 90_000);
+
+  it('with Redis down, subscribe is refused with a clear error and the node keeps serving', async () => {
+    const headers = await openSession(nodes.a.url, tokens.alice);
+    const subscribe = { jsonrpc: '2.0', id: 7, method: 'resources/subscribe' };
+    const params = { uri: 'parse://Order/count' };
+    await redis.stop();
+    const refused = await rpc(nodes.a.url, { ...subscribe, params }, headers);
+    expect(refused.status).toBe(503);
+    expect(JSON.stringify(refused.json)).toMatch(/unavailable/i);
+    expect(await subs(stacks.a)).toBe(0);
+    await redis.start();
+    // The node answers again: a new session (the old one went with that Redis) subscribes.
+    let fresh: Record<string, string> | undefined;
+    await until(
+      async () => {
+        fresh = await openSession(nodes.a.url, tokens.alice).catch(() => undefined);
+        return fresh !== undefined;
+      },
+      15_000,
+      'a session after Redis came back',
+    );
+    const answer = await rpc(nodes.a.url, { ...subscribe, params }, fresh!);
+    expect(answer.json?.error).toBeUndefined();
+    await rpc(
+      nodes.a.url,
+      { jsonrpc: '2.0', id: 8, method: 'resources/unsubscribe', params },
+      fresh!,
+    );
+  }, 60_000);
 });
