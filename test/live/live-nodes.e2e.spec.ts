@@ -11,6 +11,7 @@ import { findFreePort } from '../../src/embedded/free-port';
 import { seedDemo } from '../harness/demo-data';
 import { installed, writeTemp } from '../hosts/netns';
 import {
+  openSession,
   rpc,
   runKeyPrefix,
   startOwnRedis,
