@@ -9,6 +9,7 @@ import { Redis } from 'ioredis';
 import { tenantAcl } from '../../src/embedded/seed/demo-dataset';
 import { findFreePort } from '../../src/embedded/free-port';
 import { seedDemo } from '../harness/demo-data';
+import { messagesOf, openSsePost } from '../mcp/mcp-test-app';
 import { installed, writeTemp } from '../hosts/netns';
 import {
   openSession,
@@ -307,6 +308,26 @@ describeWithProxy('resource subscriptions across two nodes and two LiveQuery ser
     expect(Date.now() - again).toBeLessThan(1000);
     expect(updates).toEqual([uri]);
 
+    // A newer stream of the session on the same node takes over: its subscription runs for the
+    // new stream, which is told to re-read and then hears the next acme order.
+    const newer = await openSsePost(nodes.a.url, undefined, headers, 'GET');
+    expect(newer.status).toBe(200);
+    const heard: string[] = [];
+    const reading = (async () => {
+      for (let event = await newer.next(); event; event = await newer.next()) {
+        for (const m of messagesOf([event])) {
+          if (m.method === 'notifications/resources/updated')
+            heard.push(String((m.params as { uri?: string } | undefined)?.uri));
+        }
+      }
+    })();
+    await until(() => heard.includes(uri), 3000, 'the re-read notice on the newer stream');
+    heard.length = 0;
+    await rest('/classes/Order', order('acme'));
+    await until(() => heard.length === 1, 1000, 'the update on the newer stream');
+    expect(heard).toEqual([uri]);
+    expect(await subs(stacks.a)).toBe(1);
+
     // DELETE ends the session: no LiveQuery server holds a subscription, and Redis forgot hers.
     await transport.terminateSession();
     await until(
@@ -314,6 +335,7 @@ describeWithProxy('resource subscriptions across two nodes and two LiveQuery ser
       3000,
       'no subscription left',
     );
+    await reading; // DELETE closed the newer stream too
     const inspect = new Redis(redis.url);
     try {
       expect(await inspect.keys(`${keyPrefix}*live-subscriptions*`)).toEqual([]);

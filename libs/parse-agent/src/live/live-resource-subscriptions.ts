@@ -291,27 +291,32 @@ export class LiveResourceSubscriptions implements ResourceSubscriptionService {
       return;
     }
     if (state.listener !== listener) return;
+    // The records are matched to the list without awaiting in between, so a subscribe or
+    // unsubscribe made on this node meanwhile is not undone by a list read before it.
     const wanted = new Set(uris);
+    const closing: Array<Promise<void>> = [];
     for (const uri of [...state.records.keys()]) {
       if (wanted.has(uri) || !state.records.delete(uri)) continue;
       this.total -= 1;
-      await this.deactivate(listener, uri);
+      closing.push(this.deactivate(listener, uri));
     }
     let skipped = 0;
     for (const uri of uris) {
-      if (state.records.has(uri)) continue;
-      let resource: ParsedResourceUri;
-      try {
-        resource = parseResourceUri(uri);
-      } catch {
-        continue;
+      if (!state.records.has(uri)) {
+        let resource: ParsedResourceUri;
+        try {
+          resource = parseResourceUri(uri);
+        } catch {
+          continue;
+        }
+        if (this.total >= this.options.maxSubscriptions) {
+          skipped += 1;
+          continue;
+        }
+        state.records.set(uri, { resource });
+        this.total += 1;
       }
-      if (this.total >= this.options.maxSubscriptions) {
-        skipped += 1;
-        continue;
-      }
-      state.records.set(uri, { resource });
-      this.total += 1;
+      // Known records too: a newer stream of the session on this node took over from another.
       void this.activate(state, listener, uri, reattach);
     }
     if (skipped) {
@@ -319,6 +324,7 @@ export class LiveResourceSubscriptions implements ResourceSubscriptionService {
         `${skipped} resource subscription(s) of a session stay idle on this node: it runs its maximum of ${this.options.maxSubscriptions} (liveQuery.maxSubscriptions, counted per node).`,
       );
     }
+    await Promise.all(closing);
   }
 
   /** Shared records: the stream left this node, so its records here go (the store keeps them). */
