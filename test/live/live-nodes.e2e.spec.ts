@@ -227,7 +227,7 @@ describeWithProxy('resource subscriptions across two nodes and two LiveQuery ser
         initialReconnectionDelay: 300,
         maxReconnectionDelay: 1000,
         reconnectionDelayGrowFactor: 1.5,
-        maxRetries: 20,
+        maxRetries: 8,
       },
       fetch: async (input, init) => {
         const res = await fetch(input, init);
@@ -336,6 +336,8 @@ describeWithProxy('resource subscriptions across two nodes and two LiveQuery ser
       'no subscription left',
     );
     await reading; // DELETE closed the newer stream too
+    await client.close();
+    client = undefined;
     const inspect = new Redis(redis.url);
     try {
       expect(await inspect.keys(`${keyPrefix}*live-subscriptions*`)).toEqual([]);
