@@ -191,7 +191,10 @@ export class LiveResourceSubscriptions implements ResourceSubscriptionService {
     };
   }
 
-  /** Subscriptions of one session (tests, the console). */
+  /**
+   * Subscriptions of one session (tests, the console). With shared records: only while this node
+   * holds the session's stream (the full list is in the store).
+   */
   subscriptionsOf(sessionId: string): string[] {
     return [...(this.sessions.get(sessionId)?.records.keys() ?? [])];
   }
