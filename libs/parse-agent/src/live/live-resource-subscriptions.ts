@@ -6,9 +6,10 @@ import { McpMethodError } from '../mcp/mcp-method-error';
 import { JSON_RPC_ERROR_CODES } from '../mcp/protocol.constants';
 import type {
   ResourceSubscriptionService,
+  SharedSubscriptionRecords,
   SubscribingSession,
 } from '../mcp/resource-subscriptions.types';
-import type { ParsedResourceUri } from '../mcp/resource-uri';
+import { parseResourceUri, type ParsedResourceUri } from '../mcp/resource-uri';
 import type {
   LiveQueryConnection,
   LiveQueryConnector,
@@ -48,6 +49,8 @@ interface SessionState {
   records: Map<string, SubscriptionRecord>;
   ended: Subscription;
   listener?: Listener;
+  /** Shared records: the reload from the store in progress (reloads run one after another). */
+  reloading?: Promise<void>;
 }
 
 /** What the console and the benchmark read. */
@@ -66,6 +69,12 @@ export interface LiveSubscriptionStats {
  * `notifications/resources/updated` on that stream. Subscriptions end on unsubscribe and with the
  * session (DELETE, expiry, shutdown); a closed stream stops their LiveQuery subscriptions, and a
  * reopened one starts them again.
+ *
+ * With `shared` records (Redis), a session's URIs are session state every node reads: any node
+ * records a subscribe and announces it, and the node holding the session's stream (re)loads the
+ * URIs, plans them for the stream's agent and runs them. A stream opening on a node (after another
+ * died, say) loads them the same way and tells the client to re-read each. This node then keeps
+ * records only for sessions whose stream it holds; `maxSubscriptions` bounds those.
  */
 export class LiveResourceSubscriptions implements ResourceSubscriptionService {
   protected readonly sessions = new Map<string, SessionState>();
@@ -73,11 +82,14 @@ export class LiveResourceSubscriptions implements ResourceSubscriptionService {
   protected total = 0;
   protected answered = false;
   protected closed = false;
+  protected stopWatching?: () => void;
 
   constructor(
     protected readonly connector: LiveQueryConnector,
     protected readonly options: ResolvedLiveQueryOptions,
     protected readonly logger: LiveSubscriptionsLogger,
+    /** Where the sessions' URIs are kept across nodes (Redis); without it, in this node only. */
+    protected readonly shared?: SharedSubscriptionRecords,
   ) {
     this.pool = new LiveQueryPool(connector, {
       down: (identity, reason) => this.connectionDown(identity, reason),
@@ -87,6 +99,15 @@ export class LiveResourceSubscriptions implements ResourceSubscriptionService {
 
   get available(): boolean {
     return this.answered && !this.closed;
+  }
+
+  /** With shared records: hears the changes other nodes announce (call once, at start-up). */
+  async watchSharedRecords(): Promise<void> {
+    if (!this.shared || this.stopWatching) return;
+    this.stopWatching = await this.shared.watch((sessionId) => {
+      const state = this.sessions.get(sessionId);
+      if (state?.listener) void this.reload(state, state.listener, false);
+    });
   }
 
   /**
@@ -120,6 +141,7 @@ export class LiveResourceSubscriptions implements ResourceSubscriptionService {
     resource: ParsedResourceUri,
     signal?: AbortSignal,
   ): Promise<void> {
+    if (this.shared) return this.subscribeShared(this.shared, agent, session, resource, signal);
     const state = this.sessions.get(session.id);
     if (state?.records.has(resource.uri)) return; // idempotent
     this.checkCaps(state);
@@ -135,6 +157,7 @@ export class LiveResourceSubscriptions implements ResourceSubscriptionService {
   }
 
   async unsubscribe(session: SubscribingSession, uri: string): Promise<boolean> {
+    if (this.shared) return this.unsubscribeShared(this.shared, session, uri);
     const state = this.sessions.get(session.id);
     if (!state?.records.delete(uri)) return false;
     this.total -= 1;
@@ -153,6 +176,14 @@ export class LiveResourceSubscriptions implements ResourceSubscriptionService {
     if (state.listener) void this.detach(state, state.listener);
     const listener: Listener = { agent, deliver, active: new Map() };
     state.listener = listener;
+    if (this.shared) {
+      // The records may have been made anywhere, and changes missed while no stream listened.
+      void this.reload(state, listener, true);
+      return () => {
+        void this.detach(state, listener);
+        if (!state.listener) this.release(state);
+      };
+    }
     for (const uri of state.records.keys()) void this.activate(state, listener, uri);
     return () => {
       void this.detach(state, listener);
@@ -160,7 +191,10 @@ export class LiveResourceSubscriptions implements ResourceSubscriptionService {
     };
   }
 
-  /** Subscriptions of one session (tests, the console). */
+  /**
+   * Subscriptions of one session (tests, the console). With shared records: only while this node
+   * holds the session's stream (the full list is in the store).
+   */
   subscriptionsOf(sessionId: string): string[] {
     return [...(this.sessions.get(sessionId)?.records.keys() ?? [])];
   }
@@ -179,18 +213,146 @@ export class LiveResourceSubscriptions implements ResourceSubscriptionService {
   /** Ends every subscription and closes every LiveQuery connection (shutdown). */
   async close(): Promise<void> {
     this.closed = true;
+    this.stopWatching?.();
     const all = [...this.sessions.values()];
     await Promise.all(all.map((state) => this.end(state)));
     await this.pool.closeAll();
   }
 
-  protected checkCaps(state: SessionState | undefined): void {
-    const { maxSubscriptionsPerSession, maxSubscriptions } = this.options;
-    if ((state?.records.size ?? 0) >= maxSubscriptionsPerSession) {
+  /**
+   * Shared records: the per-session cap is counted in the store (all nodes), the node cap here.
+   * The record is made wherever the call lands; the node holding the stream runs it.
+   */
+  protected async subscribeShared(
+    shared: SharedSubscriptionRecords,
+    agent: ParseAgent,
+    session: SubscribingSession,
+    resource: ParsedResourceUri,
+    signal?: AbortSignal,
+  ): Promise<void> {
+    if (!this.sessions.get(session.id)?.records.has(resource.uri)) this.checkNodeCap();
+    const plan = await planSubscription(agent, resource, this.options, signal);
+    if (this.closed) return;
+    const cap = this.options.maxSubscriptionsPerSession;
+    const added = await storeCall(() => shared.add(session.id, resource.uri, cap));
+    if (added === 'full') throw this.sessionFull();
+    if (added === 'gone') {
       throw new AgentValidationError(
-        `This session already holds ${maxSubscriptionsPerSession} resource subscriptions, the limit set by liveQuery.maxSubscriptionsPerSession: unsubscribe from resources you no longer watch.`,
+        'This MCP session has ended (expired or deleted): initialize a new session, then subscribe again.',
       );
     }
+    if (added === 'added') await shared.announce(session.id).catch(() => undefined);
+    const state = this.sessions.get(session.id);
+    if (!state?.listener || state.records.has(resource.uri)) return;
+    state.records.set(resource.uri, { resource, plan });
+    this.total += 1;
+    await this.activate(state, state.listener, resource.uri);
+  }
+
+  protected async unsubscribeShared(
+    shared: SharedSubscriptionRecords,
+    session: SubscribingSession,
+    uri: string,
+  ): Promise<boolean> {
+    const removed = await storeCall(() => shared.remove(session.id, uri));
+    if (removed) await shared.announce(session.id).catch(() => undefined);
+    const state = this.sessions.get(session.id);
+    if (state?.records.delete(uri)) {
+      this.total -= 1;
+      if (state.listener) await this.deactivate(state.listener, uri);
+    }
+    return removed;
+  }
+
+  /**
+   * Makes the stream's running subscriptions match the session's records in the store, one reload
+   * of a session at a time. `reattach`: the stream just opened, so every resource is re-read.
+   */
+  protected reload(state: SessionState, listener: Listener, reattach: boolean): Promise<void> {
+    const previous = state.reloading ?? Promise.resolve();
+    const next = previous.then(() => this.reloadNow(state, listener, reattach));
+    state.reloading = next;
+    void next.finally(() => {
+      if (state.reloading === next) state.reloading = undefined;
+    });
+    return next;
+  }
+
+  protected async reloadNow(
+    state: SessionState,
+    listener: Listener,
+    reattach: boolean,
+  ): Promise<void> {
+    if (state.listener !== listener || this.closed) return;
+    let uris: string[];
+    try {
+      uris = await this.shared!.list(state.session.id);
+    } catch (error) {
+      this.logger.warn(
+        `resource subscriptions of a session could not be read from Redis (${(error as Error)?.message}): its stream gets no resource updates until it reconnects or the subscriptions change.`,
+      );
+      return;
+    }
+    if (state.listener !== listener) return;
+    // The records are matched to the list without awaiting in between, so a subscribe or
+    // unsubscribe made on this node meanwhile is not undone by a list read before it.
+    const wanted = new Set(uris);
+    const closing: Array<Promise<void>> = [];
+    for (const uri of [...state.records.keys()]) {
+      if (wanted.has(uri) || !state.records.delete(uri)) continue;
+      this.total -= 1;
+      closing.push(this.deactivate(listener, uri));
+    }
+    let skipped = 0;
+    for (const uri of uris) {
+      if (!state.records.has(uri)) {
+        let resource: ParsedResourceUri;
+        try {
+          resource = parseResourceUri(uri);
+        } catch {
+          continue;
+        }
+        if (this.total >= this.options.maxSubscriptions) {
+          skipped += 1;
+          continue;
+        }
+        state.records.set(uri, { resource });
+        this.total += 1;
+      }
+      // Known records too: a newer stream of the session on this node took over from another.
+      void this.activate(state, listener, uri, reattach);
+    }
+    if (skipped) {
+      this.logger.warn(
+        `${skipped} resource subscription(s) of a session stay idle on this node: it runs its maximum of ${this.options.maxSubscriptions} (liveQuery.maxSubscriptions, counted per node).`,
+      );
+    }
+    await Promise.all(closing);
+  }
+
+  /** Shared records: the stream left this node, so its records here go (the store keeps them). */
+  protected release(state: SessionState): void {
+    this.total -= state.records.size;
+    state.records.clear();
+    this.forget(state);
+  }
+
+  protected checkCaps(state: SessionState | undefined): void {
+    if ((state?.records.size ?? 0) >= this.options.maxSubscriptionsPerSession) {
+      throw this.sessionFull();
+    }
+    this.checkNodeCap();
+  }
+
+  protected sessionFull(): AgentValidationError {
+    const cap = this.options.maxSubscriptionsPerSession;
+    return new AgentValidationError(
+      `This session already holds ${cap} resource subscriptions, the limit set by liveQuery.maxSubscriptionsPerSession: unsubscribe from resources you no longer watch.`,
+    );
+  }
+
+  protected checkNodeCap(): void {
+    const { maxSubscriptions } = this.options;
     if (this.total >= maxSubscriptions) {
       throw new McpMethodError(
         JSON_RPC_ERROR_CODES.serverBusy,
@@ -231,8 +393,16 @@ export class LiveResourceSubscriptions implements ResourceSubscriptionService {
     await Promise.all([...listener.active.keys()].map((uri) => this.deactivate(listener, uri)));
   }
 
-  /** Starts one recorded subscription on LiveQuery for the session's stream on this node. */
-  protected async activate(state: SessionState, listener: Listener, uri: string): Promise<void> {
+  /**
+   * Starts one recorded subscription on LiveQuery for the session's stream on this node; `tell`:
+   * once it runs, the client is told to re-read the resource (it may have missed changes).
+   */
+  protected async activate(
+    state: SessionState,
+    listener: Listener,
+    uri: string,
+    tell = false,
+  ): Promise<void> {
     const record = state.records.get(uri);
     if (!record || listener.active.has(uri) || this.closed) return;
     let plan = record.plan;
@@ -242,17 +412,22 @@ export class LiveResourceSubscriptions implements ResourceSubscriptionService {
       } catch (error) {
         // The policy changed since the subscribe (or the stream's agent may not): fail closed.
         this.logger.warn(`resource subscription ${uri} dropped: ${(error as Error).message}`);
-        if (state.records.delete(uri)) this.total -= 1;
+        if (state.records.get(uri) === record) {
+          state.records.delete(uri);
+          this.total -= 1;
+          await this.shared?.remove(state.session.id, uri).catch(() => undefined);
+        }
         return;
       }
       record.plan = plan;
     }
     if (state.listener !== listener || listener.active.has(uri)) return;
-    this.start(listener, uri, plan);
+    if (state.records.get(uri) !== record) return; // unsubscribed meanwhile
+    this.start(listener, uri, plan, tell);
   }
 
   /** Opens one subscription on the identity's connection. */
-  protected start(listener: Listener, uri: string, plan: LivePlan): void {
+  protected start(listener: Listener, uri: string, plan: LivePlan, tell = false): void {
     const { identity, connection } = this.pool.acquire(plan.credentials);
     const active: ActiveSubscription = {
       identity,
@@ -266,7 +441,12 @@ export class LiveResourceSubscriptions implements ResourceSubscriptionService {
       ),
     };
     listener.active.set(uri, active);
-    active.handle.ready.catch((error: unknown) => this.refused(listener, uri, active, error));
+    active.handle.ready.then(
+      () => {
+        if (tell && listener.active.get(uri) === active) listener.deliver(updatedNotification(uri));
+      },
+      (error: unknown) => this.refused(listener, uri, active, error),
+    );
   }
 
   /**
@@ -340,6 +520,18 @@ export class LiveResourceSubscriptions implements ResourceSubscriptionService {
     }
     this.logger.log(
       `LiveQuery connection (${identity === 'master' ? 'master key' : 'a user session'}) restored: ${resent} subscription(s) re-established; clients were told to re-read.`,
+    );
+  }
+}
+
+/** A store that does not answer refuses the call with what to do, and the process keeps serving. */
+async function storeCall<T>(call: () => Promise<T>): Promise<T> {
+  try {
+    return await call();
+  } catch (error) {
+    throw new McpMethodError(
+      JSON_RPC_ERROR_CODES.internalError,
+      `Resource subscriptions are unavailable: Redis, where they are kept (the redis option), does not answer (${(error as Error)?.message}). Retry later; read the resource meanwhile.`,
     );
   }
 }

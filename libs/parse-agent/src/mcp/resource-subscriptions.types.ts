@@ -34,3 +34,24 @@ export interface ResourceSubscriptionService {
     deliver: (notification: JsonRpcNotification) => void,
   ): () => void;
 }
+
+/** What `SharedSubscriptionRecords.add` did. */
+export type SharedSubscriptionAdd = 'added' | 'exists' | 'full' | 'gone';
+
+/**
+ * Where a session's subscribed URIs are kept when several nodes serve its requests (Redis): any
+ * node records and reads them, and a change is announced so the node holding the session's
+ * listening stream starts or stops its LiveQuery subscriptions. Records live as long as the session
+ * (its idle timeout) and go with it.
+ */
+export interface SharedSubscriptionRecords {
+  /** Records `uri` unless the session already holds `cap` URIs ('full') or is gone ('gone'). */
+  add(sessionId: string, uri: string, cap: number): Promise<SharedSubscriptionAdd>;
+  /** False when the session had no record of `uri`. */
+  remove(sessionId: string, uri: string): Promise<boolean>;
+  list(sessionId: string): Promise<string[]>;
+  /** Tells every node the session's records changed. */
+  announce(sessionId: string): Promise<void>;
+  /** Calls `changed` with the session id of each change another node announces; returns the stop. */
+  watch(changed: (sessionId: string) => void): Promise<() => void>;
+}

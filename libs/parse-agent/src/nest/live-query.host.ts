@@ -16,6 +16,7 @@ import { MetadataRegistry } from '../metadata/metadata-registry';
 import { PARSE_AGENT_MODULE_OPTIONS } from './parse-agent.module-definition';
 import { PARSE_AGENT_REDIS } from './parse-agent.constants';
 import type { RedisConnection } from '../redis/redis-connection';
+import { RedisLiveSubscriptions } from '../redis/redis-live-subscriptions';
 import { RedisNotifyRelay } from '../redis/redis-notify-relay';
 
 const LIVE_QUERY_LOG_CONTEXT = 'ParseAgentLiveQuery';
@@ -28,14 +29,17 @@ const PROBE_DELAYS_MS = [0, 500, 1000, 2000, 5000, 10_000, 30_000];
 
 /**
  * The `liveQuery` option as a service: built with the module, handed to the dispatcher (which
- * then serves resources/subscribe), and closed at shutdown.
+ * then serves resources/subscribe), and closed at shutdown. With the `redis` option (and the
+ * library's Redis session store) the sessions' subscriptions are kept in Redis, so they work
+ * whichever node holds a session's stream.
  */
 export const liveQueryProvider: Provider = {
   provide: PARSE_AGENT_LIVE_QUERY,
-  useFactory: (
+  useFactory: async (
     options: ParseAgentModuleOptions,
     dispatcher: McpDispatcher,
-  ): LiveResourceSubscriptions | null => {
+    redis: RedisConnection | null,
+  ): Promise<LiveResourceSubscriptions | null> => {
     if (!options.liveQuery) return null;
     const resolved = resolveLiveQueryOptions(options.liveQuery, options.parse.serverURL);
     const { appId, javascriptKey, masterKey } = options.parse;
@@ -45,15 +49,18 @@ export const liveQueryProvider: Provider = {
       javascriptKey,
       masterKey,
     });
+    const shared = redis && !options.sessionStore ? new RedisLiveSubscriptions(redis) : undefined;
     const subscriptions = new LiveResourceSubscriptions(
       connector,
       resolved,
       new Logger(LIVE_QUERY_LOG_CONTEXT),
+      shared,
     );
+    await subscriptions.watchSharedRecords();
     dispatcher.useResourceSubscriptions(subscriptions);
     return subscriptions;
   },
-  inject: [PARSE_AGENT_MODULE_OPTIONS, McpDispatcher],
+  inject: [PARSE_AGENT_MODULE_OPTIONS, McpDispatcher, PARSE_AGENT_REDIS],
 };
 
 /**

@@ -9,15 +9,13 @@ import {
   type SessionStore,
 } from '../ports/session-store';
 import type { RedisConnection, RedisStoreLogger } from './redis-connection';
+import { liveSubscriptionsKey, SESSIONS_SLOT } from './redis-live-subscriptions';
 import { RedisScript } from './redis-script';
 
 /** Ids are 32 base64url characters, as the in-memory store issues them. */
 const SESSION_ID = /^[A-Za-z0-9_-]{32}$/;
 
 export const DEFAULT_MAX_SESSIONS_PER_PRINCIPAL = 100;
-
-/** Hash tag of the session keys on a Redis Cluster. */
-const SESSIONS_SLOT = 'sessions';
 
 /**
  * Creates a session unless a cap is reached, atomically. Expired ids leave the user's index and the
@@ -48,8 +46,9 @@ return {'ok'}
 
 /**
  * Reads a session for its owner and refreshes its idle clock (and its place in the indexes). A
- * session of another owner is reported as absent (and not refreshed). KEYS: session hash, global
- * index. ARGV: owner, now, ttl ms, user index prefix, id. Returns {createdAt, elicit flag}.
+ * session of another owner is reported as absent (and not refreshed). The session's resource
+ * subscriptions (a set, when it has any) keep its expiry. KEYS: session hash, global index,
+ * subscriptions set. ARGV: owner, now, ttl ms, user index prefix, id. Returns {createdAt, elicit flag}.
  */
 const TOUCH = new RedisScript(`
 local found = redis.call('HMGET', KEYS[1], 'owner', 'user', 'createdAt', 'elicit')
@@ -59,6 +58,7 @@ if not user then user = owner end
 local now, ttl = tonumber(ARGV[2]), tonumber(ARGV[3])
 redis.call('HSET', KEYS[1], 'lastSeenAt', now)
 redis.call('PEXPIRE', KEYS[1], ttl)
+redis.call('PEXPIRE', KEYS[3], ttl)
 local index = ARGV[4] .. user
 redis.call('ZADD', index, now, ARGV[5])
 redis.call('PEXPIRE', index, ttl)
@@ -68,14 +68,14 @@ return {createdAt, found[4] or '0'}
 `);
 
 /**
- * Deletes a session and its index entries; 1 when it existed. KEYS: session, global index.
- * ARGV: user index prefix, id.
+ * Deletes a session, its resource subscriptions and its index entries; 1 when it existed. KEYS:
+ * session, global index, subscriptions set. ARGV: user index prefix, id.
  */
 const DELETE = new RedisScript(`
 local found = redis.call('HMGET', KEYS[1], 'owner', 'user')
 local owner, user = found[1], found[2]
 if not owner then return 0 end
-redis.call('DEL', KEYS[1])
+redis.call('DEL', KEYS[1], KEYS[3])
 redis.call('ZREM', ARGV[1] .. (user or owner), ARGV[2])
 redis.call('ZREM', KEYS[2], ARGV[2])
 return 1
@@ -197,7 +197,7 @@ export class RedisSessionStore implements SessionStore {
     try {
       found = await TOUCH.run(
         this.redis.client,
-        [this.sessionKey(id), this.allKey()],
+        [this.sessionKey(id), this.allKey(), liveSubscriptionsKey(this.redis, id)],
         [owner, now, this.options.idleTimeoutMs, this.indexKey(''), id],
       );
     } catch (error) {
@@ -255,7 +255,7 @@ export class RedisSessionStore implements SessionStore {
     try {
       removed = (await DELETE.run(
         this.redis.client,
-        [this.sessionKey(id), this.allKey()],
+        [this.sessionKey(id), this.allKey(), liveSubscriptionsKey(this.redis, id)],
         [this.indexKey(''), id],
       )) as number;
     } catch {
