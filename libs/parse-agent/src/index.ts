@@ -161,6 +161,7 @@ export type { AgentToolOptions } from './tools/agent-tool.decorator';
 export { ToolRegistry } from './tools/tool-registry';
 export type { JsonSchema, ToolAccess, ToolDefinition } from './tools/tool-definition';
 export type { PolicedToolContext, ToolRegistration } from './tools/custom-tool';
+export type { ArgumentsOf } from './tools/schema-types';
 export type { ToolContext } from './tools/tool-context';
 export type { AgentMethodContext } from './tools/agent-method-context';
 export { TOOL_PROFILES, type ToolProfileName } from './tools/tool-profiles';

@@ -1,10 +1,29 @@
 import { Injectable } from '@nestjs/common';
-import { AgentTool, type PolicedToolContext } from 'nestjs-parse-agent';
+import { AgentTool, type ArgumentsOf, type PolicedToolContext } from 'nestjs-parse-agent';
 
-export interface OrderSummaryArgs {
-  customer_id: string;
-  recent?: number;
-}
+/** The tool's arguments, stated once: the handler's type is read from this schema. */
+const ORDER_SUMMARY_INPUT = {
+  type: 'object',
+  properties: {
+    customer_id: {
+      type: 'string',
+      minLength: 1,
+      maxLength: 64,
+      description: 'The objectId of the Customer.',
+    },
+    recent: {
+      type: 'integer',
+      minimum: 1,
+      maximum: 20,
+      description: 'How many of the most recent orders to list (default 5).',
+    },
+  },
+  required: ['customer_id'],
+  additionalProperties: false,
+} as const;
+
+/** `{ customer_id: string; recent?: number }`, derived: it cannot drift from the schema. */
+export type OrderSummaryArgs = ArgumentsOf<typeof ORDER_SUMMARY_INPUT>;
 
 /** The fields of an order the summary shows. */
 const SUMMARY_KEYS = ['orderNumber', 'status', 'total', 'placedAt'];
@@ -23,25 +42,7 @@ export class OrderSummaryTool {
     name: 'order_summary',
     description:
       "One customer's orders as you may read them: how many there are, and the most recent ones (order number, status, total, date).",
-    inputSchema: {
-      type: 'object',
-      properties: {
-        customer_id: {
-          type: 'string',
-          minLength: 1,
-          maxLength: 64,
-          description: 'The objectId of the Customer.',
-        },
-        recent: {
-          type: 'integer',
-          minimum: 1,
-          maximum: 20,
-          description: 'How many of the most recent orders to list (default 5).',
-        },
-      },
-      required: ['customer_id'],
-      additionalProperties: false,
-    },
+    inputSchema: ORDER_SUMMARY_INPUT,
     category: 'reports',
     timeout: 20,
   })
