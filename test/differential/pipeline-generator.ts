@@ -624,6 +624,47 @@ export class PipelineGenerator {
   }
 
   private window(m: Model): { stages: Stage[]; model: Model } | undefined {
+    if (this.r.chance(0.4)) return this.ranking(m) ?? this.running(m);
+    return this.running(m);
+  }
+
+  /**
+   * Ranks by one key that may tie ($rank and $denseRank do not depend on the order of ties), often
+   * followed by the top-N $match written after it: equality and <= with integers (which the
+   * PostgreSQL path compares as bigint) and < with a fraction (compared as double precision).
+   */
+  private ranking(m: Model): { stages: Stage[]; model: Model } | undefined {
+    const keys = this.fieldsOf(m, 'number', 'string').filter(
+      (f) => f !== 'objectId' && !m.fields[f].optional,
+    );
+    if (!keys.length) return undefined;
+    const strs = this.fieldsOf(m, 'string').filter((f) => f !== 'objectId');
+    const spec: Record<string, unknown> = {
+      sortBy: { [this.r.pick(keys)]: this.r.chance(0.5) ? 1 : -1 },
+    };
+    if (strs.length && this.r.chance(0.7)) spec.partitionBy = `$${this.r.pick(strs)}`;
+    const out = clone(m);
+    const rank = this.fresh('rank');
+    const output: Record<string, unknown> = { [rank]: { $rank: {} } };
+    out.fields[rank] = { kind: 'number', optional: false };
+    if (this.r.chance(0.5)) {
+      const dense = this.fresh('dense');
+      output[dense] = { $denseRank: {} };
+      out.fields[dense] = { kind: 'number', optional: false };
+    }
+    spec.output = output;
+    // Ties leave the order of the rows unspecified: only the set of rows is compared.
+    out.ordered = false;
+    const stages: Stage[] = [{ $setWindowFields: spec }];
+    const roll = this.r.int(0, 3);
+    if (roll === 0) stages.push({ $match: { [rank]: 1 } });
+    else if (roll === 1) stages.push({ $match: { [rank]: { $lte: this.r.int(1, 4) } } });
+    else if (roll === 2) stages.push({ $match: { [rank]: { $lt: this.r.pick([1.5, 2.5]) } } });
+    return { stages, model: out };
+  }
+
+  /** Running and whole-partition folds, row numbers and shifts over a total order. */
+  private running(m: Model): { stages: Stage[]; model: Model } | undefined {
     const nums = this.fieldsOf(m, 'number').filter((f) => !m.fields[f].optional);
     const sort = this.sortSpec(m, 1);
     if (!nums.length || !sort) return undefined;

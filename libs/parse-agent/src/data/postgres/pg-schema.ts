@@ -25,6 +25,12 @@ export interface PgField {
   targetClass?: string;
   /** A document a stage built with these keys in this order (a $group _id): sorted key by key. */
   keys?: readonly string[];
+  /**
+   * A Number a stage holds as a bigint column (a window's rank or row number), not a float8:
+   * expressions read it as float8, the answer gets it as float8, and a $match compares it with an
+   * integer as bigint, which lets PostgreSQL stop numbering a partition once the test fails.
+   */
+  bigint?: boolean;
 }
 
 /** Parse field name -> type. On PostgreSQL each field is a column of the same name. */

@@ -158,6 +158,48 @@ describe('compilePipeline', () => {
     expect(numbered([win, { $count: 'n' }])).toBe(0);
   });
 
+  it('keeps window ranks bigint so a $match on them can stop the window early', () => {
+    const win = {
+      $setWindowFields: {
+        partitionBy: '$status',
+        sortBy: { amount: -1 },
+        output: { r: { $rank: {} }, d: { $denseRank: {} }, n: { $documentNumber: {} } },
+      },
+    };
+    const top = compilePipeline('Order', [win, { $match: { r: 1, d: { $lte: 2 } } }], ctx);
+    for (const fn of ['rank()', 'dense_rank()', 'row_number()'])
+      expect(top.text).toContain(`${fn} OVER (PARTITION BY`);
+    expect(top.text).not.toMatch(/(rank|row_number)\(\) OVER \([^)]*\)::float8/);
+    // Integers are compared as bigint (a run condition for PostgreSQL), not through a float8 cast.
+    expect(top.text).toMatch(/"r" = \$\d+::bigint/);
+    expect(top.text).toMatch(/"d" <= \$\d+::bigint/);
+    // The answer still carries every Number as float8 (node-postgres reads a bigint as a string).
+    expect(top.text).toMatch(
+      /^SELECT .*"r"::float8 AS "r", .*"d"::float8 AS "d", .*"n"::float8 AS "n"/,
+    );
+    // A fraction is compared as double precision: 1.5 matches no rank.
+    const frac = compilePipeline('Order', [win, { $match: { r: { $lt: 1.5 } } }], ctx);
+    expect(frac.text).toMatch(/"r" < \$\d+::double precision/);
+    // Expressions read a rank as float8: a ratio of two ranks is not an integer division.
+    const ratio = compilePipeline(
+      'Order',
+      [win, { $project: { q: { $divide: ['$n', '$r'] }, r: 1 } }, { $match: { r: 2 } }],
+      ctx,
+    );
+    expect(ratio.text).toMatch(/"n"::float8/);
+    expect(ratio.text).toMatch(/"r"::float8/);
+    expect(ratio.text).not.toMatch(/\/ s\d+\."r"[^:]/);
+    // An included rank stays bigint through $project, so the $match after it still stops early.
+    expect(ratio.text).toMatch(/"r" = \$\d+::bigint/);
+    // Other window outputs stay float8 as before.
+    const running = compilePipeline(
+      'Order',
+      [{ $setWindowFields: { sortBy: { amount: 1 }, output: { c: { $count: {} } } } }],
+      ctx,
+    );
+    expect(running.text).toContain('::float8 AS "c"');
+  });
+
   it('refuses $lookup other than along a pointer, and hidden or unknown fields', () => {
     const bad = [
       { $lookup: { from: 'Customer', localField: 'status', foreignField: 'objectId', as: 'c' } },

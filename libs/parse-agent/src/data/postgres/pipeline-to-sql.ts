@@ -1,5 +1,6 @@
 import { InvalidQueryError } from '../../core/errors';
 import { isPlainObject } from '../../core/plain-object';
+import { columnRef, quoteIdent } from './pg-identifiers';
 import type { PgField } from './pg-schema';
 import { SqlParams, type SqlQuery } from './sql-params';
 import { scopedSource, type SqlContext } from './scoped-source';
@@ -8,7 +9,7 @@ import { bucketAutoStage } from './stages/bucket-auto-stage';
 import { facetStage } from './stages/facet-stage';
 import { bucketStage, groupStage, sortByCountStage } from './stages/group-stages';
 import { lookupStage } from './stages/lookup-stage';
-import { list, ORD, type Ref, type Relation, type StageEnv } from './stages/relation';
+import { ORD, type Ref, type Relation, type StageEnv } from './stages/relation';
 import { addFieldsStage, projectStage, replaceRootStage, unsetStage } from './stages/shape-stages';
 import { unwindStage } from './stages/unwind-stage';
 import { windowStage } from './stages/window-stage';
@@ -96,8 +97,14 @@ export function compilePipeline(
     options.maxRows === undefined
       ? ''
       : ` LIMIT ${params.addCount(options.maxRows, 'maxRows', { min: 1 })}`;
+  // A bigint rank leaves as the float8 every Number is (node-postgres reads a bigint as a string).
+  const cols = Object.entries(rel.fields).map(([name, field]) =>
+    field.bigint ? `${columnRef(name, a)}::float8 AS ${quoteIdent(name)}` : columnRef(name, a),
+  );
   return {
-    ...params.query(`SELECT ${list(rel.fields, a)} FROM (${rel.sql}) AS ${a}${order}${limit}`),
+    ...params.query(
+      `SELECT ${cols.length ? cols.join(', ') : 'NULL AS "__none"'} FROM (${rel.sql}) AS ${a}${order}${limit}`,
+    ),
     fields: rel.fields,
   };
 }

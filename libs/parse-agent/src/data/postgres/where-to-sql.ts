@@ -366,8 +366,14 @@ class WhereCompiler {
 
   /** A typed scalar bind parameter for a column of `target`'s type. */
   private scalar(target: Target, value: unknown): string {
-    const sqlType = SCALAR_SQL_TYPE[target.field.type];
-    return `${this.params.add(this.scalarValue(target, value))}::${sqlType}`;
+    const checked = this.scalarValue(target, value);
+    // An integer against a bigint rank stays bigint: PostgreSQL then reads `rank = 1` (or <, <=)
+    // as a run condition and stops the window early, which it cannot do through a float8 cast.
+    const sqlType =
+      target.field.bigint && Number.isSafeInteger(checked)
+        ? 'bigint'
+        : SCALAR_SQL_TYPE[target.field.type];
+    return `${this.params.add(checked)}::${sqlType}`;
   }
 
   private json(target: Target, value: unknown): string {

@@ -177,6 +177,10 @@ export class ExprCompiler implements Exprs {
   fieldRef(spec: string): Ref {
     const [head, ...rest] = spec.slice(1).split('.');
     const field = known(head, this.rel, this.where);
+    // A bigint rank reads as the float8 every other Number is (bigint / bigint would truncate).
+    if (field.bigint && !rest.length) {
+      return { expr: `${columnRef(head, this.alias)}::float8`, field: T.number };
+    }
     const ref = { expr: columnRef(head, this.alias), field };
     return rest.length ? this.jsonPath(ref, rest, spec) : ref;
   }

@@ -111,7 +111,9 @@ export function projectStage(env: StageEnv, spec: unknown, rel: Relation): Relat
       // Including a field a stage did not produce adds nothing, as on MongoDB; a class column the
       // reader cannot see stays a refusal (it may be protected).
       if (segments.length === 1 && rel.listable && !ownField(rel.fields, path)) continue;
-      ref = exprs.fieldRef(`$${path}`);
+      const kept = segments.length === 1 ? ownField(rel.fields, path) : undefined;
+      // A bigint rank kept as it is stays bigint, so a later $match on it can still stop early.
+      ref = kept?.bigint ? { expr: columnRef(path, a), field: kept } : exprs.fieldRef(`$${path}`);
     } else ref = exprs.compile(v);
     if (segments.length === 1) {
       ref = asColumn(ref);

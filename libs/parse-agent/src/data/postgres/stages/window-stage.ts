@@ -83,13 +83,16 @@ export function windowStage(env: StageEnv, spec: unknown, rel: Relation): Relati
     const arg = (out as Record<string, unknown>)[op];
     const win = (out as Record<string, unknown>).window;
     let sql: string;
-    let field: PgField = { type: 'Number' };
+    let field: PgField;
     if (RANKS[op] || op === '$shift') {
       if (!order.length) throw new InvalidQueryError(`${where}: ${op} needs sortBy.`);
       if (win !== undefined) throw new InvalidQueryError(`${where}: ${op} takes no window.`);
     }
     if (RANKS[op]) {
-      sql = `${RANKS[op]} OVER (${partition}${orderBy})::float8`;
+      // Left bigint (not cast to float8 as other Numbers are): a later `$match: { rank: 1 }` then
+      // compares the window function itself, which PostgreSQL turns into a run condition.
+      sql = `${RANKS[op]} OVER (${partition}${orderBy})`;
+      field = { type: 'Number', bigint: true };
     } else if (op === '$shift') {
       if (
         !isPlainObject(arg) ||
