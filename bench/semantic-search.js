@@ -5,7 +5,10 @@
 // class of 10,000 and 100,000 rows, p50/p99 over BENCH_SEM_REPEAT queries:
 //   exact    embedded PostgreSQL, real[] vectors, an exact cosine scan in SQL
 //   pgvector PGlite (PostgreSQL in WebAssembly) with pgvector, HNSW cosine (a child process;
-//            WebAssembly is slower than a native server: read these as an upper bound)
+//            WebAssembly is slower than a native server: read these as an upper bound). The rows
+//            are loaded first and the index built once after each size (BENCH_SEM_HNSW_MEMORY,
+//            maintenance_work_mem for the build, default 1GB): inserting into the index row by
+//            row costs ~19 ms a vector there.
 // and the backfill rate (SearchIndexer.indexRows with the local lexical embedder, 512 dimensions,
 // rows of ~60 words). Tables are created in Parse's layout directly; no Parse Server runs.
 const { spawn } = require('node:child_process');
