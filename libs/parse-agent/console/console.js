@@ -425,8 +425,10 @@
     } else {
       const data = envelope.data;
       out.append(h('p', { class: 'muted', testid: 'result-summary' }, `${name} ok in ${ms} ms`));
+      const passages = data && Array.isArray(data.chunks);
       if (data && typeof data.count === 'number')
-        out.append(h('p', {}, h('span', { class: 'big', testid: 'result-count' }, data.count.toLocaleString('en-US')), ` ${data.class_name || ''} objects`));
+        out.append(h('p', {}, h('span', { class: 'big', testid: 'result-count' }, data.count.toLocaleString('en-US')), passages ? ' passages' : ` ${data.class_name || ''} objects`));
+      if (passages) out.append(rowsTable(passageRows(data)));
       if (data && Array.isArray(data.groups))
         out.append(chart(data.groups), h('details', {}, h('summary', {}, `Table (${data.groups.length} groups)`), rowsTable(data.groups)));
       if (data && Array.isArray(data.results)) out.append(pager(name, args, data), rowsTable(data.results));
@@ -434,6 +436,16 @@
     }
     out.append(h('details', {}, h('summary', {}, 'Envelope (as the agent sees it)'), h('pre', { testid: 'result-json' }, JSON.stringify(envelope, null, 2))));
     return out;
+  }
+
+  /** semantic_search: the passages best first, each beside its row's fields from `documents`. */
+  function passageRows(data) {
+    return data.chunks.map((c) => {
+      const row = { ...c };
+      const doc = (data.documents && data.documents[c && c.object_id]) || {};
+      for (const [k, v] of Object.entries(doc)) if (k !== 'objectId' && !(k in row)) row[k] = v;
+      return row;
+    });
   }
 
   function rowsTable(rows) {

@@ -59,6 +59,9 @@ export async function vectorSearchOn(
       text: `SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true), set_config('hnsw.ef_search', $1, true)`,
       values: [String(Math.min(1000, Math.max(40, spec.k * spec.maxChunksPerDocument * 4)))],
     });
+  } else {
+    // The exact scan is one long expression a row: JIT compiling it costs more than it saves.
+    await run({ text: `SELECT set_config('jit', 'off', true)`, values: [] });
   }
   const ranked = await run(
     vectorSearchSql(
