@@ -6,7 +6,7 @@ import {
   ParseAgentAuthGuard,
   ParseAgentModule,
   type LiveQueryOptions,
-  type ParseAgentModuleOptions,
+  type McpEndpointOptions,
 } from 'nestjs-parse-agent';
 import { LiveQueryHost } from 'nestjs-parse-agent/nest/live-query.host';
 import { tenantAcl } from '../../src/embedded/seed/demo-dataset';
@@ -27,13 +27,17 @@ export interface LiveApp {
 }
 
 export interface LiveAppOptions {
-  liveQuery?: Partial<LiveQueryOptions>;
-  mcp?: ParseAgentModuleOptions['mcp'];
+  /** Merged over `{ classNames: ['Order'], debounceMs: 50 }`; null: no `liveQuery` option at all. */
+  liveQuery?: Partial<LiveQueryOptions> | null;
+  mcp?: Partial<McpEndpointOptions>;
   /** Extra imports beside ParseAgentModule (the console module, for one). */
   imports?: unknown[];
 }
 
-/** Boots a Nest app with ParseAgentModule and `liveQuery` on `stack`; resolves once LiveQuery answers. */
+/**
+ * Boots a Nest app with ParseAgentModule and `liveQuery` on `stack` (its Parse Server too); resolves
+ * once LiveQuery answers.
+ */
 export async function startLiveApp(
   stack: LiveQueryStack,
   options: LiveAppOptions = {},
@@ -54,7 +58,9 @@ export async function startLiveApp(
         suppressSecurityBanners: true,
         auth: { apiKey: `operator-${randomBytes(6).toString('hex')}`, tenant: DEMO_TENANT_SOURCE },
         agentFactory: (request) => agentOptionsFor(request),
-        liveQuery: { classNames: ['Order'], debounceMs: 50, ...options.liveQuery },
+        ...(options.liveQuery === null
+          ? {}
+          : { liveQuery: { classNames: ['Order'], debounceMs: 50, ...options.liveQuery } }),
         mcp: { guards: [ParseAgentAuthGuard], initializeRateLimit: false, ...options.mcp },
       }),
       ...((options.imports ?? []) as []),
@@ -66,7 +72,8 @@ export async function startLiveApp(
   });
   await app.listen(0, '127.0.0.1');
   // LiveQuery is probed in the background from bootstrap on.
-  if (!(await app.get(LiveQueryHost).ready)) throw new Error('LiveQuery did not answer');
+  if (options.liveQuery !== null && !(await app.get(LiveQueryHost).ready))
+    throw new Error('LiveQuery did not answer');
   const origin = `http://127.0.0.1:${(app.getHttpServer().address() as AddressInfo).port}`;
   return { app, url: `${origin}/mcp`, origin };
 }

@@ -1,0 +1,173 @@
+import {
+  BadRequestException,
+  ForbiddenException,
+  HttpException,
+  Inject,
+  Injectable,
+  NotFoundException,
+  ServiceUnavailableException,
+} from '@nestjs/common';
+import { randomBytes } from 'node:crypto';
+import type { ServerResponse } from 'node:http';
+import { Subject } from 'rxjs';
+import type { ParseAgent } from '../../agent/parse-agent';
+import type { ParseAgentModuleOptions } from '../../composition/parse-agent-options.interface';
+import {
+  AccessDeniedError,
+  ParseAgentError,
+  ParseRequestError,
+  StoreUnavailableError,
+} from '../../core/errors';
+import { McpDispatcher } from '../../mcp/mcp-dispatcher';
+import { McpMethodError } from '../../mcp/mcp-method-error';
+import { resourceReadCall } from '../../mcp/mcp-resources';
+import type { ResourceSubscriptionService } from '../../mcp/resource-subscriptions.types';
+import { parseResourceUri } from '../../mcp/resource-uri';
+import { PARSE_AGENT_MODULE_OPTIONS } from '../parse-agent.module-definition';
+
+const SSE_HEARTBEAT_MS = 15_000;
+
+/** What the page asks first: whether live counts are on, and for which classes. */
+export interface ConsoleLiveInfo {
+  available: boolean;
+  /** `liveQuery.classNames` this identity may count. */
+  class_names: string[];
+}
+
+/**
+ * The console's live count: a real resource subscription to `parse://<Class>/count` for the
+ * caller's own agent, through the same service MCP clients subscribe with (the `liveQuery`
+ * option), so the page sees exactly the changes that identity's MCP client would hear of. Each
+ * open stream is a session of its own for the service: its caps count it, and it ends when the
+ * page's request closes.
+ */
+@Injectable()
+export class ConsoleLive {
+  constructor(
+    @Inject(McpDispatcher) protected readonly dispatcher: McpDispatcher,
+    @Inject(PARSE_AGENT_MODULE_OPTIONS) protected readonly moduleOptions: ParseAgentModuleOptions,
+  ) {}
+
+  protected get service(): ResourceSubscriptionService | undefined {
+    return this.dispatcher.subscriptions;
+  }
+
+  info(agent: ParseAgent): ConsoleLiveInfo {
+    if (!this.service?.available) return { available: false, class_names: [] };
+    const names = this.moduleOptions.liveQuery?.classNames ?? [];
+    return {
+      available: true,
+      class_names: names.filter(
+        (className) => agent.wouldPermit('count_objects', { className }).allowed,
+      ),
+    };
+  }
+
+  /**
+   * Subscribes the agent to the class's count (refusals are HTTP errors before anything is
+   * written), then streams `event: count` on `res`: the count now, and again after every change
+   * the subscription reports, until the request closes.
+   */
+  async stream(agent: ParseAgent, className: string, res: ServerResponse): Promise<void> {
+    const service = this.service;
+    if (!service) {
+      throw new NotFoundException(
+        'Live counts need the liveQuery option of ParseAgentModule.forRoot (the classes Parse LiveQuery publishes).',
+      );
+    }
+    if (!service.available) {
+      throw new ServiceUnavailableException(
+        'Live counts are unavailable: the LiveQuery server does not answer yet. Retry later.',
+      );
+    }
+    const ended = new Subject<void>();
+    const session = {
+      id: `console:${randomBytes(12).toString('base64url')}`,
+      ended$: ended.asObservable(),
+    };
+    const end = () => {
+      ended.next();
+      ended.complete();
+    };
+    let resource: ReturnType<typeof parseResourceUri>;
+    try {
+      resource = parseResourceUri(`parse://${className}/count`);
+      await service.subscribe(agent, session, resource);
+    } catch (error) {
+      end();
+      throw httpRefusal(error);
+    }
+    res.writeHead(200, {
+      'Content-Type': 'text/event-stream',
+      'Cache-Control': 'no-store',
+      Connection: 'keep-alive',
+      'X-Accel-Buffering': 'no',
+    });
+    res.write(': live count\n\n');
+    const aborted = new AbortController();
+    const send = (event: string, data: unknown) => {
+      if (!res.writableEnded && !res.destroyed)
+        res.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
+    };
+    const [tool, args] = resourceReadCall(resource);
+    // One read at a time; changes during a read ask for one more afterwards.
+    let reading = false;
+    let again = false;
+    const read = async () => {
+      if (reading) {
+        again = true;
+        return;
+      }
+      reading = true;
+      try {
+        do {
+          again = false;
+          const envelope = await agent.execute(tool, args, { signal: aborted.signal });
+          if (aborted.signal.aborted) return;
+          if (envelope.success) {
+            const count = (envelope.data as { count?: unknown }).count;
+            send('count', { class_name: resource.className, count, at: new Date().toISOString() });
+          } else {
+            send('problem', { message: envelope.error });
+          }
+        } while (again);
+      } finally {
+        reading = false;
+      }
+    };
+    // Listening before the first read: a change while it runs is not missed.
+    const refresh = () =>
+      void read().catch((error: unknown) =>
+        send('problem', { message: `The count could not be read: ${(error as Error)?.message}` }),
+      );
+    const stopListening = service.listen(session, agent, (notification) => {
+      if (notification.method === 'notifications/resources/updated') refresh();
+    });
+    refresh();
+    const heartbeat = setInterval(() => {
+      if (!res.writableEnded) res.write(': keep-alive\n\n');
+    }, SSE_HEARTBEAT_MS);
+    heartbeat.unref?.();
+    res.on('close', () => {
+      clearInterval(heartbeat);
+      aborted.abort('the console closed the live count');
+      stopListening();
+      void service
+        .unsubscribe(session, resource.uri)
+        .catch(() => undefined)
+        .finally(end);
+    });
+  }
+}
+
+/** A refused subscription as the page is told: the reason, with the status that fits it. */
+function httpRefusal(error: unknown): unknown {
+  if (error instanceof HttpException) return error;
+  // The node-wide cap, or LiveQuery not answering: try again later.
+  if (error instanceof McpMethodError) return new ServiceUnavailableException(error.message);
+  if (error instanceof StoreUnavailableError || error instanceof ParseRequestError)
+    return new ServiceUnavailableException(error.message);
+  if (error instanceof AccessDeniedError) return new ForbiddenException(error.message);
+  if (error instanceof ParseAgentError) return new BadRequestException(error.message);
+  return error;
+}
