@@ -14,9 +14,13 @@ import { CLI_CWD, cliCommand } from './cli-process';
  * and the session's GET stream back to stdout. The app runs `liveQuery` on a real Parse LiveQuery
  * server; writes go through that server's /parse, and its own subscription count is the oracle.
  */
+const IDLE_MS = 3000;
+
 describe('parse-agent connect relays resource subscriptions (stdio -> HTTP -> Parse LiveQuery)', () => {
   let stack: LiveQueryStack;
   let live: LiveApp;
+  /** The same app with a short session idle time: sessions expire while the client listens. */
+  let brief: LiveApp;
   let tokens: { alice: string; bob: string; carol: string };
 
   beforeAll(async () => {
@@ -24,15 +28,17 @@ describe('parse-agent connect relays resource subscriptions (stdio -> HTTP -> Pa
     tokens = { alice: seeded.alice, bob: seeded.bob, carol: seeded.carol };
     stack = await startLiveQueryStack(['Order']);
     live = await startLiveApp(stack);
+    brief = await startLiveApp(stack, { mcp: { sessionIdleTimeoutMs: IDLE_MS } });
   }, 90_000);
 
   afterAll(async () => {
     await live?.app.close();
+    await brief?.app.close();
     await stack?.stop();
   });
 
-  async function connect(token: string) {
-    const { command, args } = cliCommand(['connect', live.url]);
+  async function connect(token: string, url = live.url) {
+    const { command, args } = cliCommand(['connect', url]);
     const transport = new StdioClientTransport({
       command,
       args,
@@ -145,4 +151,35 @@ describe('parse-agent connect relays resource subscriptions (stdio -> HTTP -> Pa
     }
     await until(async () => (await subs()) === 0 && (await socks()) === 0, 5000);
   });
+
+  it('when the server lets the session expire, the bridge starts a new one, subscribes again and says to re-read', async () => {
+    const alice = await connect(tokens.alice, brief.url);
+    try {
+      const uri = 'parse://Order/count';
+      await alice.client.subscribeResource({ uri });
+      await until(async () => (await subs()) === 1, 5000);
+      // Alice only listens: her session expires on the server, and its subscription with it...
+      await until(async () => (await subs()) === 0, IDLE_MS * 3);
+      // ...then the bridge notices (its GET stream is refused), starts a new session, subscribes
+      // again and tells the client to re-read what it may have missed.
+      await until(async () => (await subs()) === 1, 5000);
+      await until(() => alice.updates.includes(uri), 2000);
+      expect(alice.stderr()).toMatch(/no longer knows this session; starting a new one/);
+      alice.updates.length = 0;
+
+      // The new session is hers: bob's globex order stays silent, an acme order arrives.
+      await createOrder(stack, 'globex');
+      await pause(500);
+      expect(alice.updates).toEqual([]);
+      await createOrder(stack, 'acme');
+      await until(() => alice.updates.length === 1, 1000);
+      expect(alice.updates).toEqual([uri]);
+      // Requests keep working on the new session.
+      const read = await alice.client.readResource({ uri });
+      expect(read.contents).toHaveLength(1);
+    } finally {
+      await alice.client.close();
+    }
+    await until(async () => (await subs()) === 0 && (await socks()) === 0, 5000);
+  }, 30_000);
 });
