@@ -1,4 +1,5 @@
 import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import { ParseAgentAuthGuard, ParseAgentConsoleModule } from 'nestjs-parse-agent';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { DEMO_PASSWORD, seedDemo } from '../harness/demo-data';
@@ -12,6 +13,12 @@ const CHROMIUM_ARGS = [
   '--disable-background-networking',
   '--disable-component-update',
 ];
+
+/** CONSOLE_SCREENSHOTS=1 refreshes docs/images/console-live.png (kept out of normal runs). */
+const SCREENSHOT =
+  process.env.CONSOLE_SCREENSHOTS === '1'
+    ? join(__dirname, '..', '..', 'docs', 'images', 'console-live.png')
+    : undefined;
 
 const haveChromium = existsSync(CHROMIUM);
 if (!haveChromium) {
@@ -112,6 +119,7 @@ describeWithBrowser('console live count in a real browser (Parse LiveQuery, chro
     const order = await createOrder(stack, 'acme');
     await until(async () => (await shown(page)) === start + 1, 2000);
     expect(Date.now() - before).toBeLessThan(2000);
+    if (SCREENSHOT) await page.locator('#live-panel').screenshot({ path: SCREENSHOT });
 
     // Carol (acme staff) soft-deletes it through /parse with her own session: one fewer.
     const res = await fetch(`${stack.serverURL}/classes/Order/${order.objectId}`, {
