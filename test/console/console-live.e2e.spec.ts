@@ -1,6 +1,8 @@
 import { existsSync } from 'node:fs';
+import { get as httpGet } from 'node:http';
 import { join } from 'node:path';
 import { ParseAgentAuthGuard, ParseAgentConsoleModule } from 'nestjs-parse-agent';
+import { MAX_LIVE_STREAMS_PER_CALLER } from 'nestjs-parse-agent/nest/console/console-live';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { DEMO_PASSWORD, seedDemo } from '../harness/demo-data';
 import { createOrder, pause, startLiveApp, until, type LiveApp } from '../live/live-app';
@@ -187,5 +189,47 @@ describeWithBrowser('console live count in a real browser (Parse LiveQuery, chro
     expect(refused.status).toBe(404);
     expect(refused.body.message).toMatch(/liveQuery option/);
     await page.context().close();
+  }, 60_000);
+
+  it('bounds the live counts one identity watches at once, and a closed one frees its place', async () => {
+    /** One live stream as a plain HTTP client holds it: the status, and a way to hang up. */
+    const open = (token: string) =>
+      new Promise<{ status: number; body: string; close(): void }>((resolve, reject) => {
+        const req = httpGet(
+          `${live.origin}/console/api/live/Order`,
+          { headers: { Authorization: `Bearer ${token}` } },
+          (res) => {
+            let body = '';
+            res.setEncoding('utf8');
+            res.on('data', (chunk: string) => (body += chunk));
+            const settle = () =>
+              resolve({ status: res.statusCode ?? 0, body, close: () => req.destroy() });
+            // A refusal ends; a stream stays open, so it is handed over once its head arrived.
+            if (res.statusCode === 200) settle();
+            else res.on('end', settle);
+          },
+        );
+        req.on('error', reject);
+      });
+    const streams = [];
+    for (let i = 0; i < MAX_LIVE_STREAMS_PER_CALLER; i++) streams.push(await open(tokens.alice));
+    expect(streams.map((s) => s.status)).toEqual(Array(MAX_LIVE_STREAMS_PER_CALLER).fill(200));
+    await until(async () => (await subs()) === MAX_LIVE_STREAMS_PER_CALLER);
+    const refused = await open(tokens.alice);
+    expect(refused.status).toBe(429);
+    expect(refused.body).toMatch(/already watches 8 live counts/);
+    // Carol is someone else: her place is her own.
+    const carol = await open(tokens.carol);
+    expect(carol.status).toBe(200);
+    await until(async () => (await subs()) === MAX_LIVE_STREAMS_PER_CALLER + 1);
+    carol.close();
+    // One of alice's closes: its subscription goes, and her next stream is served.
+    streams.pop()!.close();
+    await until(async () => (await subs()) === MAX_LIVE_STREAMS_PER_CALLER - 1);
+    const again = await open(tokens.alice);
+    expect(again.status).toBe(200);
+    streams.push(again);
+    for (const stream of streams) stream.close();
+    await until(async () => (await subs()) === 0 && (await stack.counts()).sockets === 0, 5000);
   }, 60_000);
 });

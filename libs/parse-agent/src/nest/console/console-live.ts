@@ -21,11 +21,17 @@ import {
 import { McpDispatcher } from '../../mcp/mcp-dispatcher';
 import { McpMethodError } from '../../mcp/mcp-method-error';
 import { resourceReadCall } from '../../mcp/mcp-resources';
-import type { ResourceSubscriptionService } from '../../mcp/resource-subscriptions.types';
-import { parseResourceUri } from '../../mcp/resource-uri';
+import type {
+  ResourceSubscriptionService,
+  SubscribingSession,
+} from '../../mcp/resource-subscriptions.types';
+import { parseResourceUri, type ParsedResourceUri } from '../../mcp/resource-uri';
 import { PARSE_AGENT_MODULE_OPTIONS } from '../parse-agent.module-definition';
+import type { ConsoleCaller } from './console-options';
 
 const SSE_HEARTBEAT_MS = 15_000;
+/** Live counts one identity may watch at once (pages and tabs together). */
+export const MAX_LIVE_STREAMS_PER_CALLER = 8;
 
 /** What the page asks first: whether live counts are on, and for which classes. */
 export interface ConsoleLiveInfo {
@@ -43,6 +49,9 @@ export interface ConsoleLiveInfo {
  */
 @Injectable()
 export class ConsoleLive {
+  /** Open live streams per caller. */
+  protected readonly streams = new Map<string, number>();
+
   constructor(
     @Inject(McpDispatcher) protected readonly dispatcher: McpDispatcher,
     @Inject(PARSE_AGENT_MODULE_OPTIONS) protected readonly moduleOptions: ParseAgentModuleOptions,
@@ -66,9 +75,14 @@ export class ConsoleLive {
   /**
    * Subscribes the agent to the class's count (refusals are HTTP errors before anything is
    * written), then streams `event: count` on `res`: the count now, and again after every change
-   * the subscription reports, until the request closes.
+   * the subscription reports, until the request closes. `caller` keys the per-caller bound.
    */
-  async stream(agent: ParseAgent, className: string, res: ServerResponse): Promise<void> {
+  async stream(
+    agent: ParseAgent,
+    caller: string,
+    className: string,
+    res: ServerResponse,
+  ): Promise<void> {
     const service = this.service;
     if (!service) {
       throw new NotFoundException(
@@ -80,23 +94,65 @@ export class ConsoleLive {
         'Live counts are unavailable: the LiveQuery server does not answer yet. Retry later.',
       );
     }
+    // The page left while its agent was being made: nothing to start ('close' will not come again).
+    if (res.destroyed) return;
+    const held = this.streams.get(caller) ?? 0;
+    if (held >= MAX_LIVE_STREAMS_PER_CALLER) {
+      throw new HttpException(
+        `This identity already watches ${MAX_LIVE_STREAMS_PER_CALLER} live counts; close other console pages first.`,
+        429,
+      );
+    }
+    this.streams.set(caller, held + 1);
     const ended = new Subject<void>();
     const session = {
       id: `console:${randomBytes(12).toString('base64url')}`,
       ended$: ended.asObservable(),
     };
-    const end = () => {
-      ended.next();
-      ended.complete();
-    };
-    let resource: ReturnType<typeof parseResourceUri>;
+    let resource: ParsedResourceUri | undefined;
+    let subscribing: Promise<void> = Promise.resolve();
+    let stop = () => undefined as void;
+    let closed = false;
+    // Whenever the request ends, even while subscribing: once the subscribe settled, the
+    // subscription and its session go (ending the session earlier would race the subscribe).
+    res.once('close', () => {
+      closed = true;
+      stop();
+      void subscribing
+        .catch(() => undefined)
+        .then(() => (resource ? service.unsubscribe(session, resource.uri) : false))
+        .catch(() => undefined)
+        .finally(() => {
+          ended.next();
+          ended.complete();
+          this.release(caller);
+        });
+    });
     try {
       resource = parseResourceUri(`parse://${className}/count`);
-      await service.subscribe(agent, session, resource);
+      subscribing = service.subscribe(agent, session, resource);
+      await subscribing;
     } catch (error) {
-      end();
       throw httpRefusal(error);
     }
+    if (closed) return;
+    stop = this.serve(service, session, agent, resource, res);
+  }
+
+  protected release(caller: string): void {
+    const held = (this.streams.get(caller) ?? 1) - 1;
+    if (held > 0) this.streams.set(caller, held);
+    else this.streams.delete(caller);
+  }
+
+  /** The SSE response: the count at once and after every update; returns what stops it. */
+  protected serve(
+    service: ResourceSubscriptionService,
+    session: SubscribingSession,
+    agent: ParseAgent,
+    resource: ParsedResourceUri,
+    res: ServerResponse,
+  ): () => void {
     res.writeHead(200, {
       'Content-Type': 'text/event-stream',
       'Cache-Control': 'no-store',
@@ -135,11 +191,11 @@ export class ConsoleLive {
         reading = false;
       }
     };
-    // Listening before the first read: a change while it runs is not missed.
     const refresh = () =>
       void read().catch((error: unknown) =>
         send('problem', { message: `The count could not be read: ${(error as Error)?.message}` }),
       );
+    // Listening before the first read: a change while it runs is not missed.
     const stopListening = service.listen(session, agent, (notification) => {
       if (notification.method === 'notifications/resources/updated') refresh();
     });
@@ -148,16 +204,22 @@ export class ConsoleLive {
       if (!res.writableEnded) res.write(': keep-alive\n\n');
     }, SSE_HEARTBEAT_MS);
     heartbeat.unref?.();
-    res.on('close', () => {
+    return () => {
       clearInterval(heartbeat);
       aborted.abort('the console closed the live count');
       stopListening();
-      void service
-        .unsubscribe(session, resource.uri)
-        .catch(() => undefined)
-        .finally(end);
-    });
+    };
   }
+}
+
+/**
+ * Whom the per-caller bound counts a live stream against: the Parse user when the guards named
+ * one, else the session token, else the caller as the page names it (the operator).
+ */
+export function liveCallerKey(caller: ConsoleCaller, agent: ParseAgent): string {
+  if (caller.userId) return `user:${caller.userId}`;
+  if (agent.sessionToken) return `token:${agent.sessionToken}`;
+  return `${caller.kind}:${caller.label}`;
 }
 
 /** A refused subscription as the page is told: the reason, with the status that fits it. */
