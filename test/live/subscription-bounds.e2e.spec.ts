@@ -100,7 +100,7 @@ describe('resource subscription bounds: the global cap and session expiry', () =
       const tools = await bob.client.listTools();
       expect(tools.tools.length).toBeGreaterThan(0);
       await createOrder(stack, 'globex');
-      await until(() => bob.updates.length === 1, 1000);
+      await until(() => bob.updates.length === 1, 3000);
       expect(alice.updates).toEqual([]);
 
       // Alice lets one go: bob's refused subscription now goes through and fires.
@@ -110,11 +110,11 @@ describe('resource subscription bounds: the global cap and session expiry', () =
       await until(async () => (await subs()) === CAP);
       bob.updates.length = 0;
       await createOrder(stack, 'globex');
-      await until(() => bob.updates.includes(query), 1000);
+      await until(() => bob.updates.includes(query), 3000);
       // Alice's remaining count subscription still works; bob's tenant never reaches her.
       expect(alice.updates).toEqual([]);
       await createOrder(stack, 'acme');
-      await until(() => alice.updates.length === 1, 1000);
+      await until(() => alice.updates.length === 1, 3000);
       expect(alice.updates).toEqual(['parse://Order/count']);
 
       await alice.transport.terminateSession();
@@ -125,7 +125,7 @@ describe('resource subscription bounds: the global cap and session expiry', () =
   });
 
   describe('session expiry (mcp.sessionIdleTimeoutMs)', () => {
-    const IDLE_MS = 1500;
+    const IDLE_MS = 2000;
     let live: LiveApp;
     beforeAll(async () => {
       live = await startLiveApp(stack, { mcp: { sessionIdleTimeoutMs: IDLE_MS } });
@@ -143,7 +143,7 @@ describe('resource subscription bounds: the global cap and session expiry', () =
       expect(service.subscriptionsOf(aliceSession)).toHaveLength(2);
 
       // Bob stays busy; alice sends nothing (her GET stream stays open) and her session expires.
-      const busy = setInterval(() => void bob.client.ping().catch(() => undefined), 300);
+      const busy = setInterval(() => void bob.client.ping().catch(() => undefined), 250);
       try {
         await until(async () => (await subs()) === 0, IDLE_MS * 4);
         expect(service.subscriptionsOf(aliceSession)).toEqual([]);
@@ -160,7 +160,7 @@ describe('resource subscription bounds: the global cap and session expiry', () =
         await bob.client.subscribeResource({ uri: 'parse://Order/count' });
         await until(async () => (await subs()) === 1);
         await createOrder(stack, 'globex');
-        await until(() => bob.updates.length === 1, 1000);
+        await until(() => bob.updates.length === 1, 3000);
       } finally {
         clearInterval(busy);
       }
