@@ -44,6 +44,8 @@ describeWithBrowser('console live count in a real browser (Parse LiveQuery, chro
   let stack: LiveQueryStack;
   let live: LiveApp;
   let plain: LiveApp;
+  /** A console whose MCP sessions idle out after 1.5 s. */
+  let brief: LiveApp;
   let browser: Browser;
   let tokens: { alice: string; carol: string };
 
@@ -53,6 +55,10 @@ describeWithBrowser('console live count in a real browser (Parse LiveQuery, chro
     stack = await startLiveQueryStack(['Order']);
     live = await startLiveApp(stack, { imports: [consoleModule()] });
     plain = await startLiveApp(stack, { liveQuery: null, imports: [consoleModule()] });
+    brief = await startLiveApp(stack, {
+      mcp: { sessionIdleTimeoutMs: 1500 },
+      imports: [consoleModule()],
+    });
     browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
   }, 120_000);
 
@@ -60,6 +66,7 @@ describeWithBrowser('console live count in a real browser (Parse LiveQuery, chro
     await browser?.close();
     await live?.app.close();
     await plain?.app.close();
+    await brief?.app.close();
     await stack?.stop();
   });
 
@@ -95,6 +102,26 @@ describeWithBrowser('console live count in a real browser (Parse LiveQuery, chro
   const updates = async (page: Page) =>
     Number(await page.getByTestId('live-count').getAttribute('data-updates'));
   const subs = async () => (await stack.counts()).subscriptions;
+
+  /** One live stream as a plain HTTP client holds it: the status, what came so far, hanging up. */
+  const openStream = (app: LiveApp, token: string) =>
+    new Promise<{ status: number; body(): string; close(): void }>((resolve, reject) => {
+      const req = httpGet(
+        `${app.origin}/console/api/live/Order`,
+        { headers: { Authorization: `Bearer ${token}` } },
+        (res) => {
+          let body = '';
+          res.setEncoding('utf8');
+          res.on('data', (chunk: string) => (body += chunk));
+          const settle = () =>
+            resolve({ status: res.statusCode ?? 0, body: () => body, close: () => req.destroy() });
+          // A refusal ends; a stream stays open, so it is handed over once its head arrived.
+          if (res.statusCode === 200) settle();
+          else res.on('end', settle);
+        },
+      );
+      req.on('error', reject);
+    });
 
   it('alice’s count changes when an acme order comes or goes, and never for a globex one', async () => {
     const page = await openConsole(live, 'alice');
@@ -192,32 +219,14 @@ describeWithBrowser('console live count in a real browser (Parse LiveQuery, chro
   }, 60_000);
 
   it('bounds the live counts one identity watches at once, and a closed one frees its place', async () => {
-    /** One live stream as a plain HTTP client holds it: the status, and a way to hang up. */
-    const open = (token: string) =>
-      new Promise<{ status: number; body: string; close(): void }>((resolve, reject) => {
-        const req = httpGet(
-          `${live.origin}/console/api/live/Order`,
-          { headers: { Authorization: `Bearer ${token}` } },
-          (res) => {
-            let body = '';
-            res.setEncoding('utf8');
-            res.on('data', (chunk: string) => (body += chunk));
-            const settle = () =>
-              resolve({ status: res.statusCode ?? 0, body, close: () => req.destroy() });
-            // A refusal ends; a stream stays open, so it is handed over once its head arrived.
-            if (res.statusCode === 200) settle();
-            else res.on('end', settle);
-          },
-        );
-        req.on('error', reject);
-      });
+    const open = (token: string) => openStream(live, token);
     const streams = [];
     for (let i = 0; i < MAX_LIVE_STREAMS_PER_CALLER; i++) streams.push(await open(tokens.alice));
     expect(streams.map((s) => s.status)).toEqual(Array(MAX_LIVE_STREAMS_PER_CALLER).fill(200));
     await until(async () => (await subs()) === MAX_LIVE_STREAMS_PER_CALLER);
     const refused = await open(tokens.alice);
     expect(refused.status).toBe(429);
-    expect(refused.body).toMatch(/already watches 8 live counts/);
+    expect(refused.body()).toMatch(/already watches 8 live counts/);
     // Carol is someone else: her place is her own.
     const carol = await open(tokens.carol);
     expect(carol.status).toBe(200);
@@ -232,4 +241,18 @@ describeWithBrowser('console live count in a real browser (Parse LiveQuery, chro
     for (const stream of streams) stream.close();
     await until(async () => (await subs()) === 0 && (await stack.counts()).sockets === 0, 5000);
   }, 60_000);
+
+  it('a watched count outlives the MCP session idle time: the page keeps its session in use', async () => {
+    const stream = await openStream(brief, tokens.alice);
+    expect(stream.status).toBe(200);
+    await until(async () => (await subs()) === 1);
+    await until(() => (stream.body().match(/event: count/g) ?? []).length === 1, 5000);
+    // Three idle times later the session is still there, and so is the subscription.
+    await pause(4500);
+    expect(await subs()).toBe(1);
+    await createOrder(stack, 'acme');
+    await until(() => (stream.body().match(/event: count/g) ?? []).length === 2, 3000);
+    stream.close();
+    await until(async () => (await subs()) === 0 && (await stack.counts()).sockets === 0, 5000);
+  }, 30_000);
 });

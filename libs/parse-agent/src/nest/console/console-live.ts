@@ -5,11 +5,12 @@ import {
   Inject,
   Injectable,
   NotFoundException,
+  Optional,
   ServiceUnavailableException,
 } from '@nestjs/common';
 import { randomBytes } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
-import { Subject } from 'rxjs';
+import { Subject, take, type Observable } from 'rxjs';
 import type { ParseAgent } from '../../agent/parse-agent';
 import type { ParseAgentModuleOptions } from '../../composition/parse-agent-options.interface';
 import {
@@ -21,17 +22,26 @@ import {
 import { McpDispatcher } from '../../mcp/mcp-dispatcher';
 import { McpMethodError } from '../../mcp/mcp-method-error';
 import { resourceReadCall } from '../../mcp/mcp-resources';
-import type {
-  ResourceSubscriptionService,
-  SubscribingSession,
-} from '../../mcp/resource-subscriptions.types';
+import type { ResourceSubscriptionService } from '../../mcp/resource-subscriptions.types';
 import { parseResourceUri, type ParsedResourceUri } from '../../mcp/resource-uri';
+import { SessionLimitError, SessionStore } from '../../ports/session-store';
+import type { ResolvedMcpEndpointOptions } from '../../transport/http/mcp-endpoint-options';
+import { MCP_ENDPOINT_OPTIONS } from '../parse-agent.constants';
 import { PARSE_AGENT_MODULE_OPTIONS } from '../parse-agent.module-definition';
 import type { ConsoleCaller } from './console-options';
 
 const SSE_HEARTBEAT_MS = 15_000;
 /** Live counts one identity may watch at once (pages and tabs together). */
 export const MAX_LIVE_STREAMS_PER_CALLER = 8;
+
+/** The session a live count subscribes in: kept alive while the page watches, ended after. */
+interface LiveSession {
+  id: string;
+  ended$: Observable<void>;
+  /** Marks the session used (its idle clock); false when it is gone. */
+  touch(): Promise<boolean>;
+  end(): Promise<void>;
+}
 
 /** What the page asks first: whether live counts are on, and for which classes. */
 export interface ConsoleLiveInfo {
@@ -44,8 +54,10 @@ export interface ConsoleLiveInfo {
  * The console's live count: a real resource subscription to `parse://<Class>/count` for the
  * caller's own agent, through the same service MCP clients subscribe with (the `liveQuery`
  * option), so the page sees exactly the changes that identity's MCP client would hear of. Each
- * open stream is a session of its own for the service: its caps count it, and it ends when the
- * page's request closes.
+ * open stream is an MCP session of its own in the endpoint's SessionStore (so its caps count it,
+ * and with Redis every node knows it, as resource subscriptions there require), kept alive while
+ * the page watches and ended when the page's request closes. Without an MCP endpoint the session
+ * lives in this process only.
  */
 @Injectable()
 export class ConsoleLive {
@@ -55,6 +67,8 @@ export class ConsoleLive {
   constructor(
     @Inject(McpDispatcher) protected readonly dispatcher: McpDispatcher,
     @Inject(PARSE_AGENT_MODULE_OPTIONS) protected readonly moduleOptions: ParseAgentModuleOptions,
+    @Optional() @Inject(SessionStore) protected readonly sessions?: SessionStore,
+    @Optional() @Inject(MCP_ENDPOINT_OPTIONS) protected readonly mcp?: ResolvedMcpEndpointOptions,
   ) {}
 
   protected get service(): ResourceSubscriptionService | undefined {
@@ -104,11 +118,13 @@ export class ConsoleLive {
       );
     }
     this.streams.set(caller, held + 1);
-    const ended = new Subject<void>();
-    const session = {
-      id: `console:${randomBytes(12).toString('base64url')}`,
-      ended$: ended.asObservable(),
-    };
+    let session: LiveSession;
+    try {
+      session = await this.openSession(caller);
+    } catch (error) {
+      this.release(caller);
+      throw httpRefusal(error);
+    }
     let resource: ParsedResourceUri | undefined;
     let subscribing: Promise<void> = Promise.resolve();
     let stop = () => undefined as void;
@@ -122,12 +138,12 @@ export class ConsoleLive {
         .catch(() => undefined)
         .then(() => (resource ? service.unsubscribe(session, resource.uri) : false))
         .catch(() => undefined)
-        .finally(() => {
-          ended.next();
-          ended.complete();
-          this.release(caller);
-        });
+        .then(() => session.end())
+        .catch(() => undefined)
+        .finally(() => this.release(caller));
     });
+    // The session ended elsewhere (expiry, shutdown, another node): so does the page's stream.
+    session.ended$.pipe(take(1)).subscribe({ complete: () => res.end() });
     try {
       resource = parseResourceUri(`parse://${className}/count`);
       subscribing = service.subscribe(agent, session, resource);
@@ -139,6 +155,38 @@ export class ConsoleLive {
     stop = this.serve(service, session, agent, resource, res);
   }
 
+  /**
+   * A session for one live stream: in the endpoint's SessionStore when there is one (its per-user
+   * cap applies, keyed by the caller), else in this process.
+   */
+  protected async openSession(caller: string): Promise<LiveSession> {
+    const store = this.sessions;
+    if (!store) {
+      const ended = new Subject<void>();
+      return {
+        id: `console:${randomBytes(12).toString('base64url')}`,
+        ended$: ended.asObservable(),
+        touch: () => Promise.resolve(!ended.closed),
+        end: () => {
+          ended.next();
+          ended.complete();
+          return Promise.resolve();
+        },
+      };
+    }
+    // Bound to an owner no request can present: only this stream uses the session.
+    const owner = `console-live:${randomBytes(16).toString('base64url')}`;
+    const created = await store.create(owner, { user: caller });
+    return {
+      id: created.id,
+      ended$: created.ended$,
+      touch: async () => (await store.get(created.id, owner)) !== undefined,
+      end: async () => {
+        await store.delete(created.id);
+      },
+    };
+  }
+
   protected release(caller: string): void {
     const held = (this.streams.get(caller) ?? 1) - 1;
     if (held > 0) this.streams.set(caller, held);
@@ -148,7 +196,7 @@ export class ConsoleLive {
   /** The SSE response: the count at once and after every update; returns what stops it. */
   protected serve(
     service: ResourceSubscriptionService,
-    session: SubscribingSession,
+    session: LiveSession,
     agent: ParseAgent,
     resource: ParsedResourceUri,
     res: ServerResponse,
@@ -200,9 +248,20 @@ export class ConsoleLive {
       if (notification.method === 'notifications/resources/updated') refresh();
     });
     refresh();
-    const heartbeat = setInterval(() => {
-      if (!res.writableEnded) res.write(': keep-alive\n\n');
-    }, SSE_HEARTBEAT_MS);
+    // The page watching is the session's use: it is touched well within its idle time.
+    const idle = this.mcp?.sessionIdleTimeoutMs ?? Number.POSITIVE_INFINITY;
+    const heartbeat = setInterval(
+      () => {
+        if (!res.writableEnded) res.write(': keep-alive\n\n');
+        void session
+          .touch()
+          .then((alive) => {
+            if (!alive) res.end();
+          })
+          .catch(() => undefined);
+      },
+      Math.max(100, Math.min(SSE_HEARTBEAT_MS, Math.floor(idle / 3))),
+    );
     heartbeat.unref?.();
     return () => {
       clearInterval(heartbeat);
@@ -229,6 +288,7 @@ function httpRefusal(error: unknown): unknown {
   if (error instanceof McpMethodError) return new ServiceUnavailableException(error.message);
   if (error instanceof StoreUnavailableError || error instanceof ParseRequestError)
     return new ServiceUnavailableException(error.message);
+  if (error instanceof SessionLimitError) return new HttpException(error.message, 429);
   if (error instanceof AccessDeniedError) return new ForbiddenException(error.message);
   if (error instanceof ParseAgentError) return new BadRequestException(error.message);
   return error;
