@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { get as httpGet } from 'node:http';
 import { join } from 'node:path';
@@ -7,6 +8,7 @@ import { chromium, type Browser, type Page } from 'playwright-core';
 import { DEMO_PASSWORD, seedDemo } from '../harness/demo-data';
 import { createOrder, pause, startLiveApp, until, type LiveApp } from '../live/live-app';
 import { startLiveQueryStack, type LiveQueryStack } from '../live/live-query-stack';
+import { SHARED_REDIS_URL } from '../redis/redis-nodes';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const CHROMIUM_ARGS = [
@@ -31,6 +33,8 @@ if (!haveChromium) {
 }
 const describeWithBrowser = haveChromium ? describe : describe.skip;
 
+const REDIS_URL = SHARED_REDIS_URL;
+
 const consoleModule = () =>
   ParseAgentConsoleModule.forRoot({ path: '/console', guards: [ParseAgentAuthGuard] });
 
@@ -46,6 +50,8 @@ describeWithBrowser('console live count in a real browser (Parse LiveQuery, chro
   let plain: LiveApp;
   /** A console whose MCP sessions idle out after 1.5 s. */
   let brief: LiveApp;
+  /** Sessions in Redis: a live count's session must be one the store knows. */
+  let shared: LiveApp;
   let browser: Browser;
   let tokens: { alice: string; carol: string };
 
@@ -59,6 +65,10 @@ describeWithBrowser('console live count in a real browser (Parse LiveQuery, chro
       mcp: { sessionIdleTimeoutMs: 1500 },
       imports: [consoleModule()],
     });
+    shared = await startLiveApp(stack, {
+      redis: { url: REDIS_URL, keyPrefix: `console-live-${randomBytes(4).toString('hex')}:` },
+      imports: [consoleModule()],
+    });
     browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
   }, 120_000);
 
@@ -67,6 +77,7 @@ describeWithBrowser('console live count in a real browser (Parse LiveQuery, chro
     await live?.app.close();
     await plain?.app.close();
     await brief?.app.close();
+    await shared?.app.close();
     await stack?.stop();
   });
 
@@ -250,6 +261,20 @@ describeWithBrowser('console live count in a real browser (Parse LiveQuery, chro
     // Three idle times later the session is still there, and so is the subscription.
     await pause(4500);
     expect(await subs()).toBe(1);
+    await createOrder(stack, 'acme');
+    await until(() => (stream.body().match(/event: count/g) ?? []).length === 2, 3000);
+    stream.close();
+    await until(async () => (await subs()) === 0 && (await stack.counts()).sockets === 0, 5000);
+  }, 30_000);
+
+  it('works the same with sessions in Redis', async () => {
+    const stream = await openStream(shared, tokens.alice);
+    expect(stream.status).toBe(200);
+    await until(async () => (await subs()) === 1);
+    await until(() => (stream.body().match(/event: count/g) ?? []).length === 1, 5000);
+    await createOrder(stack, 'globex');
+    await pause(500);
+    expect((stream.body().match(/event: count/g) ?? []).length).toBe(1);
     await createOrder(stack, 'acme');
     await until(() => (stream.body().match(/event: count/g) ?? []).length === 2, 3000);
     stream.close();

@@ -30,6 +30,8 @@ export interface LiveAppOptions {
   /** Merged over `{ classNames: ['Order'], debounceMs: 50 }`; null: no `liveQuery` option at all. */
   liveQuery?: Partial<LiveQueryOptions> | null;
   mcp?: Partial<McpEndpointOptions>;
+  /** Sessions (and, where the library keeps them there, subscriptions) in Redis. */
+  redis?: { url: string; keyPrefix: string };
   /** Extra imports beside ParseAgentModule (the console module, for one). */
   imports?: unknown[];
 }
@@ -62,6 +64,7 @@ export async function startLiveApp(
           ? {}
           : { liveQuery: { classNames: ['Order'], debounceMs: 50, ...options.liveQuery } }),
         mcp: { guards: [ParseAgentAuthGuard], initializeRateLimit: false, ...options.mcp },
+        ...(options.redis ? { redis: options.redis } : {}),
       }),
       ...((options.imports ?? []) as []),
     ],
