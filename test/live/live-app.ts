@@ -121,12 +121,3 @@ export async function createOrder(
   if (!res.ok) throw new Error(`POST /classes/Order: ${res.status} ${JSON.stringify(json)}`);
   return json;
 }
-
-/** Deletes an order through Parse REST (master key). */
-export async function deleteOrder(stack: LiveQueryStack, objectId: string): Promise<void> {
-  const res = await fetch(`${stack.serverURL}/classes/Order/${objectId}`, {
-    method: 'DELETE',
-    headers: { 'X-Parse-Application-Id': stack.appId, 'X-Parse-Master-Key': stack.masterKey },
-  });
-  if (!res.ok) throw new Error(`DELETE /classes/Order/${objectId}: ${res.status}`);
-}
