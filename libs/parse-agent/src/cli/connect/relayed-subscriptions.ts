@@ -1,4 +1,12 @@
-import type { JsonRpcMessage } from './http-session-relay';
+/** What this reads of a relayed JSON-RPC message (the relay's own type imports this file). */
+interface RelayedMessage {
+  jsonrpc?: string;
+  id?: string | number | null;
+  method?: string;
+  params?: unknown;
+  result?: unknown;
+  error?: unknown;
+}
 
 /**
  * The resource subscriptions the client holds through the bridge, as the server confirmed them:
@@ -10,7 +18,7 @@ export class RelayedSubscriptions {
   protected readonly uris = new Set<string>();
 
   /** Records what one relayed request did, given the messages the server answered with. */
-  note(request: JsonRpcMessage, answers: readonly JsonRpcMessage[]): void {
+  note(request: RelayedMessage, answers: readonly RelayedMessage[]): void {
     const method = request.method;
     if (method !== 'resources/subscribe' && method !== 'resources/unsubscribe') return;
     const uri = (request.params as { uri?: unknown } | undefined)?.uri;
