@@ -50,6 +50,7 @@ export default tseslint.config(
           'performance',
           'AbortController',
           'TextDecoderStream',
+          'CustomEvent',
         ].map((name) => [name, 'readonly']),
       ),
     },

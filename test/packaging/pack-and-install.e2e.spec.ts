@@ -162,6 +162,7 @@ describe('packaging: npm pack, install into a fresh Nest app, compile strictly, 
         // The console's page ships as it is (ParseAgentConsoleModule reads it at startup).
         'package/console/index.html',
         'package/console/console.js',
+        'package/console/console-live.js',
         ...[...Object.keys(SUBPATH_PEERS), ...PEER_FREE_SUBPATHS].flatMap((name) => [
           `package/dist/${name}.js`,
           `package/dist/${name}.d.ts`,

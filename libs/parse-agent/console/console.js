@@ -88,6 +88,14 @@
     renderPolicy();
     loadTools();
     renderActivityStatus();
+    announceActive();
+  }
+
+  /** Other panels of the page (console-live.js) follow the active identity through this event. */
+  function announceActive() {
+    const who = activeIdentity();
+    const detail = who ? { id: who.id, label: who.label, headers: who.headers } : null;
+    document.dispatchEvent(new CustomEvent('parse-agent:active-identity', { detail }));
   }
 
   const activeIdentity = () => state.identities[state.active];

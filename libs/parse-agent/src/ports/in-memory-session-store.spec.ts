@@ -112,4 +112,34 @@ describe('InMemorySessionStore', () => {
     expect(() => store.create('o')).toThrow(SessionLimitError);
     expect(store.create('p').owner).toBe('p');
   });
+
+  it('ends an idle session on its own, with nobody asking for it (its ended$ fires)', () => {
+    jest.useFakeTimers();
+    try {
+      let now = 0;
+      const store = new InMemorySessionStore(2000, 100, () => now);
+      const idle = store.create('idle');
+      const busy = store.create('busy');
+      const ended: string[] = [];
+      idle.ended$.subscribe({ complete: () => ended.push('idle') });
+      busy.ended$.subscribe({ complete: () => ended.push('busy') });
+      now = 1500;
+      store.get(busy.id, 'busy');
+      now = 2100;
+      jest.advanceTimersByTime(1000); // the sweep runs every idle/2 = 1000 ms
+      expect(ended).toEqual(['idle']);
+      expect(store.size).toBe(1);
+      now = 3600;
+      jest.advanceTimersByTime(1000);
+      expect(ended).toEqual(['idle', 'busy']);
+      // An empty table stops its timer; clear() stops it too.
+      expect(jest.getTimerCount()).toBe(0);
+      store.create('again');
+      expect(jest.getTimerCount()).toBe(1);
+      store.clear();
+      expect(jest.getTimerCount()).toBe(0);
+    } finally {
+      jest.useRealTimers();
+    }
+  });
 });

@@ -23,11 +23,19 @@ export interface InMemorySessionStoreOptions {
   maxPerOwner?: number;
 }
 
+/** How often idle sessions are looked for: half the idle time, within these bounds (ms). */
+const SWEEP_MIN_MS = 1000;
+const SWEEP_MAX_MS = 60_000;
+
 /**
  * In-process session table with idle expiry, a per-user cap and a total cap. A full cap refuses the
  * newcomer (SessionLimitError); no open session is ever ended to make room, so one user opening
  * sessions through many tokens cannot push anyone out. Sessions do not span processes: scaled-out
  * deployments use a shared SessionStore or run with `sessions: false`.
+ *
+ * An idle session ends on a timer too, not only when it is next looked up: what hangs on its
+ * `ended$` (an open stream, resource subscriptions on LiveQuery) is released even if its client
+ * never comes back.
  */
 export class InMemorySessionStore implements SessionStore {
   /** Every session, least recently used first. */
@@ -35,6 +43,7 @@ export class InMemorySessionStore implements SessionStore {
   /** Each user's sessions, least recently used first. */
   protected readonly byUser = new Map<string, Map<string, SessionEntry>>();
   protected readonly maxPerUser: number;
+  protected sweeper?: NodeJS.Timeout;
 
   constructor(
     protected readonly idleTimeoutMs: number,
@@ -79,6 +88,7 @@ export class InMemorySessionStore implements SessionStore {
     this.sessions.set(session.id, session);
     if (mine) mine.set(session.id, session);
     else this.byUser.set(user, new Map([[session.id, session]]));
+    this.startSweeping();
     return session;
   }
 
@@ -117,6 +127,7 @@ export class InMemorySessionStore implements SessionStore {
   /** Ends every session (application shutdown). */
   clear(): void {
     for (const id of [...this.sessions.keys()]) this.delete(id);
+    this.stopSweeping();
   }
 
   protected expired(session: McpSession): boolean {
@@ -129,6 +140,23 @@ export class InMemorySessionStore implements SessionStore {
       if (!this.expired(session)) break; // least recently used first: the rest are fresher
       this.delete(session.id);
     }
+    if (!this.sessions.size) this.stopSweeping();
+  }
+
+  /** Sweeps while there are sessions; the timer never keeps the process alive. */
+  protected startSweeping(): void {
+    if (this.sweeper || !Number.isFinite(this.idleTimeoutMs)) return;
+    const every = Math.max(
+      SWEEP_MIN_MS,
+      Math.min(SWEEP_MAX_MS, Math.floor(this.idleTimeoutMs / 2)),
+    );
+    this.sweeper = setInterval(() => this.sweep(), every);
+    this.sweeper.unref();
+  }
+
+  protected stopSweeping(): void {
+    if (this.sweeper) clearInterval(this.sweeper);
+    this.sweeper = undefined;
   }
 
   /** Seconds until the least recently used session of a table expires. */

@@ -1,5 +1,6 @@
 import { innermostCause } from '../../core/innermost-cause';
 import { JSON_RPC_ERROR_CODES } from '../../mcp/protocol.constants';
+import { RelayedSubscriptions } from './relayed-subscriptions';
 import { BridgeRedirectRefusedError } from './same-origin-fetch';
 import { readSse } from './sse-reader';
 
@@ -40,6 +41,8 @@ export interface HttpSessionRelayOptions {
 interface PostAnswer {
   status: number;
   messages: JsonRpcMessage[];
+  /** The session the POST named (undefined for one sent without). */
+  sessionId?: string;
 }
 
 /**
@@ -47,13 +50,16 @@ interface PostAnswer {
  * with the `Mcp-Session-Id` and negotiated `MCP-Protocol-Version`, writes the JSON or SSE answers
  * back, turns failures the server did not phrase as JSON-RPC into error answers for the request's
  * id (naming the URL and the fix), and starts a new session once, with the client's own
- * `initialize`, when the server forgot the old one (404).
+ * `initialize`, when the server forgot the old one (404): the client's resource subscriptions are
+ * made again there, and it is told to re-read them (changes in between were not heard).
  */
 export class HttpSessionRelay {
   sessionId?: string;
   protocolVersion?: string;
   /** Aborts every POST in flight (the bridge is closing). */
   readonly requests = new AbortController();
+  /** What the client subscribed to through this relay (made again on a new session). */
+  readonly subscriptions = new RelayedSubscriptions();
   /** The client's initialize line, replayed when the server forgot the session. */
   private initializeLine?: string;
   private reinitializing?: Promise<boolean>;
@@ -94,7 +100,7 @@ export class HttpSessionRelay {
     if (isInitialize) this.initializeLine = line;
     let answer = await this.post(line, message, true);
     if (answer.status === 404 && !isInitialize) {
-      if (await this.reinitialize()) answer = await this.post(line, message, true);
+      if (await this.renewAfter(answer.sessionId)) answer = await this.post(line, message, true);
       if (answer.status === 404) {
         this.answerError(
           message.id,
@@ -108,6 +114,7 @@ export class HttpSessionRelay {
       const version = (result as { protocolVersion?: unknown } | undefined)?.protocolVersion;
       if (typeof version === 'string') this.protocolVersion = version;
     }
+    this.subscriptions.note(message, answer.messages);
     return answer.status;
   }
 
@@ -162,6 +169,7 @@ export class HttpSessionRelay {
   /** POSTs one message. Resolves to the HTTP status (0 when the server could not be reached). */
   private async post(line: string, message: JsonRpcMessage, relay: boolean): Promise<PostAnswer> {
     const signal = this.requests.signal;
+    const sessionId = this.sessionId;
     let response: Response;
     try {
       response = await this.options.fetch({
@@ -179,9 +187,9 @@ export class HttpSessionRelay {
     }
     const newSession = response.headers.get(SESSION_HEADER);
     if (newSession && message.method === 'initialize') this.sessionId = newSession;
-    if (response.status === 404 && this.sessionId && message.method !== 'initialize') {
+    if (response.status === 404 && sessionId && message.method !== 'initialize') {
       await response.body?.cancel().catch(() => undefined);
-      return { status: 404, messages: [] };
+      return { status: 404, messages: [], sessionId };
     }
     if (!response.ok) {
       await this.relayFailure(response, message);
@@ -231,7 +239,17 @@ export class HttpSessionRelay {
     );
   }
 
-  /** The server forgot the session (restart, idle timeout): start a new one, once at a time. */
+  /**
+   * The server answered 404 for session `staleId` (a restart, an idle timeout): starts a new one,
+   * once at a time. True when there is a session to use now, also when another request already
+   * replaced the stale one (then nothing is started twice).
+   */
+  renewAfter(staleId: string | undefined): Promise<boolean> {
+    if (this.reinitializing) return this.reinitializing;
+    if (this.sessionId && this.sessionId !== staleId) return Promise.resolve(true);
+    return this.reinitialize();
+  }
+
   private reinitialize(): Promise<boolean> {
     this.reinitializing ??= (async () => {
       this.sessionId = undefined;
@@ -247,9 +265,43 @@ export class HttpSessionRelay {
       this.protocolVersion = version ?? this.protocolVersion;
       const initialized = { jsonrpc: '2.0', method: 'notifications/initialized' };
       await this.post(JSON.stringify(initialized), initialized, false);
+      await this.subscribeAgain();
       return true;
     })().finally(() => (this.reinitializing = undefined));
     return this.reinitializing;
+  }
+
+  /**
+   * The client's subscriptions, made again on the new session; then each URI gets a
+   * `notifications/resources/updated`, so the client re-reads what changed while it had no session
+   * (a refused one too: the re-read tells the client why).
+   */
+  private async subscribeAgain(): Promise<void> {
+    const uris = this.subscriptions.list();
+    if (!uris.length) return;
+    let made = 0;
+    for (const [index, uri] of uris.entries()) {
+      const request = {
+        jsonrpc: '2.0',
+        id: `parse-agent-bridge-resubscribe-${index}`,
+        method: 'resources/subscribe',
+        params: { uri },
+      };
+      const answer = await this.post(JSON.stringify(request), request, false);
+      const ok = answer.messages.some((m) => m.id === request.id && m.result !== undefined);
+      if (ok) made += 1;
+      else this.subscriptions.forget(uri);
+    }
+    this.options.log(
+      `subscribed again to ${made} of ${uris.length} resource(s) on the new session; the client was told to re-read them`,
+    );
+    for (const uri of uris) {
+      this.options.write({
+        jsonrpc: '2.0',
+        method: 'notifications/resources/updated',
+        params: { uri },
+      });
+    }
   }
 }
 

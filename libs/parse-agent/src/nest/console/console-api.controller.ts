@@ -18,6 +18,7 @@ import { ConsoleActivity } from './console-activity';
 import { ConsoleAgents } from './console-agents';
 import { ConsoleConfirmation } from './console-confirmation';
 import { rawOf, type AnyRequest, type AnyResponse } from './console-http';
+import { ConsoleLive, liveCallerKey } from './console-live';
 
 const SSE_HEARTBEAT_MS = 15_000;
 
@@ -41,6 +42,7 @@ export class ConsoleApiRoutes {
   constructor(
     @Inject(ConsoleAgents) protected readonly agents: ConsoleAgents,
     @Inject(ConsoleActivity) protected readonly activity: ConsoleActivity,
+    @Inject(ConsoleLive) protected readonly live: ConsoleLive,
   ) {}
 
   /** Whom the agent acts for, its tier, tenant, filters and tools. */
@@ -161,5 +163,23 @@ export class ConsoleApiRoutes {
       clearInterval(heartbeat);
       subscription.unsubscribe();
     });
+  }
+
+  /** Whether live counts are on (the `liveQuery` option) and the classes this identity may count. */
+  @Get('live')
+  async liveInfo(@Req() req: AnyRequest) {
+    return this.live.info(await this.agents.agentFor(req));
+  }
+
+  /** This identity's count of one class as server-sent events, sent again whenever it changes. */
+  @Get('live/:className')
+  async liveCount(
+    @Req() req: AnyRequest,
+    @Res() res: AnyResponse,
+    @Param('className') className: string,
+  ): Promise<void> {
+    const agent = await this.agents.agentFor(req);
+    const caller = liveCallerKey(this.agents.callerOf(req, agent), agent);
+    await this.live.stream(agent, caller, className, rawOf(res));
   }
 }

@@ -19,7 +19,7 @@ function consoleAssetDir(): string {
   return assetDir;
 }
 
-export type ConsoleAssetName = 'index.html' | 'console.js';
+export type ConsoleAssetName = 'index.html' | 'console.js' | 'console-live.js';
 
 export function consoleAsset(name: ConsoleAssetName): Buffer {
   let body = cache.get(name);

@@ -67,6 +67,11 @@ export class ConsolePageRoutes {
     send(rawOf(res), 'text/javascript; charset=utf-8', consoleAsset('console.js'));
   }
 
+  @Get('console-live.js')
+  liveScript(@Res() res: AnyResponse): void {
+    send(rawOf(res), 'text/javascript; charset=utf-8', consoleAsset('console-live.js'));
+  }
+
   @Post('api/sign-in')
   @HttpCode(200)
   @UseGuards(ConsolePreAuthGuard)

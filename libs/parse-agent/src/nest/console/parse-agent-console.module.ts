@@ -2,6 +2,7 @@ import { Module, type DynamicModule } from '@nestjs/common';
 import { ParseAgentConfigError } from '../../core/errors';
 import { ConsoleActivity } from './console-activity';
 import { ConsoleAgents } from './console-agents';
+import { ConsoleLive } from './console-live';
 import { ConsolePreAuthGuard } from './console-pre-auth.guard';
 import { consoleAsset } from './console-assets';
 import { CONSOLE_OPTIONS } from './console.constants';
@@ -10,8 +11,9 @@ import type { ParseAgentConsoleOptions, ResolvedConsoleOptions } from './console
 
 /**
  * An optional browser console for ParseAgentModule: who the caller's agent acts for, what it may
- * see and do and why not, a form to run its tools, and (for the operator) a live feed of tool
- * calls. Mount it behind the same guards as the MCP endpoint:
+ * see and do and why not, a form to run its tools, (for the operator) a live feed of tool calls,
+ * and with the `liveQuery` option a class count that updates live for the signed-in identity.
+ * Mount it behind the same guards as the MCP endpoint:
  * `ParseAgentConsoleModule.forRoot({ path: '/console', guards: [ParseAgentAuthGuard] })`.
  * Needs ParseAgentModule.forRoot (global, with `agentFactory`) in the same application.
  */
@@ -22,6 +24,7 @@ export class ParseAgentConsoleModule {
     // A missing page is a packaging fault: say so at startup, not on the first visit.
     consoleAsset('index.html');
     consoleAsset('console.js');
+    consoleAsset('console-live.js');
     return {
       module: ParseAgentConsoleModule,
       controllers: createConsoleControllers(resolved),
@@ -29,6 +32,7 @@ export class ParseAgentConsoleModule {
         { provide: CONSOLE_OPTIONS, useValue: resolved },
         ConsoleAgents,
         ConsoleActivity,
+        ConsoleLive,
         ConsolePreAuthGuard,
       ],
     };

@@ -1,0 +1,283 @@
+import { randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { get as httpGet } from 'node:http';
+import { join } from 'node:path';
+import { ParseAgentAuthGuard, ParseAgentConsoleModule } from 'nestjs-parse-agent';
+import { MAX_LIVE_STREAMS_PER_CALLER } from 'nestjs-parse-agent/nest/console/console-live';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { DEMO_PASSWORD, seedDemo } from '../harness/demo-data';
+import { createOrder, pause, startLiveApp, until, type LiveApp } from '../live/live-app';
+import { startLiveQueryStack, type LiveQueryStack } from '../live/live-query-stack';
+import { SHARED_REDIS_URL } from '../redis/redis-nodes';
+
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const CHROMIUM_ARGS = [
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-background-networking',
+  '--disable-component-update',
+];
+
+/** CONSOLE_SCREENSHOTS=1 refreshes docs/images/console-live.png (kept out of normal runs). */
+const SCREENSHOT =
+  process.env.CONSOLE_SCREENSHOTS === '1'
+    ? join(__dirname, '..', '..', 'docs', 'images', 'console-live.png')
+    : undefined;
+
+const haveChromium = existsSync(CHROMIUM);
+if (!haveChromium) {
+  // Said once, plainly, so a skipped browser test is not mistaken for a passing one.
+  process.stderr.write(
+    `console live e2e: skipped, no chromium at ${CHROMIUM} (apt-get install -y chromium, or set CHROMIUM_PATH)\n`,
+  );
+}
+const describeWithBrowser = haveChromium ? describe : describe.skip;
+
+const REDIS_URL = SHARED_REDIS_URL;
+
+const consoleModule = () =>
+  ParseAgentConsoleModule.forRoot({ path: '/console', guards: [ParseAgentAuthGuard] });
+
+/**
+ * The console's live count in headless chromium (playwright-core): the signed-in identity's count
+ * of a class, fed by a real resource subscription on a real Parse LiveQuery server, updating when
+ * rows change through /parse. Alice (acme) sees acme's changes and never globex's; without the
+ * `liveQuery` option the panel does not show.
+ */
+describeWithBrowser('console live count in a real browser (Parse LiveQuery, chromium)', () => {
+  let stack: LiveQueryStack;
+  let live: LiveApp;
+  let plain: LiveApp;
+  /** A console whose MCP sessions idle out after 1.5 s. */
+  let brief: LiveApp;
+  /** Sessions in Redis: a live count's session must be one the store knows. */
+  let shared: LiveApp;
+  let browser: Browser;
+  let tokens: { alice: string; carol: string };
+
+  beforeAll(async () => {
+    const seeded = await seedDemo();
+    tokens = { alice: seeded.alice, carol: seeded.carol };
+    stack = await startLiveQueryStack(['Order']);
+    live = await startLiveApp(stack, { imports: [consoleModule()] });
+    plain = await startLiveApp(stack, { liveQuery: null, imports: [consoleModule()] });
+    brief = await startLiveApp(stack, {
+      mcp: { sessionIdleTimeoutMs: 1500 },
+      imports: [consoleModule()],
+    });
+    shared = await startLiveApp(stack, {
+      redis: { url: REDIS_URL, keyPrefix: `console-live-${randomBytes(4).toString('hex')}:` },
+      imports: [consoleModule()],
+    });
+    browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+  }, 120_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    await live?.app.close();
+    await plain?.app.close();
+    await brief?.app.close();
+    await shared?.app.close();
+    await stack?.stop();
+  });
+
+  async function openConsole(app: LiveApp, username: string): Promise<Page> {
+    const context = await browser.newContext({ viewport: { width: 1100, height: 760 } });
+    const page = await context.newPage();
+    await page.goto(`${app.origin}/console`);
+    await page.getByTestId('login-username').fill(username);
+    await page.getByTestId('login-password').fill(DEMO_PASSWORD);
+    await page.getByTestId('login-submit').click();
+    await page
+      .getByTestId('whoami')
+      .filter({ hasText: `Agent acts for ${username}` })
+      .waitFor({ timeout: 15_000 });
+    return page;
+  }
+
+  /** What Parse REST counts for this session: the oracle for the number on the page. */
+  async function restCount(sessionToken: string): Promise<number> {
+    const where = encodeURIComponent(JSON.stringify({ isDeleted: { $ne: true } }));
+    const res = await fetch(`${stack.serverURL}/classes/Order?count=1&limit=0&where=${where}`, {
+      headers: {
+        'X-Parse-Application-Id': stack.appId,
+        'X-Parse-JavaScript-Key': stack.javascriptKey,
+        'X-Parse-Session-Token': sessionToken,
+      },
+    });
+    return ((await res.json()) as { count: number }).count;
+  }
+
+  const shown = async (page: Page) =>
+    Number((await page.getByTestId('live-count').textContent())!.replace(/,/g, ''));
+  const updates = async (page: Page) =>
+    Number(await page.getByTestId('live-count').getAttribute('data-updates'));
+  const subs = async () => (await stack.counts()).subscriptions;
+
+  /** One live stream as a plain HTTP client holds it: the status, what came so far, hanging up. */
+  const openStream = (app: LiveApp, token: string) =>
+    new Promise<{ status: number; body(): string; close(): void }>((resolve, reject) => {
+      const req = httpGet(
+        `${app.origin}/console/api/live/Order`,
+        { headers: { Authorization: `Bearer ${token}` } },
+        (res) => {
+          let body = '';
+          res.setEncoding('utf8');
+          res.on('data', (chunk: string) => (body += chunk));
+          const settle = () =>
+            resolve({ status: res.statusCode ?? 0, body: () => body, close: () => req.destroy() });
+          // A refusal ends; a stream stays open, so it is handed over once its head arrived.
+          if (res.statusCode === 200) settle();
+          else res.on('end', settle);
+        },
+      );
+      req.on('error', reject);
+    });
+
+  it('alice’s count changes when an acme order comes or goes, and never for a globex one', async () => {
+    const page = await openConsole(live, 'alice');
+    const panel = page.getByTestId('live-panel');
+    await panel.waitFor({ state: 'visible', timeout: 15_000 });
+    expect(await page.getByTestId('live-class').locator('option').allTextContents()).toEqual([
+      'Order',
+    ]);
+    await until(async () => (await updates(page)) === 1, 10_000);
+    expect(await shown(page)).toBe(await restCount(tokens.alice));
+    expect(await page.getByTestId('live-status').textContent()).toMatch(/alice may read · live/);
+    // A real subscription on the LiveQuery server, on her own socket (the page's session token).
+    await until(async () => (await subs()) === 1);
+    const start = await shown(page);
+
+    // Bob's tenant: no change, not even a re-read.
+    await createOrder(stack, 'globex');
+    await pause(800);
+    expect(await updates(page)).toBe(1);
+    expect(await shown(page)).toBe(start);
+
+    // An acme order: the page shows one more, promptly.
+    const before = Date.now();
+    const order = await createOrder(stack, 'acme');
+    await until(async () => (await shown(page)) === start + 1, 2000);
+    expect(Date.now() - before).toBeLessThan(2000);
+    if (SCREENSHOT) await page.locator('#live-panel').screenshot({ path: SCREENSHOT });
+
+    // Carol (acme staff) soft-deletes it through /parse with her own session: one fewer.
+    const res = await fetch(`${stack.serverURL}/classes/Order/${order.objectId}`, {
+      method: 'PUT',
+      headers: {
+        'X-Parse-Application-Id': stack.appId,
+        'X-Parse-JavaScript-Key': stack.javascriptKey,
+        'X-Parse-Session-Token': tokens.carol,
+        'Content-Type': 'application/json',
+      },
+      body: JSON.stringify({ isDeleted: true }),
+    });
+    expect(res.status).toBe(200);
+    await until(async () => (await shown(page)) === start, 2000);
+    expect(await shown(page)).toBe(await restCount(tokens.alice));
+
+    // Closing the page ends the subscription on the LiveQuery server.
+    await page.context().close();
+    await until(async () => (await subs()) === 0 && (await stack.counts()).sockets === 0, 5000);
+  }, 60_000);
+
+  it('follows the active identity: with bob active, the count is globex’s', async () => {
+    const page = await openConsole(live, 'alice');
+    await until(async () => (await updates(page)) >= 1, 10_000);
+    const alice = await shown(page);
+    // bob signs in beside her and becomes active: his count, his tenant.
+    await page.getByTestId('login-username').fill('bob');
+    await page.getByTestId('login-password').fill(DEMO_PASSWORD);
+    await page.getByTestId('login-submit').click();
+    await page.getByTestId('whoami').filter({ hasText: 'Agent acts for bob' }).waitFor();
+    await until(
+      async () => /bob may read/.test((await page.getByTestId('live-status').textContent()) ?? ''),
+      10_000,
+    );
+    const bob = await shown(page);
+    await createOrder(stack, 'acme');
+    await pause(800);
+    expect(await shown(page)).toBe(bob);
+    await createOrder(stack, 'globex');
+    await until(async () => (await shown(page)) === bob + 1, 2000);
+    // Back to alice: her stream again, with the acme order she missed meanwhile.
+    await page.getByTestId('identity-use').first().click();
+    await until(async () => (await shown(page)) === alice + 1, 10_000);
+    // Only the active identity's subscription runs.
+    await until(async () => (await subs()) === 1);
+    await page.context().close();
+    await until(async () => (await subs()) === 0);
+  }, 60_000);
+
+  it('without the liveQuery option the panel stays hidden and the API says so', async () => {
+    const page = await openConsole(plain, 'alice');
+    // The page asked and was told no; the policy view is up, the live panel is not.
+    await page.getByTestId('policy-column').first().waitFor();
+    await pause(500);
+    expect(await page.getByTestId('live-panel').isHidden()).toBe(true);
+    const info = await page.evaluate(async (token) => {
+      const res = await fetch('api/live', { headers: { Authorization: `Bearer ${token}` } });
+      return res.json() as Promise<unknown>;
+    }, tokens.alice);
+    expect(info).toEqual({ available: false, class_names: [] });
+    const refused = await page.evaluate(async (token) => {
+      const res = await fetch('api/live/Order', { headers: { Authorization: `Bearer ${token}` } });
+      return { status: res.status, body: (await res.json()) as { message: string } };
+    }, tokens.alice);
+    expect(refused.status).toBe(404);
+    expect(refused.body.message).toMatch(/liveQuery option/);
+    await page.context().close();
+  }, 60_000);
+
+  it('bounds the live counts one identity watches at once, and a closed one frees its place', async () => {
+    const open = (token: string) => openStream(live, token);
+    const streams = [];
+    for (let i = 0; i < MAX_LIVE_STREAMS_PER_CALLER; i++) streams.push(await open(tokens.alice));
+    expect(streams.map((s) => s.status)).toEqual(Array(MAX_LIVE_STREAMS_PER_CALLER).fill(200));
+    await until(async () => (await subs()) === MAX_LIVE_STREAMS_PER_CALLER);
+    const refused = await open(tokens.alice);
+    expect(refused.status).toBe(429);
+    expect(refused.body()).toMatch(/already watches 8 live counts/);
+    // Carol is someone else: her place is her own.
+    const carol = await open(tokens.carol);
+    expect(carol.status).toBe(200);
+    await until(async () => (await subs()) === MAX_LIVE_STREAMS_PER_CALLER + 1);
+    carol.close();
+    // One of alice's closes: its subscription goes, and her next stream is served.
+    streams.pop()!.close();
+    await until(async () => (await subs()) === MAX_LIVE_STREAMS_PER_CALLER - 1);
+    const again = await open(tokens.alice);
+    expect(again.status).toBe(200);
+    streams.push(again);
+    for (const stream of streams) stream.close();
+    await until(async () => (await subs()) === 0 && (await stack.counts()).sockets === 0, 5000);
+  }, 60_000);
+
+  it('a watched count outlives the MCP session idle time: the page keeps its session in use', async () => {
+    const stream = await openStream(brief, tokens.alice);
+    expect(stream.status).toBe(200);
+    await until(async () => (await subs()) === 1);
+    await until(() => (stream.body().match(/event: count/g) ?? []).length === 1, 5000);
+    // Three idle times later the session is still there, and so is the subscription.
+    await pause(4500);
+    expect(await subs()).toBe(1);
+    await createOrder(stack, 'acme');
+    await until(() => (stream.body().match(/event: count/g) ?? []).length === 2, 3000);
+    stream.close();
+    await until(async () => (await subs()) === 0 && (await stack.counts()).sockets === 0, 5000);
+  }, 30_000);
+
+  it('works the same with sessions in Redis', async () => {
+    const stream = await openStream(shared, tokens.alice);
+    expect(stream.status).toBe(200);
+    await until(async () => (await subs()) === 1);
+    await until(() => (stream.body().match(/event: count/g) ?? []).length === 1, 5000);
+    await createOrder(stack, 'globex');
+    await pause(500);
+    expect((stream.body().match(/event: count/g) ?? []).length).toBe(1);
+    await createOrder(stack, 'acme');
+    await until(() => (stream.body().match(/event: count/g) ?? []).length === 2, 3000);
+    stream.close();
+    await until(async () => (await subs()) === 0 && (await stack.counts()).sockets === 0, 5000);
+  }, 30_000);
+});

@@ -1,0 +1,123 @@
+import type { INestApplication } from '@nestjs/common';
+import { Test } from '@nestjs/testing';
+import { randomBytes } from 'node:crypto';
+import type { AddressInfo } from 'node:net';
+import {
+  ParseAgentAuthGuard,
+  ParseAgentModule,
+  type LiveQueryOptions,
+  type McpEndpointOptions,
+} from 'nestjs-parse-agent';
+import { LiveQueryHost } from 'nestjs-parse-agent/nest/live-query.host';
+import { tenantAcl } from '../../src/embedded/seed/demo-dataset';
+import { agentOptionsFor, DEMO_TENANT_SOURCE } from '../../src/example/auth/agent-factory';
+import { CORE_MODELS } from '../../src/example/models';
+import type { LiveQueryStack } from './live-query-stack';
+
+/**
+ * What the live suites share: the demo's identities (alice: acme staff, bob: globex staff, carol:
+ * acme staff and admin) behind the library's own guard, on a Parse Server that runs LiveQuery.
+ */
+export interface LiveApp {
+  app: INestApplication;
+  /** The MCP endpoint, http://127.0.0.1:<port>/mcp. */
+  url: string;
+  /** The app's origin, http://127.0.0.1:<port>. */
+  origin: string;
+}
+
+export interface LiveAppOptions {
+  /** Merged over `{ classNames: ['Order'], debounceMs: 50 }`; null: no `liveQuery` option at all. */
+  liveQuery?: Partial<LiveQueryOptions> | null;
+  mcp?: Partial<McpEndpointOptions>;
+  /** Sessions (and, where the library keeps them there, subscriptions) in Redis. */
+  redis?: { url: string; keyPrefix: string };
+  /** Extra imports beside ParseAgentModule (the console module, for one). */
+  imports?: unknown[];
+}
+
+/**
+ * Boots a Nest app with ParseAgentModule and `liveQuery` on `stack` (its Parse Server too); resolves
+ * once LiveQuery answers.
+ */
+export async function startLiveApp(
+  stack: LiveQueryStack,
+  options: LiveAppOptions = {},
+): Promise<LiveApp> {
+  const moduleRef = await Test.createTestingModule({
+    imports: [
+      ParseAgentModule.forRoot({
+        parse: {
+          serverURL: stack.serverURL,
+          appId: stack.appId,
+          masterKey: stack.masterKey,
+          javascriptKey: stack.javascriptKey,
+        },
+        models: [...CORE_MODELS],
+        unregisteredClasses: 'hidden',
+        defaults: { permissions: 'readonly' },
+        rateLimiter: { check: () => undefined },
+        suppressSecurityBanners: true,
+        auth: { apiKey: `operator-${randomBytes(6).toString('hex')}`, tenant: DEMO_TENANT_SOURCE },
+        agentFactory: (request) => agentOptionsFor(request),
+        ...(options.liveQuery === null
+          ? {}
+          : { liveQuery: { classNames: ['Order'], debounceMs: 50, ...options.liveQuery } }),
+        mcp: { guards: [ParseAgentAuthGuard], initializeRateLimit: false, ...options.mcp },
+        ...(options.redis ? { redis: options.redis } : {}),
+      }),
+      ...((options.imports ?? []) as []),
+    ],
+  }).compile();
+  const app = moduleRef.createNestApplication({
+    logger: ['warn', 'error'],
+    forceCloseConnections: true,
+  });
+  await app.listen(0, '127.0.0.1');
+  // LiveQuery is probed in the background from bootstrap on.
+  if (options.liveQuery !== null && !(await app.get(LiveQueryHost).ready))
+    throw new Error('LiveQuery did not answer');
+  const origin = `http://127.0.0.1:${(app.getHttpServer().address() as AddressInfo).port}`;
+  return { app, url: `${origin}/mcp`, origin };
+}
+
+/** Polls `check` every 20 ms; resolves to the time it took, or throws after `ms`. */
+export async function until(check: () => boolean | Promise<boolean>, ms = 3000): Promise<number> {
+  const start = Date.now();
+  while (!(await check())) {
+    if (Date.now() - start > ms) throw new Error(`condition not met within ${ms} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  return Date.now() - start;
+}
+
+export const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Creates an order of `tenant` through the stack's Parse REST, as the back office does (master key). */
+export async function createOrder(
+  stack: LiveQueryStack,
+  tenant: string,
+): Promise<{ objectId: string }> {
+  const res = await fetch(`${stack.serverURL}/classes/Order`, {
+    method: 'POST',
+    headers: {
+      'X-Parse-Application-Id': stack.appId,
+      'X-Parse-Master-Key': stack.masterKey,
+      'Content-Type': 'application/json',
+    },
+    body: JSON.stringify({
+      tenantId: tenant,
+      orderNumber: `${tenant.toUpperCase()}-LIVE-${randomBytes(3).toString('hex')}`,
+      quantity: 1,
+      unitPrice: 10,
+      total: 10,
+      status: 'pending',
+      channel: 'web',
+      isDeleted: false,
+      ACL: tenantAcl(tenant),
+    }),
+  });
+  const json = (await res.json()) as { objectId: string };
+  if (!res.ok) throw new Error(`POST /classes/Order: ${res.status} ${JSON.stringify(json)}`);
+  return json;
+}
