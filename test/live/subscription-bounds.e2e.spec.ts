@@ -1,6 +1,9 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ResourceUpdatedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import { ParseAgentFactory } from 'nestjs-parse-agent';
+import { parseResourceUri } from 'nestjs-parse-agent/mcp/resource-uri';
+import { Subject } from 'rxjs';
 import { PARSE_AGENT_LIVE_QUERY } from 'nestjs-parse-agent/nest/live-query.host';
 import type { LiveResourceSubscriptions } from 'nestjs-parse-agent/live/live-resource-subscriptions';
 import { seedDemo } from '../harness/demo-data';
@@ -124,6 +127,44 @@ describe('resource subscription bounds: the global cap and session expiry', () =
     });
   });
 
+  describe('a session that ends while its subscribe is being planned', () => {
+    let live: LiveApp;
+    beforeAll(async () => {
+      live = await startLiveApp(stack, { liveQuery: { maxSubscriptions: 1 } });
+    }, 60_000);
+    afterAll(() => live?.app.close());
+
+    it('records nothing for it and holds no slot of the cap', async () => {
+      const service = live.app.get<LiveResourceSubscriptions>(PARSE_AGENT_LIVE_QUERY);
+      const agent = live.app
+        .get(ParseAgentFactory)
+        .create({ sessionToken: tokens.alice, tenantId: 'acme' });
+      const ended$ = new Subject<void>();
+      const session = { id: 'ends-while-planning', ended$ };
+      // The plan asks Parse Server (schema, CLP) before anything is recorded: the session ends
+      // meanwhile, as a DELETE or an idle expiry would end it.
+      const subscribing = service.subscribe(
+        agent,
+        session,
+        parseResourceUri('parse://Order/count'),
+      );
+      ended$.next();
+      ended$.complete();
+      await expect(subscribing).rejects.toThrow(/session ended/);
+      expect(service.stats()).toMatchObject({ sessions: 0, subscriptions: 0 });
+      expect(await subs()).toBe(0);
+
+      // The only slot is free: a live session's subscribe goes through and fires.
+      const alice = await connect(live, tokens.alice);
+      await alice.client.subscribeResource({ uri: 'parse://Order/count' });
+      await until(async () => (await subs()) === 1);
+      await createOrder(stack, 'acme');
+      await until(() => alice.updates.length === 1, 3000);
+      await alice.transport.terminateSession();
+      await until(async () => (await subs()) === 0 && (await socks()) === 0);
+    }, 30_000);
+  });
+
   describe('session expiry (mcp.sessionIdleTimeoutMs)', () => {
     const IDLE_MS = 2000;
     let live: LiveApp;
@@ -147,7 +188,8 @@ describe('resource subscription bounds: the global cap and session expiry', () =
       try {
         await until(async () => (await subs()) === 0, IDLE_MS * 4);
         expect(service.subscriptionsOf(aliceSession)).toEqual([]);
-        expect(await socks(tokens.alice)).toBe(0);
+        // The socket closes after its last unsubscribe is answered: it goes, a moment later.
+        await until(async () => (await socks(tokens.alice)) === 0);
         // A write now reaches no one, and the expired session is gone for good (404).
         await createOrder(stack, 'acme');
         await pause(400);

@@ -51,6 +51,8 @@ interface SessionState {
   listener?: Listener;
   /** Shared records: the reload from the store in progress (reloads run one after another). */
   reloading?: Promise<void>;
+  /** The session ended; set before the state is forgotten, so a late caller sees it. */
+  over?: boolean;
 }
 
 /** What the console and the benchmark read. */
@@ -149,6 +151,9 @@ export class LiveResourceSubscriptions implements ResourceSubscriptionService {
     if (this.closed) return;
     // Checked again: the plan awaited, other subscribes may have filled the caps meanwhile.
     const current = this.stateFor(session);
+    // The session may have ended while the plan awaited (DELETE, expiry): recording on its
+    // forgotten state would hold a slot of the global cap for good.
+    if (current.over) throw sessionEnded();
     if (current.records.has(resource.uri)) return;
     this.checkCaps(current);
     current.records.set(resource.uri, { resource, plan });
@@ -172,6 +177,7 @@ export class LiveResourceSubscriptions implements ResourceSubscriptionService {
     deliver: (notification: JsonRpcNotification) => void,
   ): () => void {
     const state = this.stateFor(session);
+    if (state.over) return () => undefined; // an ended session's stream runs nothing
     // One listening stream per session: a newer one takes over.
     if (state.listener) void this.detach(state, state.listener);
     const listener: Listener = { agent, deliver, active: new Map() };
@@ -377,6 +383,7 @@ export class LiveResourceSubscriptions implements ResourceSubscriptionService {
 
   /** The session ended: its subscriptions go, wherever they run. */
   protected async end(state: SessionState): Promise<void> {
+    state.over = true;
     this.total -= state.records.size;
     state.records.clear();
     if (state.listener) await this.detach(state, state.listener);
@@ -534,6 +541,12 @@ async function storeCall<T>(call: () => Promise<T>): Promise<T> {
       `Resource subscriptions are unavailable: Redis, where they are kept (the redis option), does not answer (${(error as Error)?.message}). Retry later; read the resource meanwhile.`,
     );
   }
+}
+
+function sessionEnded(): AgentValidationError {
+  return new AgentValidationError(
+    'The MCP session ended while this subscription was being set up: start a new session (initialize) and subscribe again.',
+  );
 }
 
 function updatedNotification(uri: string): JsonRpcNotification {
