@@ -240,6 +240,13 @@ async function recallAt10(access, truth, queries) {
     });
     const { acceptable, wanted } = exactTop10(truth, vector, where);
     const got = new Set(result.rows.map((r) => String(r.objectId)));
+    check(
+      [...got].every((id) => {
+        const i = Number(id.slice(1));
+        return readerOf(i) === 'reader' && (!where || statusOf(i) === where.status);
+      }),
+      'the recall query returned a row the reader may not read or the where excludes',
+    );
     const hits = [...got].filter((id) => acceptable.has(id)).length;
     recalls.push(wanted ? Math.min(hits, wanted) / wanted : 1);
   }
