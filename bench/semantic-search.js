@@ -9,6 +9,11 @@
 //            are loaded first and the index built once after each size (BENCH_SEM_HNSW_MEMORY,
 //            maintenance_work_mem for the build, default 1GB): inserting into the index row by
 //            row costs ~19 ms a vector there.
+// On the pgvector path every timed query is asked again (untimed, after the timing) with k = 10 and
+// one chunk a document, and its ids are compared with the exact top 10 over the same vectors and
+// the same reader's rows (row ACL and the where), computed here in JavaScript from the vectors
+// loaded: recall@10, mean and min per size. The run fails if a size's mean is below
+// BENCH_SEM_MIN_RECALL (default 0.95) or if the HNSW index did not serve those queries.
 // and the backfill rate (SearchIndexer.indexRows with the local lexical embedder, 512 dimensions,
 // rows of ~60 words). Tables are created in Parse's layout directly; no Parse Server runs.
 const { spawn } = require('node:child_process');
@@ -32,6 +37,21 @@ const SIZES = SMOKE
 const REPEAT = setting('BENCH_SEM_REPEAT', 40, 3);
 const BACKFILL_ROWS = setting('BENCH_SEM_BACKFILL', 2_000, 100);
 const PGVECTOR_MAX = setting('BENCH_SEM_PGVECTOR_MAX', 100_000, 300);
+const EXACT_MAX = setting('BENCH_SEM_EXACT_MAX', 100_000, 300);
+const MIN_RECALL = setting('BENCH_SEM_MIN_RECALL', 0.95, 0.95);
+/**
+ * 1: the pgvector session runs with enable_sort off. On a few hundred rows the planner sorts a
+ * join of sequential scans instead of walking the HNSW index, which would make recall a trivial
+ * 1; smoke mode takes the sort away so the index is walked and its recall check can fail.
+ */
+const FORCE_INDEX = setting('BENCH_SEM_FORCE_INDEX', 0, 1);
+/** Optional HNSW build parameters (unset: pgvector's defaults, as prepare() creates the index). */
+const HNSW_WITH = [
+  ['m', process.env.BENCH_SEM_HNSW_M],
+  ['ef_construction', process.env.BENCH_SEM_HNSW_EF_CONSTRUCTION],
+]
+  .filter(([, v]) => v)
+  .map(([k, v]) => `${k} = ${Number(v)}`);
 /** maintenance_work_mem for the HNSW build: the graph of 100,000 vectors of 512 floats fits. */
 const HNSW_BUILD_MEMORY = process.env.BENCH_SEM_HNSW_MEMORY || '1GB';
 const CLASS = 'BenchTicket';
@@ -54,6 +74,11 @@ function prng(seed) {
     return s / 2 ** 32;
   };
 }
+
+/** Row i's reader (about two rows in three readable by the bench's user) and status. */
+const readerOf = (i) => (i % 3 === 2 ? 'other' : 'reader');
+const statusOf = (i) => (i % 2 ? 'open' : 'closed');
+const OPEN = { status: 'open' };
 
 const text = (rand, n) =>
   Array.from({ length: n }, () => WORDS[Math.floor(rand() * WORDS.length)]).join(' ');
@@ -82,8 +107,11 @@ async function parseLayout(pool) {
   );
 }
 
-/** Rows and their vectors, loaded in multi-row INSERTs (the backfill rate is measured apart). */
-async function load(pool, access, embedder, from, to, storage) {
+/**
+ * Rows and their vectors, loaded in multi-row INSERTs (the backfill rate is measured apart).
+ * `truth`, when given, keeps each row's vector as stored (float32) for the exact answer.
+ */
+async function load(pool, access, embedder, from, to, storage, truth) {
   const rand = prng(from + 1);
   const BATCH = 500;
   for (let start = from; start < to; start += BATCH) {
@@ -96,11 +124,11 @@ async function load(pool, access, embedder, from, to, storage) {
       const id = `t${String(i).padStart(7, '0')}`;
       const body = text(rand, 20 + Math.floor(rand() * 60));
       ids.push(id);
-      // About two rows in three readable by the bench's user.
-      readers.push(i % 3 === 2 ? 'other' : 'reader');
+      readers.push(readerOf(i));
       bodies.push(body);
-      statuses.push(i % 2 ? 'open' : 'closed');
+      statuses.push(statusOf(i));
       const v = embedder.vector(body);
+      truth?.push(Float32Array.from(v));
       vectors.push(storage === 'pgvector' ? `[${v.join(',')}]` : `{${v.join(',')}}`);
     }
     await pool.query(
@@ -120,26 +148,32 @@ function percentile(sorted, p) {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
 }
 
-async function timeQueries(access, embedder) {
-  const path_ = new PostgresDataPath(access, {
+const readerPath = (access) =>
+  new PostgresDataPath(access, {
     agentId: 'bench',
     permissions: 'readonly',
     authType: 'acl_user',
     usingMasterKey: false,
     aclUser: 'reader',
   });
+
+async function timeQueries(access, embedder) {
+  const path_ = readerPath(access);
   const rand = prng(99);
   const times = [];
+  const queries = [];
   let method;
   for (let q = 0; q < REPEAT + 3; q++) {
     const vector = embedder.vector(text(rand, 3));
+    const where = q % 2 ? OPEN : undefined;
+    queries.push({ vector, where });
     const started = process.hrtime.bigint();
     const result = await path_.vectorSearch(CLASS, {
       field: 'body',
       vector,
       k: 5,
       maxChunksPerDocument: 3,
-      ...(q % 2 ? { where: { status: 'open' } } : {}),
+      ...(where ? { where } : {}),
     });
     const ms = Number(process.hrtime.bigint() - started) / 1e6;
     check(result.rows.length === 5, `5 documents, got ${result.rows.length}`);
@@ -153,9 +187,85 @@ async function timeQueries(access, embedder) {
   times.sort((a, b) => a - b);
   return {
     method,
+    queries,
     p50_ms: +percentile(times, 50).toFixed(1),
     p99_ms: +percentile(times, 99).toFixed(1),
   };
+}
+
+/**
+ * The exact top 10 of the reader's rows (row ACL, and the where when given) by cosine against the
+ * stored float32 vectors: every row scored, nothing skipped. Ties at the 10th score: every tied
+ * row is acceptable. Returns the acceptable ids and how many hits a perfect answer has.
+ */
+function exactTop10(truth, query, where) {
+  const q = Float32Array.from(query);
+  let qq = 0;
+  for (let d = 0; d < q.length; d++) qq += q[d] * q[d];
+  const ids = [];
+  const scores = [];
+  for (let i = 0; i < truth.length; i++) {
+    if (readerOf(i) !== 'reader' || (where && statusOf(i) !== where.status)) continue;
+    const v = truth[i];
+    let dot = 0;
+    let vv = 0;
+    for (let d = 0; d < v.length; d++) {
+      dot += v[d] * q[d];
+      vv += v[d] * v[d];
+    }
+    ids.push(i);
+    scores.push(vv && qq ? dot / Math.sqrt(vv * qq) : 0);
+  }
+  const sorted = Float64Array.from(scores).sort();
+  const wanted = Math.min(10, sorted.length);
+  const tenth = sorted[sorted.length - wanted];
+  // pgvector sums in float32: a row within 1e-5 of the 10th score is a tie.
+  const acceptable = new Set(
+    ids.filter((_, n) => scores[n] >= tenth - 1e-5).map((i) => `t${String(i).padStart(7, '0')}`),
+  );
+  return { acceptable, wanted };
+}
+
+/** recall@10 of the pgvector path for each timed query, asked again untimed with k = 10. */
+async function recallAt10(access, truth, queries) {
+  const path_ = readerPath(access);
+  const recalls = [];
+  for (const { vector, where } of queries) {
+    const result = await path_.vectorSearch(CLASS, {
+      field: 'body',
+      vector,
+      k: 10,
+      maxChunksPerDocument: 1,
+      ...(where ? { where } : {}),
+    });
+    const { acceptable, wanted } = exactTop10(truth, vector, where);
+    const got = new Set(result.rows.map((r) => String(r.objectId)));
+    check(
+      [...got].every((id) => {
+        const i = Number(id.slice(1));
+        return readerOf(i) === 'reader' && (!where || statusOf(i) === where.status);
+      }),
+      'the recall query returned a row the reader may not read or the where excludes',
+    );
+    const hits = [...got].filter((id) => acceptable.has(id)).length;
+    recalls.push(wanted ? Math.min(hits, wanted) / wanted : 1);
+  }
+  const mean = recalls.reduce((a, b) => a + b, 0) / recalls.length;
+  return {
+    recall10_mean: +mean.toFixed(4),
+    recall10_min: +Math.min(...recalls).toFixed(2),
+    recall_queries: recalls.length,
+  };
+}
+
+/** How many scans the HNSW index has served (pg_stat_user_indexes, this session's counts flushed). */
+async function hnswScans(pool) {
+  await pool.query('SELECT pg_stat_force_next_flush()');
+  await pool.query('SELECT pg_stat_clear_snapshot()');
+  const { rows } = await pool.query(
+    `SELECT coalesce(sum(idx_scan), 0)::int AS n FROM pg_stat_user_indexes WHERE indexrelname = 'parse_agent_embeddings_hnsw'`,
+  );
+  return rows[0].n;
 }
 
 function startPglite() {
@@ -185,6 +295,7 @@ async function run(label, pool, storage, sizes, embedder) {
   const record = await access.embeddings.prepare(embedder.model, embedder.dimensions);
   check(record.storage === storage, `${label}: storage ${record.storage}, wanted ${storage}`);
   const out = [];
+  const truth = storage === 'pgvector' ? [] : undefined;
   let loaded = 0;
   for (const size of sizes) {
     const started = Date.now();
@@ -193,11 +304,12 @@ async function run(label, pool, storage, sizes, embedder) {
       // Inserting into an HNSW index row by row costs ~19 ms a vector in PGlite: load the rows
       // first, then build the index once (the same index prepare() creates), in memory.
       await pool.query(`DROP INDEX IF EXISTS parse_agent_embeddings_hnsw`);
-      await load(pool, access, embedder, loaded, size, storage);
+      await load(pool, access, embedder, loaded, size, storage, truth);
       const built = Date.now();
       await pool.query(`SET maintenance_work_mem = '${HNSW_BUILD_MEMORY}'`);
       await pool.query(
-        `CREATE INDEX parse_agent_embeddings_hnsw ON parse_agent_embeddings USING hnsw (embedding vector_cosine_ops)`,
+        `CREATE INDEX parse_agent_embeddings_hnsw ON parse_agent_embeddings USING hnsw (embedding vector_cosine_ops)` +
+          (HNSW_WITH.length ? ` WITH (${HNSW_WITH.join(', ')})` : ''),
       );
       await pool.query(`RESET maintenance_work_mem`);
       index_s = +((Date.now() - built) / 1000).toFixed(1);
@@ -206,7 +318,15 @@ async function run(label, pool, storage, sizes, embedder) {
     }
     loaded = size;
     access.invalidate();
-    const timed = await timeQueries(access, embedder);
+    // One connection (the pool's max is 1 for PGlite): the setting holds for the library's queries.
+    if (truth && FORCE_INDEX) await pool.query('SET enable_sort = off');
+    const { queries, ...timed } = await timeQueries(access, embedder);
+    let recall = {};
+    if (truth) {
+      const scansBefore = await hnswScans(pool);
+      recall = await recallAt10(access, truth, queries);
+      recall.index_scans = (await hnswScans(pool)) - scansBefore;
+    }
     out.push({
       path: label,
       rows: size,
@@ -215,11 +335,16 @@ async function run(label, pool, storage, sizes, embedder) {
       // The 1-minute load average after the queries: the machine is shared.
       load_avg: +os.loadavg()[0].toFixed(1),
       ...timed,
+      ...recall,
     });
     process.stderr.write(
       `${label} ${size} rows loaded in ${out.at(-1).load_s} s${index_s !== undefined ? ` (HNSW build ${index_s} s)` : ''}\n`,
     );
-    process.stderr.write(`${label} ${size} rows: p50 ${timed.p50_ms} ms, p99 ${timed.p99_ms} ms\n`);
+    process.stderr.write(
+      `${label} ${size} rows: p50 ${timed.p50_ms} ms, p99 ${timed.p99_ms} ms` +
+        (truth ? `, recall@10 mean ${recall.recall10_mean}, min ${recall.recall10_min}` : '') +
+        '\n',
+    );
   }
   return { out, access };
 }
@@ -258,7 +383,13 @@ async function main() {
   let pglite;
   let vpool;
   try {
-    const exact = await run('exact', pool, 'array', SIZES, embedder);
+    const exact = await run(
+      'exact',
+      pool,
+      'array',
+      SIZES.filter((s) => s <= EXACT_MAX),
+      embedder,
+    );
     const backfill = await backfillRate(pool, exact.access, embedder);
     process.stderr.write(`backfill: ${backfill.rows_per_second} rows/s\n`);
     pglite = await startPglite();
@@ -279,6 +410,18 @@ async function main() {
       backfill,
     };
     process.stdout.write(JSON.stringify(out) + '\n');
+    // Checked after the figures are written, so a long run that misses still shows its numbers.
+    for (const r of hnsw.out) {
+      // Without this a planner that chose a sequential scan would score a trivial recall of 1.
+      check(
+        r.index_scans >= r.recall_queries,
+        `pgvector ${r.rows} rows: the HNSW index served ${r.index_scans} scans for ${r.recall_queries} queries`,
+      );
+      check(
+        r.recall10_mean >= MIN_RECALL,
+        `pgvector ${r.rows} rows: mean recall@10 ${r.recall10_mean} < ${MIN_RECALL}`,
+      );
+    }
   } finally {
     await pool.end().catch(() => undefined);
     await vpool?.end().catch(() => undefined);
