@@ -127,7 +127,8 @@ export class ConsoleLive {
       user = hostKey !== undefined ? UserKeys.ofHostKey(hostKey) : await this.userKeys.of(agent);
     } catch (error) {
       if (error instanceof AgentUnauthorizedError) throw new UnauthorizedException();
-      if (error instanceof UserUnresolvedError) throw new ServiceUnavailableException(error.message);
+      if (error instanceof UserUnresolvedError)
+        throw new ServiceUnavailableException(error.message);
       throw error;
     }
     return { user, slot: hash('sha256', `${user}\u0000${agent.tenantId ?? ''}`, 'base64url') };
