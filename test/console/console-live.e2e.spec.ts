@@ -354,7 +354,7 @@ describeWithBrowser('console live count in a real browser (Parse LiveQuery, chro
         const type = await inspect.type(key);
         if (type === 'hash') texts.push(...Object.entries(await inspect.hgetall(key)).flat());
         else if (type === 'set') texts.push(...(await inspect.smembers(key)));
-        else if (type === 'zset') texts.push(...(await inspect.zrange(key, 0, -1)));
+        else if (type === 'zset') texts.push(...(await inspect.zrange(key, '0', '-1')));
         else if (type === 'string') texts.push((await inspect.get(key)) ?? '');
       }
       // The live count's session is there, counted against the key the MCP endpoint counts
