@@ -2,8 +2,19 @@ import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { get as httpGet } from 'node:http';
 import { join } from 'node:path';
+import { Redis } from 'ioredis';
 import { ParseAgentAuthGuard, ParseAgentConsoleModule } from 'nestjs-parse-agent';
-import { MAX_LIVE_STREAMS_PER_CALLER } from 'nestjs-parse-agent/nest/console/console-live';
+import {
+  ConsoleLive,
+  MAX_LIVE_STREAMS_PER_CALLER,
+} from 'nestjs-parse-agent/nest/console/console-live';
+import type {
+  McpSession,
+  SessionCreateOptions,
+  SessionStore,
+} from 'nestjs-parse-agent/ports/session-store';
+import { InMemorySessionStore } from 'nestjs-parse-agent/stores';
+import { UserKeys } from 'nestjs-parse-agent/transport/shared/user-key';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { DEMO_PASSWORD, seedDemo } from '../harness/demo-data';
 import { createOrder, pause, startLiveApp, until, type LiveApp } from '../live/live-app';
@@ -35,6 +46,30 @@ const describeWithBrowser = haveChromium ? describe : describe.skip;
 
 const REDIS_URL = SHARED_REDIS_URL;
 
+/**
+ * The in-memory store behind a slow network: each session takes 300 ms to open (a Redis store
+ * across a busy link), so a page can leave while its session is being opened.
+ */
+class SlowSessionStore implements SessionStore {
+  readonly inner = new InMemorySessionStore(60_000, 1000);
+  /** Sessions asked for so far. */
+  opening = 0;
+  async create(owner: string, options?: SessionCreateOptions): Promise<McpSession> {
+    this.opening++;
+    await pause(300);
+    return this.inner.create(owner, options);
+  }
+  get(id: string, owner: string) {
+    return this.inner.get(id, owner);
+  }
+  delete(id: string) {
+    return this.inner.delete(id);
+  }
+  clear() {
+    return this.inner.clear();
+  }
+}
+
 const consoleModule = () =>
   ParseAgentConsoleModule.forRoot({ path: '/console', guards: [ParseAgentAuthGuard] });
 
@@ -52,6 +87,12 @@ describeWithBrowser('console live count in a real browser (Parse LiveQuery, chro
   let brief: LiveApp;
   /** Sessions in Redis: a live count's session must be one the store knows. */
   let shared: LiveApp;
+  const sharedPrefix = `console-live-${randomBytes(4).toString('hex')}:`;
+  /** No MCP endpoint, with redis: the console alone, its sessions in this process. */
+  let consoleOnly: LiveApp;
+  /** Sessions that take a while to open. */
+  let slow: LiveApp;
+  const slowStore = new SlowSessionStore();
   let browser: Browser;
   let tokens: { alice: string; carol: string };
 
@@ -66,9 +107,23 @@ describeWithBrowser('console live count in a real browser (Parse LiveQuery, chro
       imports: [consoleModule()],
     });
     shared = await startLiveApp(stack, {
-      redis: { url: REDIS_URL, keyPrefix: `console-live-${randomBytes(4).toString('hex')}:` },
+      redis: { url: REDIS_URL, keyPrefix: sharedPrefix },
+      // The host names callers without their Parse user id: the agent's session token is all
+      // that tells them apart, and it must not become a key.
+      imports: [
+        ParseAgentConsoleModule.forRoot({
+          path: '/console',
+          guards: [ParseAgentAuthGuard],
+          callerOf: () => ({ kind: 'user', label: 'someone' }),
+        }),
+      ],
+    });
+    consoleOnly = await startLiveApp(stack, {
+      mcp: null,
+      redis: { url: REDIS_URL, keyPrefix: `console-only-${randomBytes(4).toString('hex')}:` },
       imports: [consoleModule()],
     });
+    slow = await startLiveApp(stack, { sessionStore: slowStore, imports: [consoleModule()] });
     browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
   }, 120_000);
 
@@ -78,6 +133,8 @@ describeWithBrowser('console live count in a real browser (Parse LiveQuery, chro
     await plain?.app.close();
     await brief?.app.close();
     await shared?.app.close();
+    await consoleOnly?.app.close();
+    await slow?.app.close();
     await stack?.stop();
   });
 
@@ -269,12 +326,114 @@ describeWithBrowser('console live count in a real browser (Parse LiveQuery, chro
 
   it('works the same with sessions in Redis', async () => {
     const stream = await openStream(shared, tokens.alice);
+    try {
+      expect(stream.status).toBe(200);
+      await until(async () => (await subs()) === 1);
+      await until(() => (stream.body().match(/event: count/g) ?? []).length === 1, 5000);
+      await createOrder(stack, 'globex');
+      await pause(500);
+      expect((stream.body().match(/event: count/g) ?? []).length).toBe(1);
+      await createOrder(stack, 'acme');
+      await until(() => (stream.body().match(/event: count/g) ?? []).length === 2, 3000);
+    } finally {
+      // Closed even when a step fails, so the tests after it start with no subscription.
+      stream.close();
+    }
+    await until(async () => (await subs()) === 0 && (await stack.counts()).sockets === 0, 5000);
+  }, 30_000);
+
+  it('keeps no session token in Redis: the session counts against the hashed per-user key', async () => {
+    const stream = await openStream(shared, tokens.alice);
+    expect(stream.status).toBe(200);
+    await until(async () => (await subs()) === 1);
+    const inspect = new Redis(REDIS_URL);
+    try {
+      const keys = await inspect.keys(`${sharedPrefix}*`);
+      const texts: string[] = [...keys];
+      for (const key of keys) {
+        const type = await inspect.type(key);
+        if (type === 'hash') texts.push(...Object.entries(await inspect.hgetall(key)).flat());
+        else if (type === 'set') texts.push(...(await inspect.smembers(key)));
+        else if (type === 'zset') texts.push(...(await inspect.zrange(key, '0', '-1')));
+        else if (type === 'string') texts.push((await inspect.get(key)) ?? '');
+      }
+      // The live count's session is there, counted against the key the MCP endpoint counts
+      // alice's sessions by (one maxSessionsPerUser for both)...
+      const me = await fetch(`${stack.serverURL}/users/me`, {
+        headers: {
+          'X-Parse-Application-Id': stack.appId,
+          'X-Parse-JavaScript-Key': stack.javascriptKey,
+          'X-Parse-Session-Token': tokens.alice,
+        },
+      });
+      const { objectId } = (await me.json()) as { objectId: string };
+      const user = UserKeys.ofHostKey(`parse-user:${objectId}`);
+      expect(keys).toContain(`${sharedPrefix}sessions-of:${user}`);
+      // ...and neither her token nor its "token:" key appear, in key names, fields or values.
+      expect(texts.filter((text) => text.includes(tokens.alice))).toEqual([]);
+      expect(texts.filter((text) => text.includes('token:'))).toEqual([]);
+    } finally {
+      inspect.disconnect();
+    }
+    stream.close();
+    await until(async () => (await subs()) === 0 && (await stack.counts()).sockets === 0, 5000);
+  }, 30_000);
+
+  it('counts live streams per user and tenant: operators of two tenants have a bound each', async () => {
+    const live$ = live.app.get(ConsoleLive);
+    const operator = (tenantId?: string) => ({
+      agentId: 'operator',
+      permissions: 'readonly' as const,
+      authType: 'master_key' as const,
+      usingMasterKey: true,
+      ...(tenantId ? { tenantId } : {}),
+    });
+    const acme = await live$.callerOf({ headers: {} }, operator('acme'));
+    const globex = await live$.callerOf({ headers: {} }, operator('globex'));
+    // One operator for the MCP per-user cap (as the endpoint counts it), two bounds of live counts.
+    expect(acme.user).toBe(globex.user);
+    expect(acme.slot).not.toBe(globex.slot);
+    expect(await live$.callerOf({ headers: {} }, operator('acme'))).toEqual(acme);
+    // Opaque: no tenant, no kind in clear.
+    expect(`${acme.user}${acme.slot}`).not.toMatch(/acme|operator|master/);
+  });
+
+  it('a page that leaves while its session is being opened frees its place, subscription and session', async () => {
+    const refusals: number[] = [];
+    for (let i = 0; i < MAX_LIVE_STREAMS_PER_CALLER + 2; i++) {
+      const asked = slowStore.opening;
+      const req = httpGet(`${slow.origin}/console/api/live/Order`, {
+        headers: { Authorization: `Bearer ${tokens.alice}` },
+      });
+      req.on('error', () => undefined);
+      req.on('response', (res) => refusals.push(res.statusCode ?? 0));
+      // The server is opening this request's session: the page goes.
+      await until(() => slowStore.opening > asked || refusals.length > 0, 5000);
+      expect(refusals).toEqual([]);
+      req.destroy();
+      // The open settles (300 ms) before the next page comes.
+      await pause(400);
+    }
+    // Nothing subscribed, no session kept (the heartbeat would have kept it alive).
+    await until(async () => slowStore.inner.size === 0 && (await subs()) === 0, 5000);
+    await pause(300);
+    expect(await subs()).toBe(0);
+    expect(slowStore.inner.size).toBe(0);
+    // Her place was freed each time: she still watches a count.
+    const stream = await openStream(slow, tokens.alice);
+    expect(stream.status).toBe(200);
+    await until(() => (stream.body().match(/event: count/g) ?? []).length === 1, 5000);
+    expect(slowStore.inner.size).toBe(1);
+    stream.close();
+    await until(async () => (await subs()) === 0 && slowStore.inner.size === 0, 5000);
+  }, 30_000);
+
+  it('works without an MCP endpoint when the redis option is set (the console alone)', async () => {
+    const stream = await openStream(consoleOnly, tokens.alice);
+    expect(stream.body()).not.toMatch(/session has ended/);
     expect(stream.status).toBe(200);
     await until(async () => (await subs()) === 1);
     await until(() => (stream.body().match(/event: count/g) ?? []).length === 1, 5000);
-    await createOrder(stack, 'globex');
-    await pause(500);
-    expect((stream.body().match(/event: count/g) ?? []).length).toBe(1);
     await createOrder(stack, 'acme');
     await until(() => (stream.body().match(/event: count/g) ?? []).length === 2, 3000);
     stream.close();

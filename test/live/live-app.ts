@@ -9,6 +9,7 @@ import {
   type McpEndpointOptions,
 } from 'nestjs-parse-agent';
 import { LiveQueryHost } from 'nestjs-parse-agent/nest/live-query.host';
+import type { SessionStore } from 'nestjs-parse-agent/ports/session-store';
 import { tenantAcl } from '../../src/embedded/seed/demo-dataset';
 import { agentOptionsFor, DEMO_TENANT_SOURCE } from '../../src/example/auth/agent-factory';
 import { CORE_MODELS } from '../../src/example/models';
@@ -29,7 +30,10 @@ export interface LiveApp {
 export interface LiveAppOptions {
   /** Merged over `{ classNames: ['Order'], debounceMs: 50 }`; null: no `liveQuery` option at all. */
   liveQuery?: Partial<LiveQueryOptions> | null;
-  mcp?: Partial<McpEndpointOptions>;
+  /** Merged over the guards; null: no MCP endpoint (the `mcp` extra left out). */
+  mcp?: Partial<McpEndpointOptions> | null;
+  /** The module's `sessionStore` option (the application's own store). */
+  sessionStore?: SessionStore;
   /** Sessions (and, where the library keeps them there, subscriptions) in Redis. */
   redis?: { url: string; keyPrefix: string };
   /** Extra imports beside ParseAgentModule (the console module, for one). */
@@ -63,8 +67,13 @@ export async function startLiveApp(
         ...(options.liveQuery === null
           ? {}
           : { liveQuery: { classNames: ['Order'], debounceMs: 50, ...options.liveQuery } }),
-        mcp: { guards: [ParseAgentAuthGuard], initializeRateLimit: false, ...options.mcp },
+        ...(options.mcp === null
+          ? {}
+          : {
+              mcp: { guards: [ParseAgentAuthGuard], initializeRateLimit: false, ...options.mcp },
+            }),
         ...(options.redis ? { redis: options.redis } : {}),
+        ...(options.sessionStore ? { sessionStore: options.sessionStore } : {}),
       }),
       ...((options.imports ?? []) as []),
     ],

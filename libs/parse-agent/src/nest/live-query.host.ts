@@ -18,6 +18,8 @@ import { PARSE_AGENT_REDIS } from './parse-agent.constants';
 import type { RedisConnection } from '../redis/redis-connection';
 import { RedisLiveSubscriptions } from '../redis/redis-live-subscriptions';
 import { RedisNotifyRelay } from '../redis/redis-notify-relay';
+import { RedisSessionStore } from '../redis/redis-session-store';
+import { SessionStore } from '../ports/session-store';
 
 const LIVE_QUERY_LOG_CONTEXT = 'ParseAgentLiveQuery';
 
@@ -39,6 +41,7 @@ export const liveQueryProvider: Provider = {
     options: ParseAgentModuleOptions,
     dispatcher: McpDispatcher,
     redis: RedisConnection | null,
+    sessions: SessionStore | null,
   ): Promise<LiveResourceSubscriptions | null> => {
     if (!options.liveQuery) return null;
     const resolved = resolveLiveQueryOptions(options.liveQuery, options.parse.serverURL);
@@ -49,7 +52,13 @@ export const liveQueryProvider: Provider = {
       javascriptKey,
       masterKey,
     });
-    const shared = redis && !options.sessionStore ? new RedisLiveSubscriptions(redis) : undefined;
+    // Only where sessions are the library's Redis store (the MCP endpoint's with `redis`): a record
+    // is added against a session that store holds. Otherwise (no `mcp` extra, so no store, or the
+    // application's own) sessions live where they are served, and so do their subscriptions.
+    const shared =
+      redis && sessions instanceof RedisSessionStore && !options.sessionStore
+        ? new RedisLiveSubscriptions(redis)
+        : undefined;
     const subscriptions = new LiveResourceSubscriptions(
       connector,
       resolved,
@@ -60,7 +69,12 @@ export const liveQueryProvider: Provider = {
     dispatcher.useResourceSubscriptions(subscriptions);
     return subscriptions;
   },
-  inject: [PARSE_AGENT_MODULE_OPTIONS, McpDispatcher, PARSE_AGENT_REDIS],
+  inject: [
+    PARSE_AGENT_MODULE_OPTIONS,
+    McpDispatcher,
+    PARSE_AGENT_REDIS,
+    { token: SessionStore, optional: true },
+  ],
 };
 
 /**

@@ -18,7 +18,7 @@ import { ConsoleActivity } from './console-activity';
 import { ConsoleAgents } from './console-agents';
 import { ConsoleConfirmation } from './console-confirmation';
 import { rawOf, type AnyRequest, type AnyResponse } from './console-http';
-import { ConsoleLive, liveCallerKey } from './console-live';
+import { ConsoleLive } from './console-live';
 
 const SSE_HEARTBEAT_MS = 15_000;
 
@@ -179,7 +179,7 @@ export class ConsoleApiRoutes {
     @Param('className') className: string,
   ): Promise<void> {
     const agent = await this.agents.agentFor(req);
-    const caller = liveCallerKey(this.agents.callerOf(req, agent), agent);
+    const caller = await this.live.callerOf(req, agent);
     await this.live.stream(agent, caller, className, rawOf(res));
   }
 }

@@ -7,14 +7,18 @@ import {
   NotFoundException,
   Optional,
   ServiceUnavailableException,
+  UnauthorizedException,
 } from '@nestjs/common';
-import { randomBytes } from 'node:crypto';
+import { hash, randomBytes } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
 import { Subject, take, type Observable } from 'rxjs';
 import type { ParseAgent } from '../../agent/parse-agent';
 import type { ParseAgentModuleOptions } from '../../composition/parse-agent-options.interface';
+import { principalUserKey } from '../../auth/principal-user-key';
+import type { AgentIdentity } from '../../core/agent-identity';
 import {
   AccessDeniedError,
+  AgentUnauthorizedError,
   ParseAgentError,
   ParseRequestError,
   StoreUnavailableError,
@@ -25,14 +29,24 @@ import { resourceReadCall } from '../../mcp/mcp-resources';
 import type { ResourceSubscriptionService } from '../../mcp/resource-subscriptions.types';
 import { parseResourceUri, type ParsedResourceUri } from '../../mcp/resource-uri';
 import { SessionLimitError, SessionStore } from '../../ports/session-store';
+import { ParseRestClient } from '../../data/parse-rest/parse-rest-client';
 import type { ResolvedMcpEndpointOptions } from '../../transport/http/mcp-endpoint-options';
+import type { McpRequest } from '../../transport/http/mcp-request';
+import { UserKeys, UserUnresolvedError } from '../../transport/shared/user-key';
 import { MCP_ENDPOINT_OPTIONS } from '../parse-agent.constants';
 import { PARSE_AGENT_MODULE_OPTIONS } from '../parse-agent.module-definition';
-import type { ConsoleCaller } from './console-options';
 
 const SSE_HEARTBEAT_MS = 15_000;
 /** Live counts one identity may watch at once (pages and tabs together). */
 export const MAX_LIVE_STREAMS_PER_CALLER = 8;
+
+/** Whom a live stream counts against (see ConsoleLive.callerOf): opaque digests only. */
+export interface LiveCaller {
+  /** The MCP per-user key: the store session's user. */
+  user: string;
+  /** That user in the agent's tenant: keys the bound of live counts watched at once. */
+  slot: string;
+}
 
 /** The session a live count subscribes in: kept alive while the page watches, ended after. */
 interface LiveSession {
@@ -61,15 +75,26 @@ export interface ConsoleLiveInfo {
  */
 @Injectable()
 export class ConsoleLive {
-  /** Open live streams per caller. */
+  /** Open live streams per caller (`LiveCaller.slot`). */
   protected readonly streams = new Map<string, number>();
+  /** Session tokens to their user's key, as the MCP endpoint resolves them (`/users/me`). */
+  protected readonly userKeys: UserKeys;
 
   constructor(
     @Inject(McpDispatcher) protected readonly dispatcher: McpDispatcher,
     @Inject(PARSE_AGENT_MODULE_OPTIONS) protected readonly moduleOptions: ParseAgentModuleOptions,
     @Optional() @Inject(SessionStore) protected readonly sessions?: SessionStore,
     @Optional() @Inject(MCP_ENDPOINT_OPTIONS) protected readonly mcp?: ResolvedMcpEndpointOptions,
-  ) {}
+    @Optional() @Inject(ParseRestClient) parse?: ParseRestClient,
+  ) {
+    this.userKeys = new UserKeys(async (sessionToken) => {
+      if (!parse) throw new UserUnresolvedError();
+      const me = await parse.request<{ objectId?: string }>('GET', '/users/me', undefined, {
+        sessionToken,
+      });
+      return me.objectId ?? '';
+    });
+  }
 
   protected get service(): ResourceSubscriptionService | undefined {
     return this.dispatcher.subscriptions;
@@ -87,13 +112,36 @@ export class ConsoleLive {
   }
 
   /**
+   * Whom a live stream counts against, as opaque digests (never a session token): `user` is the
+   * key the MCP endpoint counts a user's sessions by (`mcp.userKey`, else the Parse user the shipped
+   * guards found, else the agent's user, role or the operator), so console and MCP sessions share
+   * one `mcp.maxSessionsPerUser`; `slot` is that user in the agent's tenant, for the bound of
+   * live counts one identity watches at once. 401 when Parse rejects the session token, 503 when
+   * it cannot say whose it is.
+   */
+  async callerOf(request: unknown, agent: AgentIdentity): Promise<LiveCaller> {
+    let user: string;
+    try {
+      const own = await this.mcp?.userKey?.(request as McpRequest, agent as ParseAgent);
+      const hostKey = typeof own === 'string' && own ? own : principalUserKey(request, agent);
+      user = hostKey !== undefined ? UserKeys.ofHostKey(hostKey) : await this.userKeys.of(agent);
+    } catch (error) {
+      if (error instanceof AgentUnauthorizedError) throw new UnauthorizedException();
+      if (error instanceof UserUnresolvedError)
+        throw new ServiceUnavailableException(error.message);
+      throw error;
+    }
+    return { user, slot: hash('sha256', `${user}\u0000${agent.tenantId ?? ''}`, 'base64url') };
+  }
+
+  /**
    * Subscribes the agent to the class's count (refusals are HTTP errors before anything is
    * written), then streams `event: count` on `res`: the count now, and again after every change
-   * the subscription reports, until the request closes. `caller` keys the per-caller bound.
+   * the subscription reports, until the request closes. `caller.slot` keys the per-caller bound.
    */
   async stream(
     agent: ParseAgent,
-    caller: string,
+    caller: LiveCaller,
     className: string,
     res: ServerResponse,
   ): Promise<void> {
@@ -110,38 +158,49 @@ export class ConsoleLive {
     }
     // The page left while its agent was being made: nothing to start ('close' will not come again).
     if (res.destroyed) return;
-    const held = this.streams.get(caller) ?? 0;
+    const held = this.streams.get(caller.slot) ?? 0;
     if (held >= MAX_LIVE_STREAMS_PER_CALLER) {
       throw new HttpException(
         `This identity already watches ${MAX_LIVE_STREAMS_PER_CALLER} live counts; close other console pages first.`,
         429,
       );
     }
-    this.streams.set(caller, held + 1);
-    let session: LiveSession;
-    try {
-      session = await this.openSession(caller);
-    } catch (error) {
-      this.release(caller);
-      throw httpRefusal(error);
-    }
+    this.streams.set(caller.slot, held + 1);
+    let released = false;
+    const release = () => {
+      if (released) return;
+      released = true;
+      this.release(caller.slot);
+    };
     let resource: ParsedResourceUri | undefined;
     let subscribing: Promise<void> = Promise.resolve();
     let stop = () => undefined as void;
     let closed = false;
-    // Whenever the request ends, even while subscribing: once the subscribe settled, the
-    // subscription and its session go (ending the session earlier would race the subscribe).
+    const opening = this.openSession(caller.user);
+    // Registered before the first await: the page may leave while its session is being opened.
+    // Whenever the request ends, the subscription and the session go once the subscribe settled
+    // (ending the session earlier would race the subscribe), and the caller's place is freed.
     res.once('close', () => {
       closed = true;
       stop();
-      void subscribing
+      void opening
+        .then(async (session) => {
+          await subscribing.catch(() => undefined);
+          if (resource) await service.unsubscribe(session, resource.uri).catch(() => undefined);
+          await session.end();
+        })
         .catch(() => undefined)
-        .then(() => (resource ? service.unsubscribe(session, resource.uri) : false))
-        .catch(() => undefined)
-        .then(() => session.end())
-        .catch(() => undefined)
-        .finally(() => this.release(caller));
+        .finally(release);
     });
+    let session: LiveSession;
+    try {
+      session = await opening;
+    } catch (error) {
+      release();
+      throw httpRefusal(error);
+    }
+    // The page left while the session was opened: the close handler ends it.
+    if (closed || res.destroyed || res.writableEnded) return;
     // The session ended elsewhere (expiry, shutdown, another node): so does the page's stream.
     session.ended$.pipe(take(1)).subscribe({ complete: () => res.end() });
     try {
@@ -151,15 +210,15 @@ export class ConsoleLive {
     } catch (error) {
       throw httpRefusal(error);
     }
-    if (closed) return;
+    if (closed || res.destroyed || res.writableEnded) return;
     stop = this.serve(service, session, agent, resource, res);
   }
 
   /**
    * A session for one live stream: in the endpoint's SessionStore when there is one (its per-user
-   * cap applies, keyed by the caller), else in this process.
+   * cap applies, counted against `user`, the MCP per-user key), else in this process.
    */
-  protected async openSession(caller: string): Promise<LiveSession> {
+  protected async openSession(user: string): Promise<LiveSession> {
     const store = this.sessions;
     if (!store) {
       const ended = new Subject<void>();
@@ -176,7 +235,7 @@ export class ConsoleLive {
     }
     // Bound to an owner no request can present: only this stream uses the session.
     const owner = `console-live:${randomBytes(16).toString('base64url')}`;
-    const created = await store.create(owner, { user: caller });
+    const created = await store.create(owner, { user });
     return {
       id: created.id,
       ended$: created.ended$,
@@ -269,16 +328,6 @@ export class ConsoleLive {
       stopListening();
     };
   }
-}
-
-/**
- * Whom the per-caller bound counts a live stream against: the Parse user when the guards named
- * one, else the session token, else the caller as the page names it (the operator).
- */
-export function liveCallerKey(caller: ConsoleCaller, agent: ParseAgent): string {
-  if (caller.userId) return `user:${caller.userId}`;
-  if (agent.sessionToken) return `token:${agent.sessionToken}`;
-  return `${caller.kind}:${caller.label}`;
 }
 
 /** A refused subscription as the page is told: the reason, with the status that fits it. */
