@@ -276,6 +276,9 @@ export class ConsoleLive {
     // One read at a time; changes during a read ask for one more afterwards.
     let reading = false;
     let again = false;
+    // A re-read that finds the same number is not news (an update that left the count alone, or
+    // the re-read notice a stream gets when it attaches): the page hears of changes only.
+    let shown: { count: unknown } | undefined;
     const read = async () => {
       if (reading) {
         again = true;
@@ -289,8 +292,11 @@ export class ConsoleLive {
           if (aborted.signal.aborted) return;
           if (envelope.success) {
             const count = (envelope.data as { count?: unknown }).count;
+            if (shown && shown.count === count) continue;
+            shown = { count };
             send('count', { class_name: resource.className, count, at: new Date().toISOString() });
           } else {
+            shown = undefined;
             send('problem', { message: envelope.error });
           }
         } while (again);
