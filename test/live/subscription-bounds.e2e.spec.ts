@@ -40,8 +40,14 @@ describe('resource subscription bounds: the global cap and session expiry', () =
   }
 
   async function connect(live: LiveApp, token: string): Promise<Connected> {
+    let streamOpen = false;
     const transport = new StreamableHTTPClientTransport(new URL(live.url), {
       requestInit: { headers: { Authorization: `Bearer ${token}` } },
+      fetch: async (input, init) => {
+        const res = await fetch(input, init);
+        if ((init?.method ?? 'GET') === 'GET' && res.ok) streamOpen = true;
+        return res;
+      },
       // The expiry case: a stream the server ended is not reopened behind the test's back.
       reconnectionOptions: {
         maxReconnectionDelay: 1000,
@@ -59,8 +65,8 @@ describe('resource subscription bounds: the global cap and session expiry', () =
     client.onerror = (error) => errors.push(error);
     await client.connect(transport);
     clients.push(client);
-    // The SDK opens the session's GET stream after initialize; wait until the server holds it.
-    await pause(150);
+    // The SDK opens the session's GET stream after initialize; wait until the server answered it.
+    await until(() => streamOpen, 5000);
     return { client, transport, updates, errors };
   }
 
