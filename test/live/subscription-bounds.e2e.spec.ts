@@ -7,6 +7,12 @@ import { Subject } from 'rxjs';
 import { PARSE_AGENT_LIVE_QUERY } from 'nestjs-parse-agent/nest/live-query.host';
 import type { LiveResourceSubscriptions } from 'nestjs-parse-agent/live/live-resource-subscriptions';
 import { seedDemo } from '../harness/demo-data';
+import {
+  redisServerInstalled,
+  runKeyPrefix,
+  startOwnRedis,
+  type OwnRedis,
+} from '../redis/redis-nodes';
 import { createOrder, pause, startLiveApp, until, type LiveApp } from './live-app';
 import { startLiveQueryStack, type LiveQueryStack } from './live-query-stack';
 
@@ -170,6 +176,47 @@ describe('resource subscription bounds: the global cap and session expiry', () =
       await until(async () => (await subs()) === 0 && (await socks()) === 0);
     }, 30_000);
   });
+
+  (redisServerInstalled() ? describe : describe.skip)(
+    'an unsubscribe while Redis does not answer',
+    () => {
+      let redis: OwnRedis;
+      let live: LiveApp;
+      beforeAll(async () => {
+        redis = await startOwnRedis();
+        live = await startLiveApp(stack, {
+          redis: { url: redis.url, keyPrefix: runKeyPrefix('live-bounds') },
+        });
+      }, 60_000);
+      afterAll(async () => {
+        await redis?.start().catch(() => undefined);
+        await live?.app.close();
+        await redis?.stop();
+      });
+
+      it('reports the store error, and the subscription stops on this node all the same', async () => {
+        const alice = await connect(live, tokens.alice);
+        const uri = 'parse://Order/count';
+        await alice.client.subscribeResource({ uri });
+        await until(async () => (await subs()) === 1);
+        const service = live.app.get<LiveResourceSubscriptions>(PARSE_AGENT_LIVE_QUERY);
+        const sessionId = alice.transport.sessionId!;
+        expect(service.subscriptionsOf(sessionId)).toEqual([uri]);
+
+        // Redis goes between the session check and the unsubscribe (called on the service: over
+        // HTTP the session lookup would refuse first).
+        await redis.stop();
+        await expect(
+          service.unsubscribe({ id: sessionId, ended$: new Subject<void>() }, uri),
+        ).rejects.toThrow(/Redis[\s\S]*does not answer/);
+        expect(service.subscriptionsOf(sessionId)).toEqual([]);
+        await until(async () => (await subs()) === 0);
+        await createOrder(stack, 'acme');
+        await pause(400);
+        expect(alice.updates).toEqual([]);
+      }, 30_000);
+    },
+  );
 
   describe('session expiry (mcp.sessionIdleTimeoutMs)', () => {
     const IDLE_MS = 2000;
