@@ -22,7 +22,8 @@ interface LiveQueryServerLike {
  * LIVE_CLASSES on its own HTTP server, in a process of its own (parse-server loads adapters with a
  * dynamic import, which jest's workers cannot run). Beside /parse it answers the suite:
  * GET /__live/stats[?token=] counts the LiveQuery server's sockets and subscriptions; POST
- * /__live/drop cuts every LiveQuery socket (what a LiveQuery restart looks like to clients). Prints
+ * /__live/drop cuts every LiveQuery socket (what a LiveQuery restart looks like to clients); POST
+ * /__live/rest-down?ms= makes /parse answer 503 for that long (Parse briefly unavailable). Prints
  * `LISTENING <port>`.
  */
 async function main(): Promise<void> {
@@ -69,6 +70,16 @@ async function main(): Promise<void> {
     const clients = [...live.clients.values()];
     for (const client of clients) client.parseWebSocket.ws.terminate();
     res.json({ dropped: clients.length });
+  });
+  // Parse REST briefly unavailable (a restart behind a proxy), LiveQuery untouched.
+  let restDownUntil = 0;
+  app.post('/__live/rest-down', (req, res) => {
+    restDownUntil = Date.now() + Number(req.query.ms ?? 0);
+    res.json({ until: restDownUntil });
+  });
+  app.use('/parse', (_req, res, next) => {
+    if (Date.now() >= restDownUntil) return next();
+    res.status(503).json({ code: 1, error: 'Parse Server is briefly unavailable (test)' });
   });
   app.use('/parse', parse.app);
   const http = await new Promise<Server>((resolve, reject) => {

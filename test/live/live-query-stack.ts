@@ -19,6 +19,8 @@ export interface LiveQueryStack {
   counts(sessionToken?: string): Promise<LiveQueryCounts>;
   /** Cuts every LiveQuery socket, as a LiveQuery restart does. */
   dropSockets(): Promise<void>;
+  /** Parse REST answers 503 for `ms` (LiveQuery keeps running). */
+  restDown(ms: number): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -89,6 +91,7 @@ export async function startLiveQueryStack(
         await fetch(`${base}/__live/stats${token ? `?token=${encodeURIComponent(token)}` : ''}`)
       ).json()) as LiveQueryCounts,
     dropSockets: () => control('/__live/drop'),
+    restDown: (ms) => control(`/__live/rest-down?ms=${ms}`),
     stop: async () => {
       child.stdin.end();
       const timer = setTimeout(() => child.kill('SIGKILL'), 5000);

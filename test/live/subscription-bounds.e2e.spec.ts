@@ -7,6 +7,12 @@ import { Subject } from 'rxjs';
 import { PARSE_AGENT_LIVE_QUERY } from 'nestjs-parse-agent/nest/live-query.host';
 import type { LiveResourceSubscriptions } from 'nestjs-parse-agent/live/live-resource-subscriptions';
 import { seedDemo } from '../harness/demo-data';
+import {
+  redisServerInstalled,
+  runKeyPrefix,
+  startOwnRedis,
+  type OwnRedis,
+} from '../redis/redis-nodes';
 import { createOrder, pause, startLiveApp, until, type LiveApp } from './live-app';
 import { startLiveQueryStack, type LiveQueryStack } from './live-query-stack';
 
@@ -40,8 +46,14 @@ describe('resource subscription bounds: the global cap and session expiry', () =
   }
 
   async function connect(live: LiveApp, token: string): Promise<Connected> {
+    let streamOpen = false;
     const transport = new StreamableHTTPClientTransport(new URL(live.url), {
       requestInit: { headers: { Authorization: `Bearer ${token}` } },
+      fetch: async (input, init) => {
+        const res = await fetch(input, init);
+        if ((init?.method ?? 'GET') === 'GET' && res.ok) streamOpen = true;
+        return res;
+      },
       // The expiry case: a stream the server ended is not reopened behind the test's back.
       reconnectionOptions: {
         maxReconnectionDelay: 1000,
@@ -59,8 +71,8 @@ describe('resource subscription bounds: the global cap and session expiry', () =
     client.onerror = (error) => errors.push(error);
     await client.connect(transport);
     clients.push(client);
-    // The SDK opens the session's GET stream after initialize; wait until the server holds it.
-    await pause(150);
+    // The SDK opens the session's GET stream after initialize; wait until the server answered it.
+    await until(() => streamOpen, 5000);
     return { client, transport, updates, errors };
   }
 
@@ -164,6 +176,47 @@ describe('resource subscription bounds: the global cap and session expiry', () =
       await until(async () => (await subs()) === 0 && (await socks()) === 0);
     }, 30_000);
   });
+
+  (redisServerInstalled() ? describe : describe.skip)(
+    'an unsubscribe while Redis does not answer',
+    () => {
+      let redis: OwnRedis;
+      let live: LiveApp;
+      beforeAll(async () => {
+        redis = await startOwnRedis();
+        live = await startLiveApp(stack, {
+          redis: { url: redis.url, keyPrefix: runKeyPrefix('live-bounds') },
+        });
+      }, 60_000);
+      afterAll(async () => {
+        await redis?.start().catch(() => undefined);
+        await live?.app.close();
+        await redis?.stop();
+      });
+
+      it('reports the store error, and the subscription stops on this node all the same', async () => {
+        const alice = await connect(live, tokens.alice);
+        const uri = 'parse://Order/count';
+        await alice.client.subscribeResource({ uri });
+        await until(async () => (await subs()) === 1);
+        const service = live.app.get<LiveResourceSubscriptions>(PARSE_AGENT_LIVE_QUERY);
+        const sessionId = alice.transport.sessionId!;
+        expect(service.subscriptionsOf(sessionId)).toEqual([uri]);
+
+        // Redis goes between the session check and the unsubscribe (called on the service: over
+        // HTTP the session lookup would refuse first).
+        await redis.stop();
+        await expect(
+          service.unsubscribe({ id: sessionId, ended$: new Subject<void>() }, uri),
+        ).rejects.toThrow(/Redis[\s\S]*does not answer/);
+        expect(service.subscriptionsOf(sessionId)).toEqual([]);
+        await until(async () => (await subs()) === 0);
+        await createOrder(stack, 'acme');
+        await pause(400);
+        expect(alice.updates).toEqual([]);
+      }, 30_000);
+    },
+  );
 
   describe('session expiry (mcp.sessionIdleTimeoutMs)', () => {
     const IDLE_MS = 2000;

@@ -12,6 +12,14 @@ if (!available) {
 }
 const describeWithRedis = available ? describe : describe.skip;
 
+async function until(check: () => boolean | Promise<boolean>, what: string, ms = 10_000) {
+  const start = Date.now();
+  while (!(await check())) {
+    if (Date.now() - start > ms) throw new Error(`${what}: not within ${ms} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
 /**
  * A session's subscribed URIs in Redis: the cap counted there, the set living exactly as long as
  * the session (its expiry refreshed with the session's, deleted with it), and a change announced
@@ -79,13 +87,21 @@ describeWithRedis('RedisLiveSubscriptions (real Redis)', () => {
     const heardOnB: string[] = [];
     const stopA = await new RedisLiveSubscriptions(a).watch((id) => heardOnA.push(id));
     const stopB = await new RedisLiveSubscriptions(b).watch((id) => heardOnB.push(id));
+    // watch() waits for the SUBSCRIBE acknowledgement only a little: wait until Redis counts both
+    // subscribers (a loaded machine may take longer than that).
+    const channel = a.key('live-subscriptions', 'changed');
+    await until(async () => {
+      const [, count] = (await a.client.pubsub('NUMSUB', channel)) as [string, number];
+      return Number(count) === 2;
+    }, 'both nodes subscribed');
     await new RedisLiveSubscriptions(a).announce('session-1');
-    for (let i = 0; i < 50 && heardOnB.length === 0; i++) {
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    await until(() => heardOnB.length > 0, 'B hearing A');
+    // Redis delivers one connection's messages in order: once A hears B's later announce, A's own
+    // earlier one would have arrived too, had it not been ignored. No fixed wait.
+    await new RedisLiveSubscriptions(b).announce('session-2');
+    await until(() => heardOnA.length > 0, 'A hearing B');
     expect(heardOnB).toEqual(['session-1']);
-    expect(heardOnA).toEqual([]);
+    expect(heardOnA).toEqual(['session-2']);
     stopA();
     stopB();
   });

@@ -1,9 +1,7 @@
 import type { Subscription } from 'rxjs';
 import type { ParseAgent } from '../agent/parse-agent';
-import { AgentValidationError } from '../core/errors';
+import type { AgentValidationError } from '../core/errors';
 import type { JsonRpcNotification } from '../mcp/mcp-dispatcher.types';
-import { McpMethodError } from '../mcp/mcp-method-error';
-import { JSON_RPC_ERROR_CODES } from '../mcp/protocol.constants';
 import type {
   ResourceSubscriptionService,
   SharedSubscriptionRecords,
@@ -11,7 +9,6 @@ import type {
 } from '../mcp/resource-subscriptions.types';
 import { parseResourceUri, type ParsedResourceUri } from '../mcp/resource-uri';
 import type {
-  LiveQueryConnection,
   LiveQueryConnector,
   LiveQueryEvent,
   LiveQueryEventDetails,
@@ -19,6 +16,20 @@ import type {
 } from './live-query-connector';
 import type { ResolvedLiveQueryOptions } from './live-query-options';
 import { LiveQueryPool, within } from './live-query-pool';
+import {
+  isPolicyRefusal,
+  MAX_PLAN_RETRIES,
+  messageOf,
+  nodeFull,
+  planRetryDelay,
+  probeLiveQuery,
+  samePrincipal,
+  sessionEnded,
+  sessionFull,
+  sessionGone,
+  storeCall,
+  updatedNotification,
+} from './live-subscription-helpers';
 import { planSubscription, type LivePlan } from './subscription-plan';
 
 export interface LiveSubscriptionsLogger {
@@ -42,6 +53,8 @@ interface Listener {
   agent: ParseAgent;
   deliver(notification: JsonRpcNotification): void;
   active: Map<string, ActiveSubscription>;
+  /** Subscriptions whose plan failed for a reason other than policy: retried with backoff. */
+  retries: Map<string, { attempt: number; timer?: NodeJS.Timeout }>;
 }
 
 interface SessionState {
@@ -108,7 +121,7 @@ export class LiveResourceSubscriptions implements ResourceSubscriptionService {
     if (!this.shared || this.stopWatching) return;
     this.stopWatching = await this.shared.watch((sessionId) => {
       const state = this.sessions.get(sessionId);
-      if (state?.listener) void this.reload(state, state.listener, false);
+      if (state?.listener) void this.reload(state, state.listener, false); // never rejects
     });
   }
 
@@ -117,23 +130,12 @@ export class LiveResourceSubscriptions implements ResourceSubscriptionService {
    * `available`. Called at start-up (and again by the host until it answers).
    */
   async probe(report = true): Promise<boolean> {
-    let connection: LiveQueryConnection | undefined;
-    try {
-      connection = this.connector.open(
-        { masterKey: true },
-        { down: () => undefined, restored: () => undefined },
+    const problem = await probeLiveQuery(this.connector, this.options.timeoutMs);
+    if (!problem) this.answered = true;
+    else if (report)
+      this.logger.warn(
+        `LiveQuery at ${this.options.serverURL} does not answer (${problem}): resources/subscribe is not advertised until it does.`,
       );
-      await within(connection.ready, this.options.timeoutMs, 'LiveQuery server');
-      this.answered = true;
-    } catch (error) {
-      if (report)
-        this.logger.warn(
-          `LiveQuery at ${this.options.serverURL} does not answer (${(error as Error).message}): resources/subscribe is not advertised until it does.`,
-        );
-    } finally {
-      if (connection)
-        await within(connection.close(), 1000, 'LiveQuery close').catch(() => undefined);
-    }
     return this.answered;
   }
 
@@ -179,20 +181,20 @@ export class LiveResourceSubscriptions implements ResourceSubscriptionService {
     const state = this.stateFor(session);
     if (state.over) return () => undefined; // an ended session's stream runs nothing
     // One listening stream per session: a newer one takes over.
-    if (state.listener) void this.detach(state, state.listener);
-    const listener: Listener = { agent, deliver, active: new Map() };
+    if (state.listener) this.background(this.detach(state, state.listener));
+    const listener: Listener = { agent, deliver, active: new Map(), retries: new Map() };
     state.listener = listener;
     if (this.shared) {
       // The records may have been made anywhere, and changes missed while no stream listened.
-      void this.reload(state, listener, true);
+      void this.reload(state, listener, true); // never rejects
       return () => {
-        void this.detach(state, listener);
+        this.background(this.detach(state, listener));
         if (!state.listener) this.release(state);
       };
     }
-    for (const uri of state.records.keys()) void this.activate(state, listener, uri);
+    for (const uri of state.records.keys()) this.background(this.activate(state, listener, uri));
     return () => {
-      void this.detach(state, listener);
+      this.background(this.detach(state, listener));
       if (!state.records.size && !state.listener) this.forget(state);
     };
   }
@@ -242,11 +244,7 @@ export class LiveResourceSubscriptions implements ResourceSubscriptionService {
     const cap = this.options.maxSubscriptionsPerSession;
     const added = await storeCall(() => shared.add(session.id, resource.uri, cap));
     if (added === 'full') throw this.sessionFull();
-    if (added === 'gone') {
-      throw new AgentValidationError(
-        'This MCP session has ended (expired or deleted): initialize a new session, then subscribe again.',
-      );
-    }
+    if (added === 'gone') throw sessionGone();
     if (added === 'added') await shared.announce(session.id).catch(() => undefined);
     const state = this.sessions.get(session.id);
     if (!state?.listener || state.records.has(resource.uri)) return;
@@ -260,13 +258,19 @@ export class LiveResourceSubscriptions implements ResourceSubscriptionService {
     session: SubscribingSession,
     uri: string,
   ): Promise<boolean> {
-    const removed = await storeCall(() => shared.remove(session.id, uri));
-    if (removed) await shared.announce(session.id).catch(() => undefined);
-    const state = this.sessions.get(session.id);
-    if (state?.records.delete(uri)) {
-      this.total -= 1;
-      if (state.listener) await this.deactivate(state.listener, uri);
+    let removed: boolean;
+    try {
+      removed = await storeCall(() => shared.remove(session.id, uri));
+    } finally {
+      // Stopped here even when Redis does not answer (the error is still reported): an
+      // unsubscribe never leaves the subscription running on this node.
+      const state = this.sessions.get(session.id);
+      if (state?.records.delete(uri)) {
+        this.total -= 1;
+        if (state.listener) await this.deactivate(state.listener, uri);
+      }
     }
+    if (removed) await shared.announce(session.id).catch(() => undefined);
     return removed;
   }
 
@@ -276,9 +280,17 @@ export class LiveResourceSubscriptions implements ResourceSubscriptionService {
    */
   protected reload(state: SessionState, listener: Listener, reattach: boolean): Promise<void> {
     const previous = state.reloading ?? Promise.resolve();
-    const next = previous.then(() => this.reloadNow(state, listener, reattach));
+    // Never rejects (its callers do not await it): a failed reload is logged, and the next runs.
+    const next = previous
+      .catch(() => undefined)
+      .then(() => this.reloadNow(state, listener, reattach))
+      .catch((error: unknown) =>
+        this.logger.warn(
+          `resource subscriptions of a session could not be reloaded (${messageOf(error)}): they are loaded again when its stream reconnects or its subscriptions change.`,
+        ),
+      );
     state.reloading = next;
-    void next.finally(() => {
+    void next.then(() => {
       if (state.reloading === next) state.reloading = undefined;
     });
     return next;
@@ -326,7 +338,7 @@ export class LiveResourceSubscriptions implements ResourceSubscriptionService {
         this.total += 1;
       }
       // Known records too: a newer stream of the session on this node took over from another.
-      void this.activate(state, listener, uri, reattach);
+      this.background(this.activate(state, listener, uri, reattach));
     }
     if (skipped) {
       this.logger.warn(
@@ -351,20 +363,11 @@ export class LiveResourceSubscriptions implements ResourceSubscriptionService {
   }
 
   protected sessionFull(): AgentValidationError {
-    const cap = this.options.maxSubscriptionsPerSession;
-    return new AgentValidationError(
-      `This session already holds ${cap} resource subscriptions, the limit set by liveQuery.maxSubscriptionsPerSession: unsubscribe from resources you no longer watch.`,
-    );
+    return sessionFull(this.options.maxSubscriptionsPerSession);
   }
 
   protected checkNodeCap(): void {
-    const { maxSubscriptions } = this.options;
-    if (this.total >= maxSubscriptions) {
-      throw new McpMethodError(
-        JSON_RPC_ERROR_CODES.serverBusy,
-        `The server holds its maximum of ${maxSubscriptions} resource subscriptions (liveQuery.maxSubscriptions): retry later, or read the resource instead.`,
-      );
-    }
+    if (this.total >= this.options.maxSubscriptions) throw nodeFull(this.options.maxSubscriptions);
   }
 
   protected stateFor(session: SubscribingSession): SessionState {
@@ -376,7 +379,9 @@ export class LiveResourceSubscriptions implements ResourceSubscriptionService {
       ended: undefined as unknown as Subscription,
     };
     this.sessions.set(session.id, created);
-    created.ended = session.ended$.subscribe({ complete: () => void this.end(created) });
+    created.ended = session.ended$.subscribe({
+      complete: () => this.background(this.end(created)),
+    });
     state = created;
     return state;
   }
@@ -397,6 +402,8 @@ export class LiveResourceSubscriptions implements ResourceSubscriptionService {
 
   protected async detach(state: SessionState, listener: Listener): Promise<void> {
     if (state.listener === listener) state.listener = undefined;
+    for (const retry of listener.retries.values()) clearTimeout(retry.timer);
+    listener.retries.clear();
     await Promise.all([...listener.active.keys()].map((uri) => this.deactivate(listener, uri)));
   }
 
@@ -411,26 +418,84 @@ export class LiveResourceSubscriptions implements ResourceSubscriptionService {
     tell = false,
   ): Promise<void> {
     const record = state.records.get(uri);
+    if (!record) this.stopRetrying(listener, uri);
     if (!record || listener.active.has(uri) || this.closed) return;
     let plan = record.plan;
     if (!plan || !samePrincipal(plan, listener.agent)) {
       try {
         plan = await planSubscription(listener.agent, record.resource, this.options);
       } catch (error) {
-        // The policy changed since the subscribe (or the stream's agent may not): fail closed.
-        this.logger.warn(`resource subscription ${uri} dropped: ${(error as Error).message}`);
-        if (state.records.get(uri) === record) {
-          state.records.delete(uri);
-          this.total -= 1;
-          await this.shared?.remove(state.session.id, uri).catch(() => undefined);
-        }
+        if (state.records.get(uri) === record && state.listener === listener)
+          await this.planFailed(state, listener, uri, error);
         return;
       }
       record.plan = plan;
     }
     if (state.listener !== listener || listener.active.has(uri)) return;
     if (state.records.get(uri) !== record) return; // unsubscribed meanwhile
-    this.start(listener, uri, plan, tell);
+    // After failed tries the client re-reads (it was told of the failure, and changes were missed).
+    const retried = this.stopRetrying(listener, uri);
+    this.start(listener, uri, plan, tell || retried);
+  }
+
+  /**
+   * The stream's agent could not plan a recorded subscription; the client is told to re-read the
+   * resource (where it sees the error). Refused by policy (changed since the subscribe, or the
+   * stream's agent may not): the record goes, on every node (fail closed). Otherwise (Parse slow
+   * or unavailable) the record stays and the plan is tried again, a bounded number of times.
+   */
+  protected async planFailed(
+    state: SessionState,
+    listener: Listener,
+    uri: string,
+    error: unknown,
+  ): Promise<void> {
+    if (isPolicyRefusal(error)) {
+      this.logger.warn(`resource subscription ${uri} dropped: ${messageOf(error)}`);
+      this.stopRetrying(listener, uri);
+      state.records.delete(uri);
+      this.total -= 1;
+      await this.shared?.remove(state.session.id, uri).catch(() => undefined);
+      if (state.listener === listener) listener.deliver(updatedNotification(uri));
+      return;
+    }
+    const retry = listener.retries.get(uri) ?? { attempt: 0 };
+    listener.retries.set(uri, retry);
+    retry.attempt += 1;
+    if (retry.attempt === 1) listener.deliver(updatedNotification(uri));
+    if (retry.timer) return; // a retry is due already
+    if (retry.attempt > MAX_PLAN_RETRIES) {
+      listener.retries.delete(uri);
+      this.logger.warn(
+        `resource subscription ${uri} stays idle: its check failed ${MAX_PLAN_RETRIES + 1} times (${messageOf(error)}); it is tried again when the stream reconnects or the session's subscriptions change.`,
+      );
+      return;
+    }
+    const delay = planRetryDelay(retry.attempt);
+    this.logger.warn(
+      `resource subscription ${uri} could not be checked (${messageOf(error)}): trying again in ${delay} ms.`,
+    );
+    retry.timer = setTimeout(() => {
+      retry.timer = undefined;
+      this.background(this.activate(state, listener, uri));
+    }, delay);
+    retry.timer.unref();
+  }
+
+  /** Ends the retries of one subscription's plan; true if its plan had failed before. */
+  protected stopRetrying(listener: Listener, uri: string): boolean {
+    const retry = listener.retries.get(uri);
+    if (!retry) return false;
+    clearTimeout(retry.timer);
+    listener.retries.delete(uri);
+    return true;
+  }
+
+  /** A promise nobody awaits: a failure is logged, never left unhandled (it would end the process). */
+  protected background(promise: Promise<unknown>): void {
+    promise.catch((error: unknown) =>
+      this.logger.warn(`resource subscriptions: ${messageOf(error)}`),
+    );
   }
 
   /** Opens one subscription on the identity's connection. */
@@ -529,33 +594,4 @@ export class LiveResourceSubscriptions implements ResourceSubscriptionService {
       `LiveQuery connection (${identity === 'master' ? 'master key' : 'a user session'}) restored: ${resent} subscription(s) re-established; clients were told to re-read.`,
     );
   }
-}
-
-/** A store that does not answer refuses the call with what to do, and the process keeps serving. */
-async function storeCall<T>(call: () => Promise<T>): Promise<T> {
-  try {
-    return await call();
-  } catch (error) {
-    throw new McpMethodError(
-      JSON_RPC_ERROR_CODES.internalError,
-      `Resource subscriptions are unavailable: Redis, where they are kept (the redis option), does not answer (${(error as Error)?.message}). Retry later; read the resource meanwhile.`,
-    );
-  }
-}
-
-function sessionEnded(): AgentValidationError {
-  return new AgentValidationError(
-    'The MCP session ended while this subscription was being set up: start a new session (initialize) and subscribe again.',
-  );
-}
-
-function updatedNotification(uri: string): JsonRpcNotification {
-  return { jsonrpc: '2.0', method: 'notifications/resources/updated', params: { uri } };
-}
-
-/** A plan made for another principal must not run on this agent's socket. */
-function samePrincipal(plan: LivePlan, agent: ParseAgent): boolean {
-  if ('sessionToken' in plan.credentials)
-    return plan.credentials.sessionToken === agent.sessionToken;
-  return agent.authType === 'master_key';
 }
