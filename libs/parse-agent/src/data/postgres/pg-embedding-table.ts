@@ -1,3 +1,4 @@
+import { ParseAgentConfigError } from '../../core/errors';
 import {
   EmbeddingModelMismatchError,
   type EmbeddingModelRecord,
@@ -17,6 +18,26 @@ export interface PgEmbeddingTableOptions {
    * scanned exactly otherwise. `off`: always arrays. `on`: pgvector or fail.
    */
   pgvector?: 'auto' | 'on' | 'off';
+  /**
+   * pgvector only: the HNSW search width of each query (`hnsw.ef_search`, 1 to 1000, default
+   * 1000, pgvector's ceiling). The search is approximate: a wider one finds more of the true
+   * nearest chunks and takes longer (see docs/retrieval.md for measured recall).
+   */
+  efSearch?: number;
+}
+
+/** The HNSW search width when `vectors.efSearch` is not set: pgvector's ceiling. */
+export const DEFAULT_EF_SEARCH = 1000;
+
+/** `vectors.efSearch`, checked: an integer from 1 to 1000 (pgvector's bounds), else a config error. */
+export function efSearchOf(options: PgEmbeddingTableOptions = {}): number {
+  const value = options.efSearch ?? DEFAULT_EF_SEARCH;
+  if (!Number.isInteger(value) || value < 1 || value > 1000) {
+    throw new ParseAgentConfigError(
+      `postgres.vectors.efSearch must be an integer from 1 to 1000 (pgvector's hnsw.ef_search), got ${String(value)}.`,
+    );
+  }
+  return value;
 }
 
 /** A vector as pgvector's text form: `[0.1,0.2]`. */
@@ -32,10 +53,15 @@ export function vectorLiteral(vector: readonly number[]): string {
 export class PgEmbeddingTable implements EmbeddingStore {
   protected record?: EmbeddingModelRecord;
 
+  /** pgvector only: the HNSW search width of each query (`efSearch`, checked at construction). */
+  readonly efSearch: number;
+
   constructor(
     protected readonly pool: PgPoolLike,
     protected readonly options: PgEmbeddingTableOptions = {},
-  ) {}
+  ) {
+    this.efSearch = efSearchOf(options);
+  }
 
   /** How vectors are stored, once known (after `recorded()` or `prepare()` found the table). */
   get storage(): EmbeddingModelRecord['storage'] | undefined {
