@@ -201,7 +201,10 @@ export const semanticSearch = readTool({
 });
 
 /** Whether the ranking was exact, said in the result: an index search is approximate. */
-export function approximationOf(method: string, searchWidth: number | undefined): Record<string, unknown> {
+export function approximationOf(
+  method: string,
+  searchWidth: number | undefined,
+): Record<string, unknown> {
   if (method === 'hnsw') {
     return {
       approximate: true,
