@@ -233,4 +233,34 @@ describe('semantic_search SQL on pgvector (PGlite + pgvector over the wire, HNSW
       );
     }
   });
+
+  it('builds the HNSW index with postgres.vectors.hnsw when prepare() creates it; refuses values pgvector would not accept', async () => {
+    const indexDef = async () =>
+      (
+        await pool.query(
+          `SELECT indexdef FROM pg_indexes WHERE indexname = 'parse_agent_embeddings_hnsw'`,
+        )
+      ).rows.map((r) => String(r.indexdef));
+    expect((await indexDef())[0]).not.toMatch(/ef_construction/);
+    await pool.query('DROP INDEX parse_agent_embeddings_hnsw');
+    const tuned = new PostgresDataAccess({
+      pool,
+      vectors: { hnsw: { m: 24, efConstruction: 80 } },
+    });
+    await tuned.embeddings.prepare(embedder.model, DIMS);
+    const [def] = await indexDef();
+    expect(def).toMatch(
+      /USING hnsw \(embedding vector_cosine_ops\) WITH \(m='?24'?, ef_construction='?80'?\)/,
+    );
+    for (const hnsw of [
+      { m: 1 },
+      { m: 101 },
+      { efConstruction: 20 },
+      { m: 24, efConstruction: 40 },
+    ]) {
+      expect(() => new PostgresDataAccess({ pool, vectors: { hnsw } })).toThrow(
+        /postgres\.vectors\.hnsw\.(m|efConstruction) must be an integer/,
+      );
+    }
+  }, 120_000);
 });
