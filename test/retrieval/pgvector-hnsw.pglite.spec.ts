@@ -6,6 +6,7 @@ import type { AgentIdentity } from 'nestjs-parse-agent/core/agent-identity';
 import { PostgresDataAccess } from 'nestjs-parse-agent/data/postgres/postgres-data-access';
 import { PostgresDataPath } from 'nestjs-parse-agent/data/postgres/postgres-data-path';
 import { cosine } from 'nestjs-parse-agent/retrieval/score-quantize';
+import { approximationOf } from 'nestjs-parse-agent/tools/builtin/search/semantic-search.tool';
 
 /**
  * The pgvector SQL against a REAL pgvector: PGlite (PostgreSQL compiled to WebAssembly) with the
@@ -142,6 +143,8 @@ describe('semantic_search SQL on pgvector (PGlite + pgvector over the wire, HNSW
         ...(where ? { where } : {}),
       });
       expect(result.method).toBe('hnsw');
+      // The default width: pgvector's ceiling (postgres.vectors.efSearch unset).
+      expect(result.searchWidth).toBe(1000);
       for (const row of result.rows) expect(texts.get(String(row.objectId))?.reader).toBe('alice');
       const allowed = [...texts.entries()].filter(([, t]) => t.reader === 'alice');
       const statuses = where
@@ -163,5 +166,101 @@ describe('semantic_search SQL on pgvector (PGlite + pgvector over the wire, HNSW
       hits += got.filter((id) => acceptable.has(id)).length;
     }
     expect(hits / wanted).toBeGreaterThanOrEqual(0.95);
+  }, 120_000);
+
+  it('sets hnsw.ef_search to postgres.vectors.efSearch, never below the chunks asked for', async () => {
+    // The real pool, its clients' queries recorded on the way to PGlite.
+    const widths: string[] = [];
+    const recording = {
+      query: (text: string, values?: unknown[]) => pool.query(text, values),
+      end: async () => undefined,
+      connect: async () => {
+        const client = await pool.connect();
+        return {
+          query: async (text: string, values?: unknown[]) => {
+            if (text.includes('hnsw.ef_search')) widths.push(String(values?.[0]));
+            return client.query(text, values);
+          },
+          release: (error?: Error | boolean) => client.release(error),
+        };
+      },
+    };
+    const narrow = new PostgresDataAccess({
+      pool: recording as never,
+      statementTimeoutMs: 60_000,
+      vectors: { efSearch: 64 },
+    });
+    const path = new PostgresDataPath(narrow, identity('alice'));
+    const vector = embedder.vector('refund invoice');
+    const small = await path.vectorSearch(CLASS, {
+      field: 'body',
+      vector,
+      k: 5,
+      maxChunksPerDocument: 1,
+    });
+    expect(small.searchWidth).toBe(64);
+    // 20 documents x 5 chunks: the walk is widened to the 100 chunks asked for.
+    const wide = await path.vectorSearch(CLASS, {
+      field: 'body',
+      vector,
+      k: 20,
+      maxChunksPerDocument: 5,
+    });
+    expect(wide.searchWidth).toBe(100);
+    expect(widths).toEqual(['64', '100']);
+    for (const row of [...small.rows, ...wide.rows]) {
+      expect(texts.get(String(row.objectId))?.reader).toBe('alice');
+    }
+  }, 60_000);
+
+  it('tells the agent an hnsw answer is approximate, with the width it used, and an exact one is not', () => {
+    expect(approximationOf('hnsw', 1000)).toEqual({
+      approximate: true,
+      ef_search: 1000,
+      search_note: expect.stringMatching(
+        /^Approximate nearest-neighbour search \(pgvector HNSW, ef_search 1000\)/,
+      ),
+    });
+    expect(approximationOf('atlas', undefined)).toMatchObject({ approximate: true });
+    expect(approximationOf('exact', undefined)).toEqual({ approximate: false });
+    expect(approximationOf('bounded', undefined)).toEqual({ approximate: false });
+  });
+
+  it('refuses an efSearch pgvector would not accept, naming the option', () => {
+    for (const efSearch of [0, 1001, 2.5, Number.NaN]) {
+      expect(() => new PostgresDataAccess({ pool, vectors: { efSearch } })).toThrow(
+        /postgres\.vectors\.efSearch must be an integer from 1 to 1000/,
+      );
+    }
+  });
+
+  it('builds the HNSW index with postgres.vectors.hnsw when prepare() creates it; refuses values pgvector would not accept', async () => {
+    const indexDef = async () =>
+      (
+        await pool.query(
+          `SELECT indexdef FROM pg_indexes WHERE indexname = 'parse_agent_embeddings_hnsw'`,
+        )
+      ).rows.map((r) => String(r.indexdef));
+    expect((await indexDef())[0]).not.toMatch(/ef_construction/);
+    await pool.query('DROP INDEX parse_agent_embeddings_hnsw');
+    const tuned = new PostgresDataAccess({
+      pool,
+      vectors: { hnsw: { m: 24, efConstruction: 80 } },
+    });
+    await tuned.embeddings.prepare(embedder.model, DIMS);
+    const [def] = await indexDef();
+    expect(def).toMatch(
+      /USING hnsw \(embedding vector_cosine_ops\) WITH \(m='?24'?, ef_construction='?80'?\)/,
+    );
+    for (const hnsw of [
+      { m: 1 },
+      { m: 101 },
+      { efConstruction: 20 },
+      { m: 24, efConstruction: 40 },
+    ]) {
+      expect(() => new PostgresDataAccess({ pool, vectors: { hnsw } })).toThrow(
+        /postgres\.vectors\.hnsw\.(m|efConstruction) must be an integer/,
+      );
+    }
   }, 120_000);
 });

@@ -202,6 +202,8 @@ describe('semantic_search on PostgreSQL (real Parse Server, real PostgreSQL, exa
       );
       expect(data.scores).toBe('exact');
       expect(data.method).toBe('exact');
+      expect(data.approximate).toBe(false);
+      expect(data.ef_search).toBeUndefined();
       const allowed = status ? aliceRows.filter((r) => r.status === status) : aliceRows;
       const expected = oracle(allowed, field, query).slice(0, k);
       const got = resultDocs(data);

@@ -181,6 +181,7 @@ describe('semantic_search on Parse REST only (real Parse Server, bounded exact s
         }),
       );
       expect(data.method).toBe('bounded');
+      expect(data.approximate).toBe(false);
       expect(data.candidate_bound).toBe(BOUND);
       expect(data.candidates_considered).toBe(Math.min(BOUND, total));
       expect(data.candidates_complete).toBe(total <= BOUND);

@@ -164,6 +164,11 @@ export interface VectorSearchResult {
   /** How the ranking ran: `exact` scan, `hnsw` (pgvector), `bounded` (Parse REST candidates), `atlas`. */
   method: 'exact' | 'hnsw' | 'bounded' | 'atlas';
   /**
+   * `hnsw`: the index's search width (`hnsw.ef_search`) the walk used. The ranking is then
+   * approximate: some of the true nearest chunks may be missing; a wider search misses fewer.
+   */
+  searchWidth?: number;
+  /**
    * Hybrid mode: the keyword (full-text) ranking of chunks among the same allowed rows, best first;
    * the caller fuses it with `chunks` (reciprocal rank fusion). `rows` covers both.
    */

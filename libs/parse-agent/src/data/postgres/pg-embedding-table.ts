@@ -1,3 +1,4 @@
+import { ParseAgentConfigError } from '../../core/errors';
 import {
   EmbeddingModelMismatchError,
   type EmbeddingModelRecord,
@@ -17,6 +18,61 @@ export interface PgEmbeddingTableOptions {
    * scanned exactly otherwise. `off`: always arrays. `on`: pgvector or fail.
    */
   pgvector?: 'auto' | 'on' | 'off';
+  /**
+   * pgvector only: the HNSW search width of each query (`hnsw.ef_search`, 1 to 1000, default
+   * 1000, pgvector's ceiling). The search is approximate: a wider one finds more of the true
+   * nearest chunks and takes longer (see docs/retrieval.md for measured recall).
+   */
+  efSearch?: number;
+  /**
+   * pgvector only: the HNSW index's build parameters when `prepare()` creates it (an existing index
+   * is kept: drop `parse_agent_embeddings_hnsw` and the next start builds it again with these). Unset: pgvector's defaults, m 16 and
+   * ef_construction 64. Larger values build a better-connected graph (higher recall at a given
+   * `efSearch`) and take longer to build and more memory.
+   */
+  hnsw?: { m?: number; efConstruction?: number };
+}
+
+/** The HNSW search width when `vectors.efSearch` is not set: pgvector's ceiling. */
+export const DEFAULT_EF_SEARCH = 1000;
+
+/** `vectors.hnsw` as the index's WITH clause ('' for pgvector's defaults), checked. */
+export function hnswWithOf(options: PgEmbeddingTableOptions = {}): string {
+  const { m, efConstruction } = options.hnsw ?? {};
+  const parts: string[] = [];
+  if (m !== undefined) {
+    if (!Number.isInteger(m) || m < 2 || m > 100) {
+      throw new ParseAgentConfigError(
+        `postgres.vectors.hnsw.m must be an integer from 2 to 100 (pgvector's bounds), got ${String(m)}.`,
+      );
+    }
+    parts.push(`m = ${m}`);
+  }
+  if (efConstruction !== undefined) {
+    if (
+      !Number.isInteger(efConstruction) ||
+      efConstruction < 4 ||
+      efConstruction > 1000 ||
+      efConstruction < 2 * (m ?? 16)
+    ) {
+      throw new ParseAgentConfigError(
+        `postgres.vectors.hnsw.efConstruction must be an integer from 4 to 1000 and at least twice m (pgvector's bounds), got ${String(efConstruction)}.`,
+      );
+    }
+    parts.push(`ef_construction = ${efConstruction}`);
+  }
+  return parts.length ? ` WITH (${parts.join(', ')})` : '';
+}
+
+/** `vectors.efSearch`, checked: an integer from 1 to 1000 (pgvector's bounds), else a config error. */
+export function efSearchOf(options: PgEmbeddingTableOptions = {}): number {
+  const value = options.efSearch ?? DEFAULT_EF_SEARCH;
+  if (!Number.isInteger(value) || value < 1 || value > 1000) {
+    throw new ParseAgentConfigError(
+      `postgres.vectors.efSearch must be an integer from 1 to 1000 (pgvector's hnsw.ef_search), got ${String(value)}.`,
+    );
+  }
+  return value;
 }
 
 /** A vector as pgvector's text form: `[0.1,0.2]`. */
@@ -32,10 +88,18 @@ export function vectorLiteral(vector: readonly number[]): string {
 export class PgEmbeddingTable implements EmbeddingStore {
   protected record?: EmbeddingModelRecord;
 
+  /** pgvector only: the HNSW search width of each query (`efSearch`, checked at construction). */
+  readonly efSearch: number;
+  /** pgvector only: the HNSW index's WITH clause (`hnsw`, checked at construction). */
+  protected readonly hnswWith: string;
+
   constructor(
     protected readonly pool: PgPoolLike,
     protected readonly options: PgEmbeddingTableOptions = {},
-  ) {}
+  ) {
+    this.efSearch = efSearchOf(options);
+    this.hnswWith = hnswWithOf(options);
+  }
 
   /** How vectors are stored, once known (after `recorded()` or `prepare()` found the table). */
   get storage(): EmbeddingModelRecord['storage'] | undefined {
@@ -60,11 +124,26 @@ export class PgEmbeddingTable implements EmbeddingStore {
     return this.record;
   }
 
+  /** The HNSW cosine index on the side table, with `hnsw`'s build parameters, unless it exists. */
+  protected async createHnswIndex(): Promise<void> {
+    await this.pool.query(
+      `CREATE INDEX IF NOT EXISTS ${EMBEDDING_TABLE}_hnsw ON ${EMBEDDING_TABLE} USING hnsw (embedding vector_cosine_ops)${this.hnswWith}`,
+    );
+  }
+
   async prepare(model: string, dimensions: number): Promise<EmbeddingModelRecord> {
     const existing = await this.recorded();
     if (existing) {
       if (existing.model !== model || existing.dimensions !== dimensions) {
         throw new EmbeddingModelMismatchError(existing, { model, dimensions });
+      }
+      // A dropped HNSW index (to rebuild it with other `hnsw` parameters) is built again here.
+      // Looked up first: CREATE INDEX IF NOT EXISTS would lock the table (and need its owner).
+      if (existing.storage === 'pgvector') {
+        const { rows } = await this.pool.query(`SELECT to_regclass($1) IS NULL AS "missing"`, [
+          `${EMBEDDING_TABLE}_hnsw`,
+        ]);
+        if (rows[0]?.missing) await this.createHnswIndex();
       }
       return existing;
     }
@@ -94,11 +173,7 @@ export class PgEmbeddingTable implements EmbeddingStore {
     await this.pool.query(
       `CREATE INDEX IF NOT EXISTS ${EMBEDDING_TABLE}_object ON ${EMBEDDING_TABLE} (class_name, object_id)`,
     );
-    if (storage === 'pgvector') {
-      await this.pool.query(
-        `CREATE INDEX IF NOT EXISTS ${EMBEDDING_TABLE}_hnsw ON ${EMBEDDING_TABLE} USING hnsw (embedding vector_cosine_ops)`,
-      );
-    }
+    if (storage === 'pgvector') await this.createHnswIndex();
     // Two processes preparing at once: the first row wins, and both read it back.
     await this.pool.query(
       `INSERT INTO ${EMBEDDING_MODEL_TABLE} (id, model, dimensions, storage) VALUES (1, $1, $2, $3) ON CONFLICT (id) DO NOTHING`,

@@ -39,7 +39,13 @@ export async function vectorSearchOn(
   className: string,
   spec: VectorSearchSpec,
   record: EmbeddingModelRecord | undefined,
-  scope: { ctx: SqlContext; fields: Readonly<Record<string, PgField>>; run: RunQuery },
+  scope: {
+    ctx: SqlContext;
+    fields: Readonly<Record<string, PgField>>;
+    run: RunQuery;
+    /** pgvector: the configured HNSW search width (`vectors.efSearch`). */
+    efSearch: number;
+  },
 ): Promise<VectorSearchResult> {
   if (!record) {
     throw new ParseAgentConfigError(
@@ -53,11 +59,16 @@ export async function vectorSearchOn(
     });
   }
   const { ctx, run } = scope;
+  // pgvector: the width of the HNSW walk, at least the chunks asked for (pgvector's cap is 1000).
+  const searchWidth = Math.min(1000, Math.max(scope.efSearch, spec.k * spec.maxChunksPerDocument));
   if (record.storage === 'pgvector') {
     // pgvector 0.8+: keep walking the index past chunks the filter drops (a no-op setting before).
+    // relaxed_order may yield chunks slightly out of order: the SQL ranks the candidates again by
+    // their exact distance (vectorSearchSql's outer query), so only which chunks were found is
+    // approximate, not their order.
     await run({
       text: `SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true), set_config('hnsw.ef_search', $1, true)`,
-      values: [String(Math.min(1000, Math.max(40, spec.k * spec.maxChunksPerDocument * 4)))],
+      values: [String(searchWidth)],
     });
   } else {
     // The exact scan is one long expression a row: JIT compiling it costs more than it saves.
@@ -123,6 +134,8 @@ export async function vectorSearchOn(
     chunks: chunks.filter((c) => kept.has(c.objectId)),
     ...(keywordChunks ? { keywordChunks: keywordChunks.filter((c) => kept.has(c.objectId)) } : {}),
     rows,
-    method: record.storage === 'pgvector' ? 'hnsw' : 'exact',
+    ...(record.storage === 'pgvector'
+      ? { method: 'hnsw' as const, searchWidth }
+      : { method: 'exact' as const }),
   };
 }

@@ -220,6 +220,7 @@ export class PostgresDataPath implements DataPath {
         ctx: scope.ctx,
         fields: scope.snapshot.schemas[className].fields,
         run,
+        efSearch: this.access.embeddings.efSearch,
       }),
     );
   }

@@ -27,7 +27,16 @@ const RESULT = classResult({
   method: {
     type: 'string',
     description:
-      'exact (a scan of every allowed chunk), hnsw (pgvector), atlas (MongoDB Atlas Vector Search) or bounded (Parse REST: only the newest candidate_bound rows were considered).',
+      'exact (a scan of every allowed chunk), hnsw (pgvector index, approximate), atlas (MongoDB Atlas Vector Search, approximate) or bounded (Parse REST: only the newest candidate_bound rows were considered).',
+  },
+  approximate: {
+    type: 'boolean',
+    description:
+      'true for hnsw and atlas: an approximate nearest-neighbour search, which may miss some of the closest passages; false for exact and bounded (exact over the rows considered).',
+  },
+  ef_search: {
+    type: 'integer',
+    description: 'hnsw only: the index search width used (wider finds more of the true nearest).',
   },
   candidates_considered: {
     type: 'integer',
@@ -173,6 +182,7 @@ export const semanticSearch = readTool({
       query: args.query,
       text_field: textField,
       method: hybrid ? `${found.method}+fulltext` : found.method,
+      ...approximationOf(found.method, found.searchWidth),
       count: parts.chunks.length,
       chunks: parts.chunks,
       documents: parts.documents,
@@ -189,6 +199,28 @@ export const semanticSearch = readTool({
     };
   },
 });
+
+/** Whether the ranking was exact, said in the result: an index search is approximate. */
+export function approximationOf(
+  method: string,
+  searchWidth: number | undefined,
+): Record<string, unknown> {
+  if (method === 'hnsw') {
+    return {
+      approximate: true,
+      ...(searchWidth ? { ef_search: searchWidth } : {}),
+      search_note: `Approximate nearest-neighbour search (pgvector HNSW${searchWidth ? `, ef_search ${searchWidth}` : ''}): some of the closest passages may be missing.`,
+    };
+  }
+  if (method === 'atlas') {
+    return {
+      approximate: true,
+      search_note:
+        'Approximate nearest-neighbour search (MongoDB Atlas Vector Search): some of the closest passages may be missing.',
+    };
+  }
+  return { approximate: false };
+}
 
 /** What a bounded (Parse REST) search considered, said in the result: never plausibly complete. */
 function candidatesOf(
