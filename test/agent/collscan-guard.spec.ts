@@ -188,6 +188,34 @@ describe('refuseCollscan on the PostgreSQL path (every tool that reads rows)', (
     ok(await master.execute('group_by', { class_name: ITEM, field: 'color' }));
   });
 
+  it('an index walk with no index condition is a full scan too (the planner may pick it for ORDER BY objectId LIMIT)', async () => {
+    // Connections that disfavour sequential scans make the planner walk the primary key in
+    // objectId order and filter every row, the plan it may also pick on its own from statistics.
+    const uri = new URL(testParseConfig().databaseURI);
+    uri.searchParams.set('options', '-c enable_seqscan=off');
+    const walked = await createAgentTestBed([Item, Lookup], {
+      postgres: { uri: uri.toString() },
+      analytics: { refuseCollscan: true, exposeExplain: true },
+    });
+    try {
+      const agent = walked.factory.create({ sessionToken: session });
+      const res = refused(await call(agent, ITEM, CALLS[0], UNINDEXED));
+      expect(res.error).toContain(`COLLSCAN on ${ITEM}`);
+      // The refusal shows the plan here (exposeExplain): the walk, not a sequential scan.
+      expect(res.details?.winning_plan).toMatchObject({
+        sequential_scan: false,
+        full_index_scan: true,
+      });
+      refused(await call(agent, ITEM, CALLS[1], UNINDEXED));
+      const rows = ok(await call(agent, ITEM, CALLS[0], INDEXED));
+      expect(rows.results.map((r: Data) => r.sku).sort()).toEqual(
+        expected.map((r) => r.sku).sort(),
+      );
+    } finally {
+      await walked.close();
+    }
+  });
+
   it('explain_query says the same as the pre-flight', async () => {
     const scan = refused(
       await master.execute('explain_query', { class_name: ITEM, where: UNINDEXED }),

@@ -25,6 +25,7 @@ describe('summarizePlan', () => {
       'Node Type': 'Index Scan',
       'Relation Name': 'Order',
       'Index Name': 'Order_pkey',
+      'Index Cond': '("objectId" = $1)',
     });
     const s = summarizePlan('Order', p, { rows: 1e6, bytes: 1e9 });
     expect(s).toMatchObject({
@@ -33,4 +34,32 @@ describe('summarizePlan', () => {
       indexesUsed: ['Order_pkey'],
     });
   });
+  it.each(['Index Scan', 'Index Only Scan', 'Parallel Index Scan'])(
+    'a %s with no index condition walks the whole index: a collection scan on a large table',
+    (type) => {
+      // What the planner picks for `WHERE color = $1 ORDER BY "objectId" LIMIT 100` when walking
+      // the primary key in order looks cheaper than sorting: every row is read and filtered.
+      const p = plan({
+        'Node Type': 'Limit',
+        Plans: [
+          {
+            'Node Type': type,
+            'Relation Name': 'Order',
+            'Index Name': 'Order_pkey',
+            Filter: '(color = $1)',
+          },
+        ],
+      });
+      const large = summarizePlan('Order', p, { rows: 100_000, bytes: 1e7 });
+      expect(large).toMatchObject({
+        winningPlan: 'Full Index Scan',
+        collectionScan: true,
+        indexesUsed: ['Order_pkey'],
+      });
+      expect(large.details).toMatchObject({ full_index_scan: true, sequential_scan: false });
+      expect(summarizePlan('Order', p, { rows: 10, bytes: 8192 }).collectionScan).toBe(false);
+      // Another relation's full index walk (a joined class) is not this class's scan.
+      expect(summarizePlan('Customer', p, { rows: 1e5, bytes: 1e7 }).collectionScan).toBe(false);
+    },
+  );
 });

@@ -21,6 +21,7 @@ interface PlanNode {
   'Node Type'?: string;
   'Relation Name'?: string;
   'Index Name'?: string;
+  'Index Cond'?: string;
   'Plan Rows'?: number;
   'Total Cost'?: number;
   Plans?: PlanNode[];
@@ -44,7 +45,9 @@ export function isLargeTable(size: TableSize | undefined, minRows = LARGE_TABLE_
 /**
  * Summarises a JSON plan for the agent: node types, relations and indexes, never the filter text
  * (it would spell out the reader's principals and scope values). A sequential scan of the queried
- * class counts as a collection scan when the table is large.
+ * class counts as a collection scan when the table is large, and so does an index scan with no
+ * index condition: the planner walks a whole index (the primary key, say, to return rows in
+ * `objectId` order) and filters every row it meets, which reads the table as a whole just the same.
  */
 export function summarizePlan(
   className: string,
@@ -56,6 +59,7 @@ export function summarizePlan(
   const nodes: Array<{ node: string; relation?: string; index?: string; rows?: number }> = [];
   const indexes = new Set<string>();
   let seqScan = false;
+  let fullIndexScan = false;
   let indexScan: string | undefined;
   const walk = (node: PlanNode, depth: number) => {
     if (depth > 64) return;
@@ -69,6 +73,8 @@ export function summarizePlan(
     if (node['Index Name']) indexes.add(node['Index Name']);
     if (node['Relation Name'] === className) {
       if (type === 'Seq Scan' || type === 'Parallel Seq Scan') seqScan = true;
+      else if (/^(Parallel )?Index (Only )?Scan$/.test(type) && !node['Index Cond'])
+        fullIndexScan = true;
       else if (!indexScan && /Index|Bitmap/.test(type)) indexScan = type;
     }
     for (const child of node.Plans ?? []) walk(child, depth + 1);
@@ -76,14 +82,19 @@ export function summarizePlan(
   walk(root, 0);
   const large = isLargeTable(size, minRows);
   return {
-    winningPlan: seqScan ? 'Seq Scan' : (indexScan ?? root['Node Type'] ?? 'Unknown'),
-    collectionScan: seqScan && large,
+    winningPlan: seqScan
+      ? 'Seq Scan'
+      : fullIndexScan
+        ? 'Full Index Scan'
+        : (indexScan ?? root['Node Type'] ?? 'Unknown'),
+    collectionScan: (seqScan || fullIndexScan) && large,
     indexesUsed: [...indexes],
     details: {
       nodes: nodes.slice(0, 50),
       estimated_cost: root['Total Cost'],
       table_rows_estimate: size && size.rows >= 0 ? size.rows : undefined,
       sequential_scan: seqScan,
+      full_index_scan: fullIndexScan,
       large_table: large,
     },
   };
