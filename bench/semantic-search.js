@@ -30,6 +30,7 @@ const { PostgresDataPath } = require('../libs/parse-agent/dist/data/postgres/pos
 const { MetadataRegistry } = require('../libs/parse-agent/dist/metadata/metadata-registry');
 const { startEmbeddedPostgres } = require('../dist/src/embedded/embedded-postgres');
 const { SMOKE, setting, check } = require('./lib/smoke');
+const { ticketCorpus, prng } = require('./lib/ticket-corpus');
 
 const SIZES = SMOKE
   ? [300]
@@ -55,33 +56,20 @@ const HNSW_WITH = [
 /** maintenance_work_mem for the HNSW build: the graph of 100,000 vectors of 512 floats fits. */
 const HNSW_BUILD_MEMORY = process.env.BENCH_SEM_HNSW_MEMORY || '1GB';
 const CLASS = 'BenchTicket';
-const WORDS = (
-  'refund invoice billing charge card payment login password reset account locked email shipping ' +
-  'delivery late parcel courier address damaged broken screen battery charger warranty repair ' +
-  'replacement order cancel subscription renewal discount coupon price slow crash error update ' +
-  'install sync calendar export report dashboard tent backpack lantern stove jacket zipper seam'
-).split(' ');
+/** The text the tickets and queries are made of (bench/lib/ticket-corpus.js). */
+const CORPUS = ticketCorpus(process.env.BENCH_SEM_CORPUS || 'topics');
 
 class BenchTicket {}
 lib.ParseClass(CLASS)(BenchTicket);
 lib.AgentVisible()(BenchTicket);
 lib.AgentSearchable({ fields: ['body'], filterFields: ['status'] })(BenchTicket);
 
-function prng(seed) {
-  let s = seed >>> 0;
-  return () => {
-    s = (s * 1664525 + 1013904223) >>> 0;
-    return s / 2 ** 32;
-  };
-}
-
 /** Row i's reader (about two rows in three readable by the bench's user) and status. */
 const readerOf = (i) => (i % 3 === 2 ? 'other' : 'reader');
 const statusOf = (i) => (i % 2 ? 'open' : 'closed');
 const OPEN = { status: 'open' };
 
-const text = (rand, n) =>
-  Array.from({ length: n }, () => WORDS[Math.floor(rand() * WORDS.length)]).join(' ');
+const text = (rand, n) => CORPUS.text(rand, n);
 
 async function parseLayout(pool) {
   await pool.query(
@@ -164,7 +152,7 @@ async function timeQueries(access, embedder) {
   const queries = [];
   let method;
   for (let q = 0; q < REPEAT + 3; q++) {
-    const vector = embedder.vector(text(rand, 3));
+    const vector = embedder.vector(CORPUS.query(rand));
     const where = q % 2 ? OPEN : undefined;
     queries.push({ vector, where });
     const started = process.hrtime.bigint();
@@ -405,6 +393,7 @@ async function main() {
     );
     const out = {
       smoke: SMOKE,
+      corpus: CORPUS.name,
       dimensions: embedder.dimensions,
       results: [...exact.out, ...hnsw.out],
       backfill,

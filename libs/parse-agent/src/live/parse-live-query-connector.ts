@@ -27,6 +27,8 @@ interface SdkLiveQueryClient extends EmitterLike {
   unsubscribe(subscription: SdkSubscription): Promise<void>;
   connectPromise: Promise<void>;
   subscriptions: Map<number, SdkSubscription>;
+  /** The SDK's pending reconnect (a timer), set while the socket is down. */
+  reconnectHandle?: ReturnType<typeof setTimeout> | null;
 }
 interface SdkObject {
   toJSON(): Record<string, unknown>;
@@ -178,7 +180,16 @@ export class ParseLiveQueryConnector implements LiveQueryConnector {
       },
       async close() {
         closed = true;
+        // The SDK's close() leaves a pending reconnect armed: closed while the socket was down,
+        // the client would open a new socket a moment later and keep it (one socket the
+        // LiveQuery server holds for nobody). Disarm it before and after closing.
+        const disarm = () => {
+          if (client.reconnectHandle) clearTimeout(client.reconnectHandle);
+          client.reconnectHandle = null;
+        };
+        disarm();
         await client.close().catch(() => undefined);
+        disarm();
       },
     };
   }
