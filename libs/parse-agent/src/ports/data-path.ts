@@ -168,6 +168,8 @@ export interface VectorSearchResult {
    * approximate: some of the true nearest chunks may be missing; a wider search misses fewer.
    */
   searchWidth?: number;
+  /** `hnsw`: how many nearest chunks the walk yielded at most before exact ranking. */
+  walkedChunks?: number;
   /**
    * Hybrid mode: the keyword (full-text) ranking of chunks among the same allowed rows, best first;
    * the caller fuses it with `chunks` (reciprocal rank fusion). `rows` covers both.

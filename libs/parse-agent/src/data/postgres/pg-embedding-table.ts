@@ -25,6 +25,14 @@ export interface PgEmbeddingTableOptions {
    */
   efSearch?: number;
   /**
+   * pgvector only: how many of the nearest chunks the index walk yields before they are ranked
+   * exactly and grouped into documents (1 to 100,000; default: `efSearch`, at least ten per
+   * document asked for). More than `efSearch` keeps the walk going past its first `ef_search`
+   * candidates (pgvector's iterative scan), which finds more of the true nearest chunks, filtered
+   * or not, for more time.
+   */
+  candidates?: number;
+  /**
    * pgvector only: the HNSW index's build parameters when `prepare()` creates it (an existing index
    * is kept: drop `parse_agent_embeddings_hnsw` and the next start builds it again with these). Unset: pgvector's defaults, m 16 and
    * ef_construction 64. Larger values build a better-connected graph (higher recall at a given
@@ -75,6 +83,18 @@ export function efSearchOf(options: PgEmbeddingTableOptions = {}): number {
   return value;
 }
 
+/** `vectors.candidates`, checked (undefined when unset: the search derives it). */
+export function candidatesOf(options: PgEmbeddingTableOptions = {}): number | undefined {
+  const value = options.candidates;
+  if (value === undefined) return undefined;
+  if (!Number.isInteger(value) || value < 1 || value > 100_000) {
+    throw new ParseAgentConfigError(
+      `postgres.vectors.candidates must be an integer from 1 to 100000, got ${String(value)}.`,
+    );
+  }
+  return value;
+}
+
 /** A vector as pgvector's text form: `[0.1,0.2]`. */
 export function vectorLiteral(vector: readonly number[]): string {
   return `[${vector.map((v) => (Number.isFinite(v) ? v : 0)).join(',')}]`;
@@ -90,6 +110,8 @@ export class PgEmbeddingTable implements EmbeddingStore {
 
   /** pgvector only: the HNSW search width of each query (`efSearch`, checked at construction). */
   readonly efSearch: number;
+  /** pgvector only: chunks the index walk yields (`candidates`, checked; unset: derived). */
+  readonly candidates: number | undefined;
   /** pgvector only: the HNSW index's WITH clause (`hnsw`, checked at construction). */
   protected readonly hnswWith: string;
 
@@ -98,6 +120,7 @@ export class PgEmbeddingTable implements EmbeddingStore {
     protected readonly options: PgEmbeddingTableOptions = {},
   ) {
     this.efSearch = efSearchOf(options);
+    this.candidates = candidatesOf(options);
     this.hnswWith = hnswWithOf(options);
   }
 

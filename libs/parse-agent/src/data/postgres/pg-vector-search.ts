@@ -45,6 +45,8 @@ export async function vectorSearchOn(
     run: RunQuery;
     /** pgvector: the configured HNSW search width (`vectors.efSearch`). */
     efSearch: number;
+    /** pgvector: chunks the index walk yields (`vectors.candidates`; unset: derived). */
+    candidates?: number;
   },
 ): Promise<VectorSearchResult> {
   if (!record) {
@@ -61,6 +63,12 @@ export async function vectorSearchOn(
   const { ctx, run } = scope;
   // pgvector: the width of the HNSW walk, at least the chunks asked for (pgvector's cap is 1000).
   const searchWidth = Math.min(1000, Math.max(scope.efSearch, spec.k * spec.maxChunksPerDocument));
+  // pgvector: the chunks the walk yields before exact ranking, never fewer than asked for. Past
+  // ef_search the iterative scan keeps walking the graph.
+  const candidateChunks = Math.max(
+    scope.candidates ?? Math.max(100, spec.k * spec.maxChunksPerDocument * 10),
+    spec.k * spec.maxChunksPerDocument,
+  );
   if (record.storage === 'pgvector') {
     // pgvector 0.8+: keep walking the index past chunks the filter drops (a no-op setting before).
     // relaxed_order may yield chunks slightly out of order: the SQL ranks the candidates again by
@@ -84,6 +92,7 @@ export async function vectorSearchOn(
         k: spec.k,
         perDocument: spec.maxChunksPerDocument,
         storage: record.storage,
+        candidateChunks,
       },
       ctx,
     ),
@@ -135,7 +144,7 @@ export async function vectorSearchOn(
     ...(keywordChunks ? { keywordChunks: keywordChunks.filter((c) => kept.has(c.objectId)) } : {}),
     rows,
     ...(record.storage === 'pgvector'
-      ? { method: 'hnsw' as const, searchWidth }
+      ? { method: 'hnsw' as const, searchWidth, walkedChunks: candidateChunks }
       : { method: 'exact' as const }),
   };
 }

@@ -221,6 +221,7 @@ export class PostgresDataPath implements DataPath {
         fields: scope.snapshot.schemas[className].fields,
         run,
         efSearch: this.access.embeddings.efSearch,
+        candidates: this.access.embeddings.candidates,
       }),
     );
   }
