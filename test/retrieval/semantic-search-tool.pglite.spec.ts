@@ -134,14 +134,8 @@ describe('semantic_search tool on pgvector (ParseAgent -> PostgreSQL path -> PGl
       const params = columns.map((_, i) => `$${i + 1}`).join(', ');
       await pool.query(
         `INSERT INTO "${table}" (${list}) VALUES (${params})`,
-        columns.map((c) =>
-          row[c] !== null &&
-          typeof row[c] === 'object' &&
-          !Array.isArray(row[c]) &&
-          !(row[c] instanceof Date)
-            ? JSON.stringify(row[c])
-            : row[c],
-        ),
+        // pg sends a jsonb value back as JSON text and a text[] as an array literal.
+        columns.map((c) => row[c]),
       );
     }
     return rows.length;
