@@ -1,12 +1,11 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { join } from 'node:path';
-import { Pool } from 'pg';
+import type { Pool } from 'pg';
 import { LocalLexicalEmbedder } from 'nestjs-parse-agent';
 import type { AgentIdentity } from 'nestjs-parse-agent/core/agent-identity';
 import { PostgresDataAccess } from 'nestjs-parse-agent/data/postgres/postgres-data-access';
 import { PostgresDataPath } from 'nestjs-parse-agent/data/postgres/postgres-data-path';
 import { cosine } from 'nestjs-parse-agent/retrieval/score-quantize';
 import { approximationOf } from 'nestjs-parse-agent/tools/builtin/search/semantic-search.tool';
+import { prng, startPgliteVectorServer, type PgliteVectorServer } from './retrieval-fixtures';
 
 /**
  * The pgvector SQL against a REAL pgvector: PGlite (PostgreSQL compiled to WebAssembly) with the
@@ -17,20 +16,14 @@ import { approximationOf } from 'nestjs-parse-agent/tools/builtin/search/semanti
  */
 const DIMS = 64;
 const DOCS = 1500;
+/** The recall test's ef_search: well under the chunk count, so the walk cannot visit them all. */
+const WALK_WIDTH = 40;
 const CLASS = 'Doc';
 const WORDS = (
   'refund invoice billing charge card payment login password reset account locked email shipping ' +
   'delivery late parcel courier address damaged broken screen battery charger warranty repair ' +
   'replacement order cancel subscription renewal discount coupon price slow crash error update'
 ).split(' ');
-
-function prng(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s * 1664525 + 1013904223) >>> 0;
-    return s / 2 ** 32;
-  };
-}
 
 const identity = (aclUser: string): AgentIdentity => ({
   agentId: `pgv-${aclUser}`,
@@ -40,28 +33,19 @@ const identity = (aclUser: string): AgentIdentity => ({
   aclUser,
 });
 
+/** How many scans the HNSW index has served (statistics flushed first). */
+let hnswScans: () => Promise<number>;
+
 describe('semantic_search SQL on pgvector (PGlite + pgvector over the wire, HNSW cosine)', () => {
-  let server: ChildProcess;
+  let server: PgliteVectorServer | undefined;
   let pool: Pool;
   let access: PostgresDataAccess;
   const embedder = new LocalLexicalEmbedder({ dimensions: DIMS });
   const texts = new Map<string, { text: string; reader: string }>();
 
   beforeAll(async () => {
-    server = spawn(process.execPath, [join(__dirname, 'pglite-pgvector-server.cjs')], {
-      stdio: ['ignore', 'pipe', 'inherit'],
-    });
-    const conn = await new Promise<string>((resolve, reject) => {
-      let out = '';
-      server.stdout!.on('data', (chunk: Buffer) => {
-        out += chunk.toString();
-        const match = /listening (\S+)/.exec(out);
-        if (match) resolve(match[1]);
-      });
-      server.once('exit', (code) => reject(new Error(`the PGlite server exited (${code})`)));
-    });
-    const [host, port] = conn.split(':');
-    pool = new Pool({ host, port: Number(port), user: 'postgres', database: 'postgres', max: 1 });
+    server = await startPgliteVectorServer();
+    pool = server.pool;
     // Parse's layout: _SCHEMA, the class table with _rperm, the role tables principals read.
     await pool.query(
       `CREATE TABLE "_SCHEMA" ("className" varchar(120) PRIMARY KEY, "schema" jsonb, "isParseClass" bool)`,
@@ -84,6 +68,14 @@ describe('semantic_search SQL on pgvector (PGlite + pgvector over the wire, HNSW
     await pool.query(
       `CREATE TABLE "${CLASS}" ("objectId" text PRIMARY KEY, "createdAt" timestamptz, "updatedAt" timestamptz, "_rperm" text[], "_wperm" text[], "body" text, "status" text)`,
     );
+    hnswScans = async () => {
+      await pool.query('SELECT pg_stat_force_next_flush()');
+      await pool.query('SELECT pg_stat_clear_snapshot()');
+      const { rows } = await pool.query(
+        `SELECT coalesce(sum(idx_scan), 0)::int AS n FROM pg_stat_user_indexes WHERE indexrelname = 'parse_agent_embeddings_hnsw'`,
+      );
+      return Number(rows[0].n);
+    };
     access = new PostgresDataAccess({ pool, statementTimeoutMs: 60_000 });
     const record = await access.embeddings.prepare(embedder.model, DIMS);
     expect(record.storage).toBe('pgvector');
@@ -110,8 +102,7 @@ describe('semantic_search SQL on pgvector (PGlite + pgvector over the wire, HNSW
   }, 300_000);
 
   afterAll(async () => {
-    await pool?.end();
-    server?.kill('SIGTERM');
+    await server?.stop();
   });
 
   it('creates the HNSW cosine index on the side table', async () => {
@@ -125,9 +116,20 @@ describe('semantic_search SQL on pgvector (PGlite + pgvector over the wire, HNSW
 
   it('reaches recall@10 >= 0.95 against the exact answer, over the rows the identity may read only', async () => {
     const rand = prng(11);
-    const path = new PostgresDataPath(access, identity('alice'));
+    // A walk that cannot visit every chunk (ef_search 40 over 1,500), and sorting off for this
+    // connection (the pool's only one), so the planner walks the index instead of answering with
+    // an exact sort; the index's scan count proves each query walked it.
+    const narrow = new PostgresDataAccess({
+      pool,
+      statementTimeoutMs: 60_000,
+      vectors: { efSearch: WALK_WIDTH },
+    });
+    const path = new PostgresDataPath(narrow, identity('alice'));
+    await pool.query('SET enable_sort = off');
+    const scansBefore = await hnswScans();
     let hits = 0;
     let wanted = 0;
+    let queries = 0;
     for (let q = 0; q < 25; q++) {
       const query = Array.from(
         { length: 1 + Math.floor(rand() * 3) },
@@ -142,9 +144,9 @@ describe('semantic_search SQL on pgvector (PGlite + pgvector over the wire, HNSW
         maxChunksPerDocument: 1,
         ...(where ? { where } : {}),
       });
+      queries += 1;
       expect(result.method).toBe('hnsw');
-      // The default width: pgvector's ceiling (postgres.vectors.efSearch unset).
-      expect(result.searchWidth).toBe(1000);
+      expect(result.searchWidth).toBe(WALK_WIDTH);
       for (const row of result.rows) expect(texts.get(String(row.objectId))?.reader).toBe('alice');
       const allowed = [...texts.entries()].filter(([, t]) => t.reader === 'alice');
       const statuses = where
@@ -165,8 +167,21 @@ describe('semantic_search SQL on pgvector (PGlite + pgvector over the wire, HNSW
       wanted += Math.min(10, exact.length);
       hits += got.filter((id) => acceptable.has(id)).length;
     }
+    await pool.query('RESET enable_sort');
+    expect((await hnswScans()) - scansBefore).toBeGreaterThanOrEqual(queries);
     expect(hits / wanted).toBeGreaterThanOrEqual(0.95);
   }, 120_000);
+
+  it("walks pgvector's ceiling (ef_search 1000) when postgres.vectors.efSearch is unset", async () => {
+    const path = new PostgresDataPath(access, identity('alice'));
+    const result = await path.vectorSearch(CLASS, {
+      field: 'body',
+      vector: embedder.vector('refund invoice'),
+      k: 10,
+      maxChunksPerDocument: 1,
+    });
+    expect(result.searchWidth).toBe(1000);
+  });
 
   it('sets hnsw.ef_search to postgres.vectors.efSearch, never below the chunks asked for', async () => {
     // The real pool, its clients' queries recorded on the way to PGlite.
@@ -224,6 +239,29 @@ describe('semantic_search SQL on pgvector (PGlite + pgvector over the wire, HNSW
     expect(approximationOf('atlas', undefined)).toMatchObject({ approximate: true });
     expect(approximationOf('exact', undefined)).toEqual({ approximate: false });
     expect(approximationOf('bounded', undefined)).toEqual({ approximate: false });
+  });
+
+  it('walks postgres.vectors.candidates chunks before ranking them exactly, never fewer than asked for', async () => {
+    const vector = embedder.vector('refund invoice');
+    const walked = (candidates?: number) =>
+      new PostgresDataPath(
+        new PostgresDataAccess({
+          pool,
+          statementTimeoutMs: 60_000,
+          vectors: candidates ? { candidates } : {},
+        }),
+        identity('alice'),
+      ).vectorSearch(CLASS, { field: 'body', vector, k: 10, maxChunksPerDocument: 2 });
+    // Unset: ten per document asked for (here 200).
+    expect((await walked()).walkedChunks).toBe(200);
+    expect((await walked(1500)).walkedChunks).toBe(1500);
+    // Never fewer than the chunks asked for.
+    expect((await walked(5)).walkedChunks).toBe(20);
+    for (const candidates of [0, 100_001, 2.5, Number.NaN]) {
+      expect(() => new PostgresDataAccess({ pool, vectors: { candidates } })).toThrow(
+        /postgres\.vectors\.candidates must be an integer from 1 to 100000/,
+      );
+    }
   });
 
   it('refuses an efSearch pgvector would not accept, naming the option', () => {

@@ -1,5 +1,3 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { join } from 'node:path';
 import { Pool } from 'pg';
 import {
   AgentSearchable,
@@ -14,6 +12,7 @@ import { createAgentTestBed, type AgentTestBed } from '../harness/agent-module';
 import { ok, refused, type Data } from '../harness/envelopes';
 import { createRole, createUser, defineClass, type SeededUser } from '../harness/fixtures';
 import { testParseConfig } from '../harness/parse-rest';
+import { prng, startPgliteVectorServer, type PgliteVectorServer } from './retrieval-fixtures';
 
 /**
  * The `semantic_search` TOOL end to end on a REAL pgvector: `agent.execute('semantic_search')` on
@@ -62,14 +61,6 @@ const STATUSES = ['open', 'closed', 'pending'];
 const BOB_WORD = 'bobmarker';
 const GLOBEX_WORD = 'globexmarker';
 
-function prng(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s * 1664525 + 1013904223) >>> 0;
-    return s / 2 ** 32;
-  };
-}
-
 function words(rand: () => number, count: number, marker?: string): string {
   return Array.from({ length: count }, () =>
     marker && rand() < 0.15 ? marker : VOCAB[Math.floor(rand() * VOCAB.length)],
@@ -98,7 +89,7 @@ interface Seeded {
 }
 
 describe('semantic_search tool on pgvector (ParseAgent -> PostgreSQL path -> PGlite + pgvector)', () => {
-  let server: ChildProcess;
+  let server: PgliteVectorServer | undefined;
   let pool: Pool;
   let parseDb: Pool;
   let bed: AgentTestBed;
@@ -142,20 +133,8 @@ describe('semantic_search tool on pgvector (ParseAgent -> PostgreSQL path -> PGl
   }
 
   beforeAll(async () => {
-    server = spawn(process.execPath, [join(__dirname, 'pglite-pgvector-server.cjs')], {
-      stdio: ['ignore', 'pipe', 'inherit'],
-    });
-    const conn = await new Promise<string>((resolve, reject) => {
-      let out = '';
-      server.stdout!.on('data', (chunk: Buffer) => {
-        out += chunk.toString();
-        const match = /listening (\S+)/.exec(out);
-        if (match) resolve(match[1]);
-      });
-      server.once('exit', (code) => reject(new Error(`the PGlite server exited (${code})`)));
-    });
-    const [host, port] = conn.split(':');
-    pool = new Pool({ host, port: Number(port), user: 'postgres', database: 'postgres', max: 1 });
+    server = await startPgliteVectorServer();
+    pool = server.pool;
     parseDb = new Pool({ connectionString: testParseConfig().databaseURI, max: 1 });
 
     // Parse Server makes the class (no rows), the users and a role alice belongs to.
@@ -237,9 +216,8 @@ describe('semantic_search tool on pgvector (ParseAgent -> PostgreSQL path -> PGl
 
   afterAll(async () => {
     await bed?.close();
-    await pool?.end();
     await parseDb?.end();
-    server?.kill('SIGTERM');
+    await server?.stop();
   });
 
   const search = (agent: ParseAgent, args: Record<string, unknown>) =>

@@ -1,3 +1,4 @@
+import { prng } from './retrieval-fixtures';
 import {
   type EmbeddingProvider,
   type ToolCallEvent,
@@ -46,14 +47,6 @@ const STATUSES = ['open', 'closed', 'pending'];
 /** Words only the rows alice may never see carry. */
 const GLOBEX_WORD = 'globexmarker';
 const ADMIN_WORD = 'zebraconfidential';
-
-function prng(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s * 1664525 + 1013904223) >>> 0;
-    return s / 2 ** 32;
-  };
-}
 
 function sentence(rand: () => number, words: number, extra: string[] = []): string {
   const out: string[] = [];

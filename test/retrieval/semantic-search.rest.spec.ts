@@ -1,3 +1,4 @@
+import { prng } from './retrieval-fixtures';
 import {
   AgentSearchable,
   AgentTenantScope,
@@ -44,14 +45,6 @@ const VOCAB = (
 const STATUSES = ['open', 'closed'];
 const GLOBEX_WORD = 'globexmarker';
 const ADMIN_WORD = 'zebraconfidential';
-
-function prng(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s * 1664525 + 1013904223) >>> 0;
-    return s / 2 ** 32;
-  };
-}
 
 function sentence(rand: () => number, words: number, extra: string[] = []): string {
   const out: string[] = [];
