@@ -252,8 +252,8 @@ describe('semantic_search SQL on pgvector (PGlite + pgvector over the wire, HNSW
         }),
         identity('alice'),
       ).vectorSearch(CLASS, { field: 'body', vector, k: 10, maxChunksPerDocument: 2 });
-    // Unset: ten per document asked for (here 200).
-    expect((await walked()).walkedChunks).toBe(200);
+    // Unset: the search width (efSearch, 1000 by default).
+    expect((await walked()).walkedChunks).toBe(1000);
     expect((await walked(1500)).walkedChunks).toBe(1500);
     // Never fewer than the chunks asked for.
     expect((await walked(5)).walkedChunks).toBe(20);

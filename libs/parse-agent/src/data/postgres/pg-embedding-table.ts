@@ -26,10 +26,11 @@ export interface PgEmbeddingTableOptions {
   efSearch?: number;
   /**
    * pgvector only: how many of the nearest chunks the index walk yields before they are ranked
-   * exactly and grouped into documents (1 to 100,000; default: `efSearch`, at least ten per
-   * document asked for). More than `efSearch` keeps the walk going past its first `ef_search`
-   * candidates (pgvector's iterative scan), which finds more of the true nearest chunks, filtered
-   * or not, for more time.
+   * exactly and grouped into documents (1 to 100,000; default: the search width, `efSearch`, or
+   * ten per document asked for if that is more; never fewer than the chunks asked for). Chunks of
+   * rows the identity may not read or the `where` drops do not count: the walk goes on past its
+   * first `ef_search` candidates (pgvector's iterative scan) until it has this many, which finds
+   * more of the true nearest. Lower it to trade recall for latency.
    */
   candidates?: number;
   /**
