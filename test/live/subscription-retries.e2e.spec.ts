@@ -33,6 +33,7 @@ const NODE_CAP = 2;
     let keyPrefix: string;
     let tokens: { alice: string; bob: string; carol: string };
     const clients: Client[] = [];
+    const transports: StreamableHTTPClientTransport[] = [];
 
     beforeAll(async () => {
       const seeded = await seedDemo();
@@ -60,6 +61,12 @@ const NODE_CAP = 2;
       await stack?.stop();
     });
 
+    // A failed case leaves nothing behind for the next: its sessions end, their subscriptions go.
+    afterEach(async () => {
+      for (const t of transports.splice(0)) await t.terminateSession().catch(() => undefined);
+      await until(async () => (await subs()) === 0).catch(() => undefined);
+    });
+
     async function connect(token: string) {
       let streamOpen = false;
       const transport = new StreamableHTTPClientTransport(new URL(live.url), {
@@ -77,6 +84,7 @@ const NODE_CAP = 2;
       });
       await client.connect(transport);
       clients.push(client);
+      transports.push(transport);
       await until(() => streamOpen, 5000);
       // The server attaches the stream once its first bytes went out: give it a moment.
       await pause(150);

@@ -59,9 +59,10 @@ export interface LiveSubscriptionStats {
  *
  * With `shared` records (Redis), a session's URIs are session state every node reads: any node
  * records a subscribe and announces it, and the node holding the session's stream (re)loads the
- * URIs, plans them for the stream's agent and runs them. A stream opening on a node (after another
- * died, say) loads them the same way and tells the client to re-read each. This node then keeps
- * records only for sessions whose stream it holds; `maxSubscriptions` bounds those.
+ * URIs, plans them for the stream's agent and runs them; it also re-reads them now and then, in case
+ * an announcement was lost. A stream opening on a node (after another died, say) loads them the same
+ * way and tells the client to re-read each. This node then keeps records only for sessions whose
+ * stream it holds; `maxSubscriptions` bounds those.
  */
 export class LiveResourceSubscriptions implements ResourceSubscriptionService {
   protected readonly sessions = new Map<string, SessionState>();
