@@ -354,6 +354,7 @@ export class LiveResourceSubscriptions implements ResourceSubscriptionService {
       this.total -= 1;
       closing.push(this.deactivate(listener, uri));
     }
+    for (const uri of listener.skipped) if (!wanted.has(uri)) listener.skipped.delete(uri);
     const skipped: string[] = [];
     for (const uri of uris) {
       const known = state.records.has(uri);
