@@ -2,12 +2,8 @@ import type { INestApplication } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import { randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
-import {
-  ParseAgentAuthGuard,
-  ParseAgentModule,
-  type LiveQueryOptions,
-  type McpEndpointOptions,
-} from 'nestjs-parse-agent';
+import { ParseAgentAuthGuard, ParseAgentModule, type McpEndpointOptions } from 'nestjs-parse-agent';
+import type { InternalLiveQueryOptions } from 'nestjs-parse-agent/live/live-query-options';
 import { LiveQueryHost } from 'nestjs-parse-agent/nest/live-query.host';
 import type { SessionStore } from 'nestjs-parse-agent/ports/session-store';
 import { tenantAcl } from '../../src/embedded/seed/demo-dataset';
@@ -28,8 +24,11 @@ export interface LiveApp {
 }
 
 export interface LiveAppOptions {
-  /** Merged over `{ classNames: ['Order'], debounceMs: 50 }`; null: no `liveQuery` option at all. */
-  liveQuery?: Partial<LiveQueryOptions> | null;
+  /**
+   * Merged over `{ classNames: ['Order'], debounceMs: 50 }`; null: no `liveQuery` option at all.
+   * `timing` (internal) shortens the plan retry waits and the shared-records re-read.
+   */
+  liveQuery?: Partial<InternalLiveQueryOptions> | null;
   /** Merged over the guards; null: no MCP endpoint (the `mcp` extra left out). */
   mcp?: Partial<McpEndpointOptions> | null;
   /** The module's `sessionStore` option (the application's own store). */

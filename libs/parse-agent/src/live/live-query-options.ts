@@ -1,4 +1,5 @@
 import { ParseAgentConfigError } from '../core/errors';
+import { LIVE_SUBSCRIPTION_TIMING, type LiveSubscriptionTiming } from './plan-retries';
 
 /** The `liveQuery` option of `forRoot`: resource subscriptions backed by Parse LiveQuery. */
 export interface LiveQueryOptions {
@@ -29,6 +30,16 @@ export interface ResolvedLiveQueryOptions {
   maxSubscriptionsPerSession: number;
   maxSubscriptions: number;
   timeoutMs: number;
+  /** Plan retry waits and the shared-records re-read interval (internal). */
+  timing: LiveSubscriptionTiming;
+}
+
+/**
+ * Not part of the public option: the library's own tests shorten the retry waits with it so the
+ * real schedule runs in seconds. Applications leave it out.
+ */
+export interface InternalLiveQueryOptions extends LiveQueryOptions {
+  timing?: Partial<LiveSubscriptionTiming>;
 }
 
 export const LIVE_QUERY_DEFAULTS = Object.freeze({
@@ -89,5 +100,6 @@ export function resolveLiveQueryOptions(
       LIVE_QUERY_DEFAULTS.maxSubscriptions,
     ),
     timeoutMs: positiveInteger(option.timeoutMs, 'timeoutMs', LIVE_QUERY_DEFAULTS.timeoutMs),
+    timing: { ...LIVE_SUBSCRIPTION_TIMING, ...(option as InternalLiveQueryOptions).timing },
   };
 }

@@ -8,20 +8,14 @@ import type {
   SubscribingSession,
 } from '../mcp/resource-subscriptions.types';
 import { parseResourceUri, type ParsedResourceUri } from '../mcp/resource-uri';
-import type {
-  LiveQueryConnector,
-  LiveQueryEvent,
-  LiveQueryEventDetails,
-  LiveSubscriptionHandle,
-} from './live-query-connector';
+import type { LiveQueryConnector } from './live-query-connector';
 import type { ResolvedLiveQueryOptions } from './live-query-options';
 import { LiveQueryPool, within } from './live-query-pool';
 import {
   isPolicyRefusal,
-  MAX_PLAN_RETRIES,
   messageOf,
   nodeFull,
-  planRetryDelay,
+  notAnnounced,
   probeLiveQuery,
   samePrincipal,
   sessionEnded,
@@ -30,42 +24,20 @@ import {
   storeCall,
   updatedNotification,
 } from './live-subscription-helpers';
+import { debounceEvent, idleHere, tellRestored } from './live-subscription-events';
+import type {
+  ActiveSubscription,
+  Listener,
+  ReloadMode,
+  SessionState,
+  SubscriptionRecord,
+} from './live-subscription-state';
+import { PlanRetries } from './plan-retries';
 import { planSubscription, type LivePlan } from './subscription-plan';
 
 export interface LiveSubscriptionsLogger {
   log(message: string): void;
   warn(message: string): void;
-}
-
-interface SubscriptionRecord {
-  resource: ParsedResourceUri;
-  /** Planned for the agent that subscribed; a stream opened by another agent plans again. */
-  plan?: LivePlan;
-}
-
-interface ActiveSubscription {
-  handle: LiveSubscriptionHandle;
-  identity: string;
-  timer?: NodeJS.Timeout;
-}
-
-interface Listener {
-  agent: ParseAgent;
-  deliver(notification: JsonRpcNotification): void;
-  active: Map<string, ActiveSubscription>;
-  /** Subscriptions whose plan failed for a reason other than policy: retried with backoff. */
-  retries: Map<string, { attempt: number; timer?: NodeJS.Timeout }>;
-}
-
-interface SessionState {
-  session: SubscribingSession;
-  records: Map<string, SubscriptionRecord>;
-  ended: Subscription;
-  listener?: Listener;
-  /** Shared records: the reload from the store in progress (reloads run one after another). */
-  reloading?: Promise<void>;
-  /** The session ended; set before the state is forgotten, so a late caller sees it. */
-  over?: boolean;
 }
 
 /** What the console and the benchmark read. */
@@ -87,9 +59,10 @@ export interface LiveSubscriptionStats {
  *
  * With `shared` records (Redis), a session's URIs are session state every node reads: any node
  * records a subscribe and announces it, and the node holding the session's stream (re)loads the
- * URIs, plans them for the stream's agent and runs them. A stream opening on a node (after another
- * died, say) loads them the same way and tells the client to re-read each. This node then keeps
- * records only for sessions whose stream it holds; `maxSubscriptions` bounds those.
+ * URIs, plans them for the stream's agent and runs them; it also re-reads them now and then, in case
+ * an announcement was lost. A stream opening on a node (after another died, say) loads them the same
+ * way and tells the client to re-read each. This node then keeps records only for sessions whose
+ * stream it holds; `maxSubscriptions` bounds those.
  */
 export class LiveResourceSubscriptions implements ResourceSubscriptionService {
   protected readonly sessions = new Map<string, SessionState>();
@@ -98,6 +71,7 @@ export class LiveResourceSubscriptions implements ResourceSubscriptionService {
   protected answered = false;
   protected closed = false;
   protected stopWatching?: () => void;
+  protected resyncTimer?: NodeJS.Timeout;
 
   constructor(
     protected readonly connector: LiveQueryConnector,
@@ -121,8 +95,16 @@ export class LiveResourceSubscriptions implements ResourceSubscriptionService {
     if (!this.shared || this.stopWatching) return;
     this.stopWatching = await this.shared.watch((sessionId) => {
       const state = this.sessions.get(sessionId);
-      if (state?.listener) void this.reload(state, state.listener, false); // never rejects
+      if (state?.listener) void this.reload(state, state.listener, 'changed'); // never rejects
     });
+    // An announcement can be lost (Redis blips between the record and the publish): the streams
+    // held here re-read their records now and then, and pick up what they missed.
+    this.resyncTimer = setInterval(() => {
+      for (const state of this.sessions.values()) {
+        if (state.listener && !state.reloading) void this.reload(state, state.listener, 'resync');
+      }
+    }, this.options.timing.resyncIntervalMs);
+    this.resyncTimer.unref();
   }
 
   /**
@@ -147,8 +129,11 @@ export class LiveResourceSubscriptions implements ResourceSubscriptionService {
   ): Promise<void> {
     if (this.shared) return this.subscribeShared(this.shared, agent, session, resource, signal);
     const state = this.sessions.get(session.id);
-    if (state?.records.has(resource.uri)) return; // idempotent
-    this.checkCaps(state);
+    const recorded = state?.records.has(resource.uri);
+    // Idempotent, unless the subscription sits idle on the open stream with no retry pending
+    // (LiveQuery refused it, say): then this subscribe checks it again and starts it.
+    if (recorded && !idleHere(state!, resource.uri)) return;
+    if (!recorded) this.checkCaps(state);
     const plan = await planSubscription(agent, resource, this.options, signal);
     if (this.closed) return;
     // Checked again: the plan awaited, other subscribes may have filled the caps meanwhile.
@@ -156,7 +141,8 @@ export class LiveResourceSubscriptions implements ResourceSubscriptionService {
     // The session may have ended while the plan awaited (DELETE, expiry): recording on its
     // forgotten state would hold a slot of the global cap for good.
     if (current.over) throw sessionEnded();
-    if (current.records.has(resource.uri)) return;
+    const known = current.records.get(resource.uri);
+    if (known) return this.restart(current, resource.uri, known, plan);
     this.checkCaps(current);
     current.records.set(resource.uri, { resource, plan });
     this.total += 1;
@@ -182,11 +168,17 @@ export class LiveResourceSubscriptions implements ResourceSubscriptionService {
     if (state.over) return () => undefined; // an ended session's stream runs nothing
     // One listening stream per session: a newer one takes over.
     if (state.listener) this.background(this.detach(state, state.listener));
-    const listener: Listener = { agent, deliver, active: new Map(), retries: new Map() };
+    const listener: Listener = {
+      agent,
+      deliver,
+      active: new Map(),
+      retries: new PlanRetries(this.options.timing.planRetryDelaysMs),
+      skipped: new Set(),
+    };
     state.listener = listener;
     if (this.shared) {
       // The records may have been made anywhere, and changes missed while no stream listened.
-      void this.reload(state, listener, true); // never rejects
+      void this.reload(state, listener, 'reattach'); // never rejects
       return () => {
         this.background(this.detach(state, listener));
         if (!state.listener) this.release(state);
@@ -222,6 +214,7 @@ export class LiveResourceSubscriptions implements ResourceSubscriptionService {
   async close(): Promise<void> {
     this.closed = true;
     this.stopWatching?.();
+    clearInterval(this.resyncTimer);
     const all = [...this.sessions.values()];
     await Promise.all(all.map((state) => this.end(state)));
     await this.pool.closeAll();
@@ -238,19 +231,31 @@ export class LiveResourceSubscriptions implements ResourceSubscriptionService {
     resource: ParsedResourceUri,
     signal?: AbortSignal,
   ): Promise<void> {
-    if (!this.sessions.get(session.id)?.records.has(resource.uri)) this.checkNodeCap();
+    const uri = resource.uri;
+    if (!this.sessions.get(session.id)?.records.has(uri)) this.checkNodeCap();
     const plan = await planSubscription(agent, resource, this.options, signal);
     if (this.closed) return;
     const cap = this.options.maxSubscriptionsPerSession;
-    const added = await storeCall(() => shared.add(session.id, resource.uri, cap));
+    const added = await storeCall(() => shared.add(session.id, uri, cap));
     if (added === 'full') throw this.sessionFull();
     if (added === 'gone') throw sessionGone();
-    if (added === 'added') await shared.announce(session.id).catch(() => undefined);
     const state = this.sessions.get(session.id);
-    if (!state?.listener || state.records.has(resource.uri)) return;
-    state.records.set(resource.uri, { resource, plan });
-    this.total += 1;
-    await this.activate(state, state.listener, resource.uri);
+    const listener = state?.listener;
+    const known = state?.records.get(uri);
+    if (listener && !known) {
+      // Checked again just before recording: other subscribes filled this node meanwhile maybe.
+      if (this.total >= this.options.maxSubscriptions) {
+        if (added === 'added') await shared.remove(session.id, uri).catch(() => undefined);
+        throw nodeFull(this.options.maxSubscriptions);
+      }
+      state!.records.set(uri, { resource, plan });
+      this.total += 1;
+      listener.skipped.delete(uri);
+    }
+    if (added === 'added') await this.announce(shared, session, uri, 'subscribe');
+    if (!listener) return;
+    if (known) await this.restart(state!, uri, known, plan);
+    else await this.activate(state!, listener, uri);
   }
 
   protected async unsubscribeShared(
@@ -270,20 +275,47 @@ export class LiveResourceSubscriptions implements ResourceSubscriptionService {
         if (state.listener) await this.deactivate(state.listener, uri);
       }
     }
-    if (removed) await shared.announce(session.id).catch(() => undefined);
+    if (removed) await this.announce(shared, session, uri, 'unsubscribe');
     return removed;
   }
 
   /**
-   * Makes the stream's running subscriptions match the session's records in the store, one reload
-   * of a session at a time. `reattach`: the stream just opened, so every resource is re-read.
+   * Tells the other nodes a session's records changed; if Redis does not take the message, the
+   * node holding the stream still applies the change on its next periodic re-read.
    */
-  protected reload(state: SessionState, listener: Listener, reattach: boolean): Promise<void> {
+  protected async announce(
+    shared: SharedSubscriptionRecords,
+    session: SubscribingSession,
+    uri: string,
+    change: 'subscribe' | 'unsubscribe',
+  ): Promise<void> {
+    if (await shared.announce(session.id).catch(() => false)) return;
+    this.logger.warn(notAnnounced(change, uri, session.id, this.options.timing.resyncIntervalMs));
+  }
+
+  /** A subscribe of a recorded but idle subscription: planned by the subscribe, started again. */
+  protected async restart(
+    state: SessionState,
+    uri: string,
+    record: SubscriptionRecord,
+    plan: LivePlan,
+  ): Promise<void> {
+    if (!idleHere(state, uri)) return;
+    record.plan = plan;
+    // Changes may have been missed while it was idle: the client re-reads once it runs.
+    await this.activate(state, state.listener!, uri, true);
+  }
+
+  /**
+   * Makes the stream's running subscriptions match the session's records in the store, one reload
+   * of a session at a time.
+   */
+  protected reload(state: SessionState, listener: Listener, mode: ReloadMode): Promise<void> {
     const previous = state.reloading ?? Promise.resolve();
     // Never rejects (its callers do not await it): a failed reload is logged, and the next runs.
     const next = previous
       .catch(() => undefined)
-      .then(() => this.reloadNow(state, listener, reattach))
+      .then(() => this.reloadNow(state, listener, mode))
       .catch((error: unknown) =>
         this.logger.warn(
           `resource subscriptions of a session could not be reloaded (${messageOf(error)}): they are loaded again when its stream reconnects or its subscriptions change.`,
@@ -299,13 +331,14 @@ export class LiveResourceSubscriptions implements ResourceSubscriptionService {
   protected async reloadNow(
     state: SessionState,
     listener: Listener,
-    reattach: boolean,
+    mode: ReloadMode,
   ): Promise<void> {
     if (state.listener !== listener || this.closed) return;
     let uris: string[];
     try {
       uris = await this.shared!.list(state.session.id);
     } catch (error) {
+      if (mode === 'resync') return; // said once, by the call that needed the records
       this.logger.warn(
         `resource subscriptions of a session could not be read from Redis (${(error as Error)?.message}): its stream gets no resource updates until it reconnects or the subscriptions change.`,
       );
@@ -321,9 +354,12 @@ export class LiveResourceSubscriptions implements ResourceSubscriptionService {
       this.total -= 1;
       closing.push(this.deactivate(listener, uri));
     }
-    let skipped = 0;
+    for (const uri of listener.skipped) if (!wanted.has(uri)) listener.skipped.delete(uri);
+    const skipped: string[] = [];
     for (const uri of uris) {
-      if (!state.records.has(uri)) {
+      const known = state.records.has(uri);
+      let tell = mode === 'reattach';
+      if (!known) {
         let resource: ParsedResourceUri;
         try {
           resource = parseResourceUri(uri);
@@ -331,19 +367,26 @@ export class LiveResourceSubscriptions implements ResourceSubscriptionService {
           continue;
         }
         if (this.total >= this.options.maxSubscriptions) {
-          skipped += 1;
+          if (!listener.skipped.has(uri)) skipped.push(uri);
+          listener.skipped.add(uri);
           continue;
         }
         state.records.set(uri, { resource });
         this.total += 1;
+        // Skipped before (the client was told): it re-reads once it runs.
+        if (listener.skipped.delete(uri)) tell = true;
       }
-      // Known records too: a newer stream of the session on this node took over from another.
-      this.background(this.activate(state, listener, uri, reattach));
+      // Known records too (a newer stream of the session on this node took over from another),
+      // except on a periodic re-read, and those a retry is pending for (it runs on its own time).
+      if (known && (mode === 'resync' || listener.retries.has(uri))) continue;
+      this.background(this.activate(state, listener, uri, tell));
     }
-    if (skipped) {
+    if (skipped.length) {
       this.logger.warn(
-        `${skipped} resource subscription(s) of a session stay idle on this node: it runs its maximum of ${this.options.maxSubscriptions} (liveQuery.maxSubscriptions, counted per node).`,
+        `${skipped.length} resource subscription(s) of a session stay idle on this node: it runs its maximum of ${this.options.maxSubscriptions} (liveQuery.maxSubscriptions, counted per node); the client was told to re-read them, and a subscribe again is refused with that setting named.`,
       );
+      // The client believes them running: it re-reads each, and a subscribe again is refused.
+      for (const uri of skipped) listener.deliver(updatedNotification(uri));
     }
     await Promise.all(closing);
   }
@@ -402,7 +445,6 @@ export class LiveResourceSubscriptions implements ResourceSubscriptionService {
 
   protected async detach(state: SessionState, listener: Listener): Promise<void> {
     if (state.listener === listener) state.listener = undefined;
-    for (const retry of listener.retries.values()) clearTimeout(retry.timer);
     listener.retries.clear();
     await Promise.all([...listener.active.keys()].map((uri) => this.deactivate(listener, uri)));
   }
@@ -418,7 +460,7 @@ export class LiveResourceSubscriptions implements ResourceSubscriptionService {
     tell = false,
   ): Promise<void> {
     const record = state.records.get(uri);
-    if (!record) this.stopRetrying(listener, uri);
+    if (!record) listener.retries.stop(uri);
     if (!record || listener.active.has(uri) || this.closed) return;
     let plan = record.plan;
     if (!plan || !samePrincipal(plan, listener.agent)) {
@@ -434,7 +476,7 @@ export class LiveResourceSubscriptions implements ResourceSubscriptionService {
     if (state.listener !== listener || listener.active.has(uri)) return;
     if (state.records.get(uri) !== record) return; // unsubscribed meanwhile
     // After failed tries the client re-reads (it was told of the failure, and changes were missed).
-    const retried = this.stopRetrying(listener, uri);
+    const retried = listener.retries.stop(uri);
     this.start(listener, uri, plan, tell || retried);
   }
 
@@ -442,7 +484,8 @@ export class LiveResourceSubscriptions implements ResourceSubscriptionService {
    * The stream's agent could not plan a recorded subscription; the client is told to re-read the
    * resource (where it sees the error). Refused by policy (changed since the subscribe, or the
    * stream's agent may not): the record goes, on every node (fail closed). Otherwise (Parse slow
-   * or unavailable) the record stays and the plan is tried again, a bounded number of times.
+   * or unavailable) the record stays and the plan is tried again after 1, 2, 4, 8, 16 and 30 s,
+   * then every 30 s while the stream stays open; the client is told again when the doubling ends.
    */
   protected async planFailed(
     state: SessionState,
@@ -452,43 +495,27 @@ export class LiveResourceSubscriptions implements ResourceSubscriptionService {
   ): Promise<void> {
     if (isPolicyRefusal(error)) {
       this.logger.warn(`resource subscription ${uri} dropped: ${messageOf(error)}`);
-      this.stopRetrying(listener, uri);
+      listener.retries.stop(uri);
       state.records.delete(uri);
       this.total -= 1;
       await this.shared?.remove(state.session.id, uri).catch(() => undefined);
       if (state.listener === listener) listener.deliver(updatedNotification(uri));
       return;
     }
-    const retry = listener.retries.get(uri) ?? { attempt: 0 };
-    listener.retries.set(uri, retry);
-    retry.attempt += 1;
-    if (retry.attempt === 1) listener.deliver(updatedNotification(uri));
-    if (retry.timer) return; // a retry is due already
-    if (retry.attempt > MAX_PLAN_RETRIES) {
-      listener.retries.delete(uri);
-      this.logger.warn(
-        `resource subscription ${uri} stays idle: its check failed ${MAX_PLAN_RETRIES + 1} times (${messageOf(error)}); it is tried again when the stream reconnects or the session's subscriptions change.`,
-      );
-      return;
-    }
-    const delay = planRetryDelay(retry.attempt);
-    this.logger.warn(
-      `resource subscription ${uri} could not be checked (${messageOf(error)}): trying again in ${delay} ms.`,
+    const step = listener.retries.failed(uri, () =>
+      this.background(this.activate(state, listener, uri)),
     );
-    retry.timer = setTimeout(() => {
-      retry.timer = undefined;
-      this.background(this.activate(state, listener, uri));
-    }, delay);
-    retry.timer.unref();
-  }
-
-  /** Ends the retries of one subscription's plan; true if its plan had failed before. */
-  protected stopRetrying(listener: Listener, uri: string): boolean {
-    const retry = listener.retries.get(uri);
-    if (!retry) return false;
-    clearTimeout(retry.timer);
-    listener.retries.delete(uri);
-    return true;
+    if (step.attempt === 1 || step.rampOver) listener.deliver(updatedNotification(uri));
+    if (step.delay === undefined) return; // a try is due already
+    if (step.rampOver) {
+      this.logger.warn(
+        `resource subscription ${uri} still cannot be checked after ${step.attempt} tries (${messageOf(error)}): tried again every ${step.delay} ms while the session's stream stays open; the client was told to re-read it.`,
+      );
+    } else if (!step.steady) {
+      this.logger.warn(
+        `resource subscription ${uri} could not be checked (${messageOf(error)}): trying again in ${step.delay} ms.`,
+      );
+    }
   }
 
   /** A promise nobody awaits: a failure is logged, never left unhandled (it would end the process). */
@@ -506,7 +533,8 @@ export class LiveResourceSubscriptions implements ResourceSubscriptionService {
       handle: connection.subscribe(
         { className: plan.className, where: plan.where },
         {
-          event: (kind, details) => this.onEvent(listener, uri, plan, active, kind, details),
+          event: (kind, details) =>
+            debounceEvent({ listener, uri, plan, active }, kind, details, this.options.debounceMs),
           // Refusals settle `ready` (below); socket trouble is the pool's to report.
           error: () => undefined,
         },
@@ -538,6 +566,7 @@ export class LiveResourceSubscriptions implements ResourceSubscriptionService {
   }
 
   protected async deactivate(listener: Listener, uri: string): Promise<void> {
+    listener.retries.stop(uri);
     const active = listener.active.get(uri);
     if (!active) return;
     listener.active.delete(uri);
@@ -548,30 +577,6 @@ export class LiveResourceSubscriptions implements ResourceSubscriptionService {
     await this.pool.release(active.identity);
   }
 
-  /** One matching change: debounced per (session, URI) into one update on the stream. */
-  protected onEvent(
-    listener: Listener,
-    uri: string,
-    plan: LivePlan,
-    active: ActiveSubscription,
-    kind: LiveQueryEvent,
-    details: LiveQueryEventDetails,
-  ): void {
-    if (kind === 'update') {
-      if (plan.ignoreUpdates) return;
-      const watched = plan.fields;
-      const relevant = (details.changed ?? []).filter((f) => f !== 'updatedAt');
-      if (!relevant.length) return;
-      if (watched && !relevant.some((f) => watched.includes(f))) return;
-    }
-    if (active.timer || listener.active.get(uri) !== active) return;
-    active.timer = setTimeout(() => {
-      active.timer = undefined;
-      if (listener.active.get(uri) !== active) return;
-      listener.deliver(updatedNotification(uri));
-    }, this.options.debounceMs);
-  }
-
   protected connectionDown(identity: string, reason: string): void {
     this.logger.warn(
       `LiveQuery connection (${identity === 'master' ? 'master key' : 'a user session'}) lost: ${reason}; reconnecting, subscriptions are sent again once it is back.`,
@@ -580,16 +585,7 @@ export class LiveResourceSubscriptions implements ResourceSubscriptionService {
 
   /** Back after an outage: changes may have been missed, so every resource on it is re-read. */
   protected connectionRestored(identity: string): void {
-    let resent = 0;
-    for (const state of this.sessions.values()) {
-      const listener = state.listener;
-      if (!listener) continue;
-      for (const [uri, active] of listener.active) {
-        if (active.identity !== identity) continue;
-        resent += 1;
-        listener.deliver(updatedNotification(uri));
-      }
-    }
+    const resent = tellRestored(this.sessions.values(), identity);
     this.logger.log(
       `LiveQuery connection (${identity === 'master' ? 'master key' : 'a user session'}) restored: ${resent} subscription(s) re-established; clients were told to re-read.`,
     );

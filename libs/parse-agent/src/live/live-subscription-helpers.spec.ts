@@ -8,7 +8,8 @@ import {
   ToolTimeoutError,
 } from '../core/errors';
 import { McpMethodError } from '../mcp/mcp-method-error';
-import { isPolicyRefusal, MAX_PLAN_RETRIES, planRetryDelay } from './live-subscription-helpers';
+import { isPolicyRefusal } from './live-subscription-helpers';
+import { PLAN_RETRY_DELAYS_MS, PlanRetries } from './plan-retries';
 
 describe('live subscription plan failures', () => {
   it('drops a subscription only for a refusal by policy', () => {
@@ -25,9 +26,45 @@ describe('live subscription plan failures', () => {
     expect(isPolicyRefusal('a string')).toBe(false);
   });
 
-  it('retries with a doubling delay, capped, a bounded number of times', () => {
-    const delays = Array.from({ length: MAX_PLAN_RETRIES }, (_, i) => planRetryDelay(i + 1));
-    expect(delays).toEqual([1000, 2000, 4000, 8000, 16_000, 30_000]);
-    expect(planRetryDelay(20)).toBe(30_000);
+  it('retries with a doubling delay up to 30 s, then every 30 s until stopped', () => {
+    jest.useFakeTimers();
+    try {
+      const retries = new PlanRetries();
+      let tries = 0;
+      const steps: Array<{ delay?: number; rampOver: boolean }> = [];
+      const fail = () => {
+        tries += 1;
+        const { delay, rampOver } = retries.failed('parse://Order/count', fail);
+        steps.push({ delay, rampOver });
+      };
+      fail();
+      jest.advanceTimersByTime(1000 + 2000 + 4000 + 8000 + 16_000 + 30_000 + 30_000 * 3);
+      expect(steps.map((s) => s.delay)).toEqual([
+        ...PLAN_RETRY_DELAYS_MS,
+        30_000,
+        30_000,
+        30_000,
+        30_000,
+      ]);
+      // The doubling ends once, on the failure after the last ramp wait; the caller tells the client.
+      expect(steps.map((s) => s.rampOver)).toEqual([
+        false,
+        false,
+        false,
+        false,
+        false,
+        false,
+        true,
+        false,
+        false,
+        false,
+      ]);
+      expect(retries.stop('parse://Order/count')).toBe(true);
+      jest.advanceTimersByTime(120_000);
+      expect(tries).toBe(10);
+      expect(retries.has('parse://Order/count')).toBe(false);
+    } finally {
+      jest.useRealTimers();
+    }
   });
 });

@@ -7,14 +7,6 @@ import type { LiveQueryConnection, LiveQueryConnector } from './live-query-conne
 import { within } from './live-query-pool';
 import type { LivePlan } from './subscription-plan';
 
-/** Plan retries after a failure that is not a refusal (Parse slow or unavailable): then idle. */
-export const MAX_PLAN_RETRIES = 6;
-
-/** Delay before plan retry `attempt` (1-based): 1 s, doubling, at most 30 s. */
-export function planRetryDelay(attempt: number): number {
-  return Math.min(1000 * 2 ** (attempt - 1), 30_000);
-}
-
 /** Wire codes of a refusal by the agent's policy (as opposed to Parse or the network failing). */
 const POLICY_REFUSALS = new Set([
   'access_denied',
@@ -71,6 +63,16 @@ export function nodeFull(max: number): McpMethodError {
     JSON_RPC_ERROR_CODES.serverBusy,
     `The server holds its maximum of ${max} resource subscriptions (liveQuery.maxSubscriptions): retry later, or read the resource instead.`,
   );
+}
+
+/** A change recorded in Redis whose announcement Redis did not take (the session id shortened). */
+export function notAnnounced(
+  change: 'subscribe' | 'unsubscribe',
+  uri: string,
+  sessionId: string,
+  resyncMs: number,
+): string {
+  return `resources/${change} of ${uri} (session ${sessionId.slice(0, 8)}…) is saved in Redis but could not be announced to the other nodes: the node holding the session's stream applies it within ${Math.ceil(resyncMs / 1000)} s, or when its stream reconnects.`;
 }
 
 export function updatedNotification(uri: string): JsonRpcNotification {

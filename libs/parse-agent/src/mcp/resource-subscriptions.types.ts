@@ -50,8 +50,8 @@ export interface SharedSubscriptionRecords {
   /** False when the session had no record of `uri`. */
   remove(sessionId: string, uri: string): Promise<boolean>;
   list(sessionId: string): Promise<string[]>;
-  /** Tells every node the session's records changed. */
-  announce(sessionId: string): Promise<void>;
+  /** Tells every node the session's records changed; false when the message could not be sent. */
+  announce(sessionId: string): Promise<boolean>;
   /** Calls `changed` with the session id of each change another node announces; returns the stop. */
   watch(changed: (sessionId: string) => void): Promise<() => void>;
 }

@@ -63,9 +63,9 @@ export class RedisLiveSubscriptions implements SharedSubscriptionRecords {
     return this.redis.client.smembers(liveSubscriptionsKey(this.redis, sessionId));
   }
 
-  async announce(sessionId: string): Promise<void> {
+  async announce(sessionId: string): Promise<boolean> {
     const message: ChangedMessage = { from: this.redis.nodeId, session: sessionId };
-    await this.redis.publish(this.channel, JSON.stringify(message));
+    return (await this.redis.publish(this.channel, JSON.stringify(message))) !== false;
   }
 
   async watch(changed: (sessionId: string) => void): Promise<() => void> {
