@@ -100,6 +100,29 @@ export function resolveLiveQueryOptions(
       LIVE_QUERY_DEFAULTS.maxSubscriptions,
     ),
     timeoutMs: positiveInteger(option.timeoutMs, 'timeoutMs', LIVE_QUERY_DEFAULTS.timeoutMs),
-    timing: { ...LIVE_SUBSCRIPTION_TIMING, ...(option as InternalLiveQueryOptions).timing },
+    timing: timingOf((option as InternalLiveQueryOptions).timing),
+  };
+}
+
+/** The internal `timing`, checked: a bad value must not become a busy loop against Parse or Redis. */
+function timingOf(timing: Partial<LiveSubscriptionTiming> | undefined): LiveSubscriptionTiming {
+  const delays = timing?.planRetryDelaysMs ?? LIVE_SUBSCRIPTION_TIMING.planRetryDelaysMs;
+  if (
+    !Array.isArray(delays) ||
+    !delays.length ||
+    !delays.every((d) => Number.isInteger(d) && d >= 10)
+  ) {
+    throw new ParseAgentConfigError(
+      'ParseAgentModule.forRoot: liveQuery.timing.planRetryDelaysMs must be a non-empty list of integers of at least 10 (internal; leave it out).',
+    );
+  }
+  return {
+    planRetryDelaysMs: Object.freeze([...delays]),
+    resyncIntervalMs: positiveInteger(
+      timing?.resyncIntervalMs,
+      'timing.resyncIntervalMs',
+      LIVE_SUBSCRIPTION_TIMING.resyncIntervalMs,
+      100,
+    ),
   };
 }

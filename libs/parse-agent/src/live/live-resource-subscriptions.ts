@@ -373,8 +373,9 @@ export class LiveResourceSubscriptions implements ResourceSubscriptionService {
         }
         state.records.set(uri, { resource });
         this.total += 1;
-        // Skipped before (the client was told): it re-reads once it runs.
-        if (listener.skipped.delete(uri)) tell = true;
+        // Skipped before (the client was told), or learnt only now from a periodic re-read (its
+        // announcement was lost: changes since the subscribe went unheard): it re-reads once it runs.
+        if (listener.skipped.delete(uri) || mode === 'resync') tell = true;
       }
       // Known records too (a newer stream of the session on this node took over from another),
       // except on a periodic re-read, and those a retry is pending for (it runs on its own time).

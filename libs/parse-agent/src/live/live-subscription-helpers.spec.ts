@@ -16,12 +16,19 @@ describe('live subscription plan failures', () => {
     expect(isPolicyRefusal(new AccessDeniedError('no', { kind: 'hidden_class' }))).toBe(true);
     expect(isPolicyRefusal(new AgentValidationError('not in liveQuery.classNames'))).toBe(true);
     expect(isPolicyRefusal(new InvalidQueryError('bad where'))).toBe(true);
+    // The identity is gone (a revoked or expired session token): retrying cannot bring it back.
+    expect(
+      isPolicyRefusal(
+        new AgentUnauthorizedError('The session token is invalid or expired.', {
+          reason: 'invalid_session',
+        }),
+      ),
+    ).toBe(true);
     // Parse slow, down or answering an error, a cancelled call, a lost connection: retried.
     expect(isPolicyRefusal(new McpMethodError(-32603, 'Parse Server answered 503'))).toBe(false);
     expect(isPolicyRefusal(new ParseRequestError('unavailable', 1, 503))).toBe(false);
     expect(isPolicyRefusal(new ToolTimeoutError('query_class', 30))).toBe(false);
     expect(isPolicyRefusal(new AgentCancelledError())).toBe(false);
-    expect(isPolicyRefusal(new AgentUnauthorizedError())).toBe(false);
     expect(isPolicyRefusal(new TypeError('fetch failed'))).toBe(false);
     expect(isPolicyRefusal('a string')).toBe(false);
   });

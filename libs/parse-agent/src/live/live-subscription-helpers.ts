@@ -17,6 +17,8 @@ const POLICY_REFUSALS = new Set([
   'pointer_shape_mismatch',
   'tool_filtered',
   'unknown_tool',
+  // The identity itself is gone (a session token revoked or expired): no retry brings it back.
+  'unauthorized',
 ]);
 
 /**
