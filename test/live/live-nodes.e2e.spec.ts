@@ -15,8 +15,10 @@ import {
   openSession,
   rpc,
   runKeyPrefix,
+  startChildNode,
   startOwnRedis,
   redisServerInstalled,
+  type NodeProcess,
   type OwnRedis,
 } from '../redis/redis-nodes';
 import { notifiedAfterWrite } from './latency';
@@ -41,49 +43,13 @@ const describeWithProxy = skipReason ? describe.skip : describe;
 const PER_SESSION = 3;
 const OPERATOR_KEY = `operator-${randomBytes(6).toString('hex')}`;
 
-interface LiveNode {
-  url: string;
-  child: ChildProcess;
-  kill(): Promise<void>;
-}
-
-async function startLiveNode(env: Record<string, string>): Promise<LiveNode> {
-  const root = join(__dirname, '..', '..');
-  const child = spawn(
-    process.execPath,
-    ['-r', join(root, 'test/harness/ts-register.js'), join(__dirname, 'live-node.child.ts')],
-    { cwd: root, env: { ...process.env, ...env }, stdio: ['pipe', 'pipe', 'pipe'] },
-  );
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  let output = '';
-  const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      reject(new Error(`live node did not start within 90 s:\n${output}`));
-    }, 90_000);
-    const onData = (chunk: Buffer) => {
-      output += chunk.toString();
-      const match = /LISTENING (\S+)/.exec(output);
-      if (match) {
-        clearTimeout(timer);
-        resolve(match[1]);
-      }
-    };
-    child.stdout!.on('data', onData);
-    child.stderr!.on('data', onData);
-    child.once('exit', () => {
-      clearTimeout(timer);
-      reject(new Error(`live node exited before listening:\n${output}`));
-    });
+function startLiveNode(env: Record<string, string>): Promise<NodeProcess> {
+  return startChildNode({
+    script: join(__dirname, 'live-node.child.ts'),
+    env,
+    label: 'live node',
+    startMs: 90_000,
   });
-  return {
-    url,
-    child,
-    kill: async () => {
-      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-      await exited;
-    },
-  };
 }
 
 /**
@@ -133,7 +99,7 @@ async function until(check: () => boolean | Promise<boolean>, ms = 3000, what = 
 describeWithProxy('resource subscriptions across two nodes and two LiveQuery servers', () => {
   let redis: OwnRedis;
   let stacks: { a: LiveQueryStack; b: LiveQueryStack };
-  let nodes: { a: LiveNode; b: LiveNode };
+  let nodes: { a: NodeProcess; b: NodeProcess };
   let haproxy: ChildProcess | undefined;
   let config: string | undefined;
   let lb: string;

@@ -383,18 +383,9 @@ export async function startNodeProcess(options: {
   /** Runs the process in this network namespace (`ip netns exec`). */
   netns?: string;
 }): Promise<NodeProcess> {
-  const root = join(__dirname, '..', '..');
-  const node = [
-    process.execPath,
-    '-r',
-    join(root, 'test/harness/ts-register.js'),
-    join(__dirname, 'node-process.ts'),
-  ];
-  const [command, ...args] = options.netns ? ['ip', 'netns', 'exec', options.netns, ...node] : node;
-  const child = spawn(command, args, {
-    cwd: root,
+  return startChildNode({
+    script: join(__dirname, 'node-process.ts'),
     env: {
-      ...process.env,
       REDIS_URL: options.redisUrl,
       REDIS_CLUSTER: options.redisCluster ? JSON.stringify(options.redisCluster) : '',
       KEY_PREFIX: options.keyPrefix,
@@ -402,6 +393,32 @@ export async function startNodeProcess(options: {
       LISTEN_HOST: options.host ?? '127.0.0.1',
       LISTEN_PORT: String(options.port ?? 0),
     },
+    netns: options.netns,
+  });
+}
+
+/**
+ * Runs a TypeScript `script` in a child Node process with `env` added to this one's, and waits
+ * for its `LISTENING <url>` line (on stdout or stderr).
+ */
+export async function startChildNode(options: {
+  script: string;
+  env: Record<string, string>;
+  /** Runs the process in this network namespace (`ip netns exec`). */
+  netns?: string;
+  /** How errors name the process (default `node process`). */
+  label?: string;
+  /** How long it may take to listen (default 60 s). */
+  startMs?: number;
+}): Promise<NodeProcess> {
+  const label = options.label ?? 'node process';
+  const startMs = options.startMs ?? 60_000;
+  const root = join(__dirname, '..', '..');
+  const node = [process.execPath, '-r', join(root, 'test/harness/ts-register.js'), options.script];
+  const [command, ...args] = options.netns ? ['ip', 'netns', 'exec', options.netns, ...node] : node;
+  const child = spawn(command, args, {
+    cwd: root,
+    env: { ...process.env, ...options.env },
     // stdin stays open while this process lives: its end stops the child.
     stdio: ['pipe', 'pipe', 'pipe'],
   });
@@ -410,8 +427,8 @@ export async function startNodeProcess(options: {
   const url = await new Promise<string>((resolve, reject) => {
     const timer = setTimeout(() => {
       child.kill('SIGKILL');
-      reject(new Error(`node process did not start within 60 s:\n${output}`));
-    }, 60_000);
+      reject(new Error(`${label} did not start within ${startMs / 1000} s:\n${output}`));
+    }, startMs);
     const onData = (chunk: Buffer) => {
       output += chunk.toString();
       const match = /LISTENING (\S+)/.exec(output);
@@ -424,7 +441,7 @@ export async function startNodeProcess(options: {
     child.stderr!.on('data', onData);
     child.once('exit', () => {
       clearTimeout(timer);
-      reject(new Error(`node process exited before listening:\n${output}`));
+      reject(new Error(`${label} exited before listening:\n${output}`));
     });
   });
   return {

@@ -1,6 +1,9 @@
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { Pool } from 'pg';
+import type { ParseAgent } from 'nestjs-parse-agent';
+import type { AgentTestBed } from '../harness/agent-module';
+import { createRole, createUser, type SeededUser } from '../harness/fixtures';
 
 /** A deterministic generator of numbers in [0, 1) (a linear congruential one): seeded test data. */
 export function prng(seed: number): () => number {
@@ -8,6 +11,58 @@ export function prng(seed: number): () => number {
   return () => {
     s = (s * 1664525 + 1013904223) >>> 0;
     return s / 2 ** 32;
+  };
+}
+
+/**
+ * `words` words drawn from `vocab`; when `extra` names a marker word, each word is that marker with
+ * chance `markerRate`. Ends with a full stop.
+ */
+export function randomSentence(
+  rand: () => number,
+  vocab: readonly string[],
+  words: number,
+  extra: readonly string[],
+  markerRate: number,
+): string {
+  const out: string[] = [];
+  for (let i = 0; i < words; i++) {
+    out.push(
+      extra.length && rand() < markerRate ? extra[0] : vocab[Math.floor(rand() * vocab.length)],
+    );
+  }
+  return out.join(' ') + '.';
+}
+
+/** The readers of the semantic_search suites on Parse: alice, and carol in `adminRole`. */
+export interface SearchReaders {
+  alice: SeededUser;
+  carol: SeededUser;
+  adminRole: string;
+}
+
+/** Signs alice and carol up (`<tag>_alice_<run>`...) and puts carol in `<tag>_admin_<run>`. */
+export async function createSearchReaders(tag: string, run: string): Promise<SearchReaders> {
+  const alice = await createUser(`${tag}_alice_${run}`);
+  const carol = await createUser(`${tag}_carol_${run}`);
+  const adminRole = `${tag}_admin_${run}`;
+  await createRole(adminRole, { users: [carol.objectId] });
+  return { alice, carol, adminRole };
+}
+
+/** Agents for tenant acme: alice's, the same session on the admin tier, and carol's. */
+export function searchAgents(
+  bed: AgentTestBed,
+  { alice, carol }: SearchReaders,
+): { aliceAgent: ParseAgent; aliceAdminTier: ParseAgent; carolAgent: ParseAgent } {
+  return {
+    aliceAgent: bed.factory.create({ sessionToken: alice.sessionToken, tenantId: 'acme' }),
+    aliceAdminTier: bed.factory.create({
+      sessionToken: alice.sessionToken,
+      tenantId: 'acme',
+      permissions: 'admin',
+    }),
+    carolAgent: bed.factory.create({ sessionToken: carol.sessionToken, tenantId: 'acme' }),
   };
 }
 

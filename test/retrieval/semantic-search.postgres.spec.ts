@@ -1,4 +1,4 @@
-import { prng } from './retrieval-fixtures';
+import { createSearchReaders, prng, randomSentence, searchAgents } from './retrieval-fixtures';
 import {
   type EmbeddingProvider,
   type ToolCallEvent,
@@ -13,13 +13,7 @@ import {
 import { chunkText } from 'nestjs-parse-agent/retrieval/chunker';
 import { createAgentTestBed, type AgentTestBed } from '../harness/agent-module';
 import { ok, refused, type Data } from '../harness/envelopes';
-import {
-  createObjects,
-  createRole,
-  createUser,
-  defineClass,
-  type SeededUser,
-} from '../harness/fixtures';
+import { createObjects, defineClass, type SeededUser } from '../harness/fixtures';
 import { findRows, parseRest, testParseConfig, type RestAuth } from '../harness/parse-rest';
 
 /**
@@ -48,13 +42,8 @@ const STATUSES = ['open', 'closed', 'pending'];
 const GLOBEX_WORD = 'globexmarker';
 const ADMIN_WORD = 'zebraconfidential';
 
-function sentence(rand: () => number, words: number, extra: string[] = []): string {
-  const out: string[] = [];
-  for (let i = 0; i < words; i++) {
-    out.push(extra.length && rand() < 0.1 ? extra[0] : VOCAB[Math.floor(rand() * VOCAB.length)]);
-  }
-  return out.join(' ') + '.';
-}
+const sentence = (rand: () => number, words: number, extra: string[] = []) =>
+  randomSentence(rand, VOCAB, words, extra, 0.1);
 
 const embedder = new LocalLexicalEmbedder();
 const f32 = (v: number[]) => v.map((x) => Math.fround(x));
@@ -92,20 +81,17 @@ function resultDocs(data: Data): Array<{ id: string; scores: number[] }> {
 describe('semantic_search on PostgreSQL (real Parse Server, real PostgreSQL, exact scan)', () => {
   let bed: AgentTestBed;
   let alice: SeededUser;
-  let carol: SeededUser;
   let aliceAgent: ParseAgent;
   let aliceAdminTier: ParseAgent;
   let carolAgent: ParseAgent;
   let indexer: SearchIndexer;
   const globexIds = new Set<string>();
   const adminOnlyIds = new Set<string>();
-  const adminRole = `sem_admin_${run}`;
   const aliceAuth = (): RestAuth => ({ sessionToken: alice.sessionToken });
 
   beforeAll(async () => {
-    alice = await createUser(`sem_alice_${run}`);
-    carol = await createUser(`sem_carol_${run}`);
-    await createRole(adminRole, { users: [carol.objectId] });
+    const readers = await createSearchReaders('sem', run);
+    alice = readers.alice;
     await defineClass(TICKET, {
       title: { type: 'String' },
       body: { type: 'String' },
@@ -131,7 +117,7 @@ describe('semantic_search on PostgreSQL (real Parse Server, real PostgreSQL, exa
     for (let i = 0; i < 40; i++) add('acme', 'acme', { '*': { read: true } }, []);
     for (let i = 0; i < 10; i++) add('alice', 'acme', { [alice.objectId]: { read: true } }, []);
     for (let i = 0; i < 12; i++) {
-      add('admin', 'acme', { [`role:${adminRole}`]: { read: true } }, [ADMIN_WORD]);
+      add('admin', 'acme', { [`role:${readers.adminRole}`]: { read: true } }, [ADMIN_WORD]);
     }
     for (let i = 0; i < 20; i++) add('globex', 'globex', { '*': { read: true } }, [GLOBEX_WORD]);
     // One acme row with no body: it has no chunks of that field.
@@ -157,13 +143,7 @@ describe('semantic_search on PostgreSQL (real Parse Server, real PostgreSQL, exa
     const outcome = await indexer.indexRows(TICKET, stored as Array<{ objectId: string }>);
     expect(outcome.rows).toBe(rows.length);
     expect(outcome.embedded).toBeGreaterThan(rows.length); // two fields per row
-    aliceAgent = bed.factory.create({ sessionToken: alice.sessionToken, tenantId: 'acme' });
-    aliceAdminTier = bed.factory.create({
-      sessionToken: alice.sessionToken,
-      tenantId: 'acme',
-      permissions: 'admin',
-    });
-    carolAgent = bed.factory.create({ sessionToken: carol.sessionToken, tenantId: 'acme' });
+    ({ aliceAgent, aliceAdminTier, carolAgent } = searchAgents(bed, readers));
   }, 120_000);
 
   afterAll(() => bed?.close());

@@ -1,4 +1,4 @@
-import { prng } from './retrieval-fixtures';
+import { createSearchReaders, prng, randomSentence, searchAgents } from './retrieval-fixtures';
 import {
   AgentSearchable,
   AgentTenantScope,
@@ -10,13 +10,7 @@ import {
 import { chunkText } from 'nestjs-parse-agent/retrieval/chunker';
 import { createAgentTestBed, type AgentTestBed } from '../harness/agent-module';
 import { ok, type Data } from '../harness/envelopes';
-import {
-  createObjects,
-  createRole,
-  createUser,
-  defineClass,
-  type SeededUser,
-} from '../harness/fixtures';
+import { createObjects, defineClass, type SeededUser } from '../harness/fixtures';
 import { findRows, type RestAuth } from '../harness/parse-rest';
 
 /**
@@ -46,13 +40,8 @@ const STATUSES = ['open', 'closed'];
 const GLOBEX_WORD = 'globexmarker';
 const ADMIN_WORD = 'zebraconfidential';
 
-function sentence(rand: () => number, words: number, extra: string[] = []): string {
-  const out: string[] = [];
-  for (let i = 0; i < words; i++) {
-    out.push(extra.length && rand() < 0.15 ? extra[0] : VOCAB[Math.floor(rand() * VOCAB.length)]);
-  }
-  return out.join(' ') + '.';
-}
+const sentence = (rand: () => number, words: number, extra: string[] = []) =>
+  randomSentence(rand, VOCAB, words, extra, 0.15);
 
 const embedder = new LocalLexicalEmbedder();
 
@@ -86,19 +75,16 @@ function oracle(rows: Data[], query: string): Array<{ id: string; best: number }
 describe('semantic_search on Parse REST only (real Parse Server, bounded exact scan)', () => {
   let bed: AgentTestBed;
   let alice: SeededUser;
-  let carol: SeededUser;
   let aliceAdminTier: ParseAgent;
   let aliceAgent: ParseAgent;
   let carolAgent: ParseAgent;
   const globexIds = new Set<string>();
   const adminOnlyIds = new Set<string>();
-  const adminRole = `rsem_admin_${run}`;
   const aliceAuth = (): RestAuth => ({ sessionToken: alice.sessionToken });
 
   beforeAll(async () => {
-    alice = await createUser(`rsem_alice_${run}`);
-    carol = await createUser(`rsem_carol_${run}`);
-    await createRole(adminRole, { users: [carol.objectId] });
+    const readers = await createSearchReaders('rsem', run);
+    alice = readers.alice;
     await defineClass(TICKET, {
       body: { type: 'String' },
       status: { type: 'String' },
@@ -121,7 +107,7 @@ describe('semantic_search on Parse REST only (real Parse Server, bounded exact s
       add('acme', 'acme', { '*': { read: true } }, []);
       if (i % 3 === 0) add('globex', 'globex', { '*': { read: true } }, [GLOBEX_WORD]);
       if (i % 4 === 0) {
-        add('admin', 'acme', { [`role:${adminRole}`]: { read: true } }, [ADMIN_WORD]);
+        add('admin', 'acme', { [`role:${readers.adminRole}`]: { read: true } }, [ADMIN_WORD]);
       }
     }
     // One at a time: createdAt orders them (the bound reads the newest).
@@ -134,13 +120,7 @@ describe('semantic_search on Parse REST only (real Parse Server, bounded exact s
       embeddings: embedder,
       semanticSearchCandidateLimit: BOUND,
     });
-    aliceAgent = bed.factory.create({ sessionToken: alice.sessionToken, tenantId: 'acme' });
-    aliceAdminTier = bed.factory.create({
-      sessionToken: alice.sessionToken,
-      tenantId: 'acme',
-      permissions: 'admin',
-    });
-    carolAgent = bed.factory.create({ sessionToken: carol.sessionToken, tenantId: 'acme' });
+    ({ aliceAgent, aliceAdminTier, carolAgent } = searchAgents(bed, readers));
   }, 120_000);
 
   afterAll(() => bed?.close());

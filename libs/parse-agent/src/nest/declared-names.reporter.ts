@@ -1,13 +1,6 @@
-import {
-  Injectable,
-  Logger,
-  type OnApplicationBootstrap,
-  type OnApplicationShutdown,
-} from '@nestjs/common';
-import { SchemaCache } from '../data/schema-cache';
+import { Injectable } from '@nestjs/common';
 import { auditDeclaredNames, declaredNameWarnings } from '../metadata/metadata-audit';
-import { MetadataRegistry } from '../metadata/metadata-registry';
-import { ParseAgentStartupCheck } from './parse-agent-startup-check';
+import { BootReport } from './boot-report';
 
 /**
  * Warns once at boot about names the models declare that their classes on the Parse server do not
@@ -17,42 +10,15 @@ import { ParseAgentStartupCheck } from './parse-agent-startup-check';
  * once Parse Server answered the start-up check, like the unexposed-classes report.
  */
 @Injectable()
-export class DeclaredNamesReporter implements OnApplicationBootstrap, OnApplicationShutdown {
-  protected readonly logger = new Logger('ParseAgent');
-  protected closed = false;
-  /** Settles with the warnings once they are written (tests await it). */
-  report?: Promise<string[]>;
-
-  constructor(
-    protected readonly metadata: MetadataRegistry,
-    protected readonly schemas: SchemaCache,
-    protected readonly startupCheck: ParseAgentStartupCheck,
-  ) {}
-
-  onApplicationBootstrap(): void {
-    this.report = this.startupCheck
-      .parseAnswered()
-      .then((answered) => (answered ? this.warn() : []));
-  }
-
-  onApplicationShutdown(): void {
-    this.closed = true;
-  }
-
-  protected async warn(): Promise<string[]> {
+export class DeclaredNamesReporter extends BootReport {
+  protected async write(): Promise<string[]> {
     try {
       const schemas = await this.schemas.all();
       const lines = declaredNameWarnings(auditDeclaredNames(this.metadata, schemas.values()));
       if (!this.closed) for (const line of lines) this.logger.warn(line);
       return lines;
     } catch (error) {
-      // Cut off by the application closing: nothing an operator needs to hear about.
-      if (!this.closed) {
-        this.logger.warn(
-          `Could not check the models' field names against the Parse classes: ${(error as Error)?.message ?? String(error)}`,
-        );
-      }
-      return [];
+      return this.couldNot("check the models' field names against the Parse classes", error);
     }
   }
 }

@@ -38,7 +38,8 @@ import { isColumnField } from './pg-schema';
 import { compilePipeline } from './pipeline-to-sql';
 import type { PostgresDataAccess } from './postgres-data-access';
 import type { SqlContext } from './scoped-source';
-import { selectSql } from './select-sql';
+import { selectSql, type SelectInput } from './select-sql';
+import type { SqlQuery } from './sql-params';
 import type { Where } from './where-to-sql';
 
 /** System classes a non-master reader may query (Parse serves the others only to the master key). */
@@ -72,23 +73,8 @@ export class PostgresDataPath implements DataPath {
     const limit = query.limit ?? DEFAULT_FIND_LIMIT;
     if (limit === 0) return [];
     return this.read('find', className, { signal }, async (scope, run) => {
-      const visible = scope.ctx.columnsFor(className);
-      const rows = await run(
-        selectSql(
-          {
-            className,
-            columns: selectedColumns(query.keys, visible),
-            where: query.where,
-            order: query.order,
-            limit,
-            offset: query.skip ?? 0,
-          },
-          scope.ctx,
-        ),
-      );
-      const shaped = rows.map((r) => apiRow(r, scope.snapshot.schemas[className].fields));
-      await this.includePointers(shaped, query.include, query.keys, scope, run);
-      return handOverRows(shaped.map((row) => pruneSubKeys(row, query.keys, query.include)));
+      const select = { where: query.where, order: query.order, limit, offset: query.skip ?? 0 };
+      return handOverRows(await this.readObjects(className, query, select, scope, run));
     });
   }
 
@@ -100,22 +86,9 @@ export class PostgresDataPath implements DataPath {
   ): Promise<DataRow | undefined> {
     if (typeof objectId !== 'string' || !objectId) return undefined;
     return this.read('get', className, { signal }, async (scope, run) => {
-      const visible = scope.ctx.columnsFor(className);
-      const rows = await run(
-        selectSql(
-          {
-            className,
-            columns: selectedColumns(query.keys, visible),
-            where: { objectId },
-            limit: 1,
-          },
-          scope.ctx,
-        ),
-      );
-      if (!rows.length) return undefined;
-      const shaped = [apiRow(rows[0], scope.snapshot.schemas[className].fields)];
-      await this.includePointers(shaped, query.include, query.keys, scope, run);
-      return pruneSubKeys(shaped[0], query.keys, query.include);
+      const select = { where: { objectId }, limit: 1 };
+      const [row] = await this.readObjects(className, query, select, scope, run);
+      return row;
     });
   }
 
@@ -124,10 +97,10 @@ export class PostgresDataPath implements DataPath {
     where: Record<string, unknown>,
     signal?: AbortSignal,
   ): Promise<number> {
-    return this.read('count', className, { signal }, async (scope, run) => {
-      const [row] = await run(countSql({ className, where }, scope.ctx));
-      return Number(row?.count ?? 0);
-    });
+    const [row] = await this.readRows('count', className, { signal }, (ctx) =>
+      countSql({ className, where }, ctx),
+    );
+    return Number(row?.count ?? 0);
   }
 
   async aggregate(
@@ -147,23 +120,21 @@ export class PostgresDataPath implements DataPath {
     spec: GroupBySpec,
     options: AggregateOptions = {},
   ): Promise<GroupRow[]> {
-    return this.read('group_by', className, options, async (scope, run) => {
-      const rows = await run(
-        groupBySql(
-          {
-            className,
-            field: spec.field,
-            accumulator: spec.operation,
-            valueField: spec.valueField,
-            where: spec.where,
-            limit: fetchLimit(spec.limit),
-            sort: sortOf(spec),
-          },
-          scope.ctx,
-        ),
-      );
-      return rows.map((r) => ({ key: r.key ?? null, value: numberOrNull(r.value) }));
-    });
+    const rows = await this.readRows('group_by', className, options, (ctx) =>
+      groupBySql(
+        {
+          className,
+          field: spec.field,
+          accumulator: spec.operation,
+          valueField: spec.valueField,
+          where: spec.where,
+          limit: fetchLimit(spec.limit),
+          sort: sortOf(spec),
+        },
+        ctx,
+      ),
+    );
+    return rows.map((r) => ({ key: r.key ?? null, value: numberOrNull(r.value) }));
   }
 
   async groupByDate(
@@ -171,25 +142,23 @@ export class PostgresDataPath implements DataPath {
     spec: GroupByDateSpec,
     options: AggregateOptions = {},
   ): Promise<GroupRow[]> {
-    return this.read('group_by_date', className, options, async (scope, run) => {
-      const rows = await run(
-        groupByDateSql(
-          {
-            className,
-            field: spec.field,
-            interval: spec.interval as DateInterval,
-            timeZone: spec.timezone || 'UTC',
-            accumulator: spec.operation,
-            valueField: spec.valueField,
-            where: spec.where,
-            limit: fetchLimit(spec.limit),
-            sort: sortOf(spec) ?? 'key_asc',
-          },
-          scope.ctx,
-        ),
-      );
-      return rows.map((r) => ({ key: r.at ?? null, value: numberOrNull(r.value) }));
-    });
+    const rows = await this.readRows('group_by_date', className, options, (ctx) =>
+      groupByDateSql(
+        {
+          className,
+          field: spec.field,
+          interval: spec.interval as DateInterval,
+          timeZone: spec.timezone || 'UTC',
+          accumulator: spec.operation,
+          valueField: spec.valueField,
+          where: spec.where,
+          limit: fetchLimit(spec.limit),
+          sort: sortOf(spec) ?? 'key_asc',
+        },
+        ctx,
+      ),
+    );
+    return rows.map((r) => ({ key: r.at ?? null, value: numberOrNull(r.value) }));
   }
 
   async distinct(
@@ -197,15 +166,13 @@ export class PostgresDataPath implements DataPath {
     spec: DistinctSpec,
     options: AggregateOptions = {},
   ): Promise<unknown[]> {
-    return this.read('distinct', className, options, async (scope, run) => {
-      const rows = await run(
-        distinctSql(
-          { className, field: spec.field, where: spec.where, limit: fetchLimit(spec.limit) },
-          scope.ctx,
-        ),
-      );
-      return rows.map((r) => r.value);
-    });
+    const rows = await this.readRows('distinct', className, options, (ctx) =>
+      distinctSql(
+        { className, field: spec.field, where: spec.where, limit: fetchLimit(spec.limit) },
+        ctx,
+      ),
+    );
+    return rows.map((r) => r.value);
   }
 
   /** Nearest chunks among rows this identity may read (see vectorSearchSql), with their rows. */
@@ -242,17 +209,7 @@ export class PostgresDataPath implements DataPath {
         },
         scope.ctx,
       );
-      const [plan] = await run(explainQuery(select));
-      const [size] = await run(tableSizeQuery(className));
-      const table: TableSize | undefined = size
-        ? { rows: Number(size.rows), bytes: Number(size.bytes) }
-        : undefined;
-      return summarizePlan(
-        className,
-        plan?.['QUERY PLAN'],
-        table,
-        this.access.options.collscanMinRows,
-      );
+      return this.planOf(className, select, run);
     });
   }
 
@@ -262,20 +219,52 @@ export class PostgresDataPath implements DataPath {
     pipeline: Record<string, unknown>[],
     options: AggregateOptions = {},
   ): Promise<ExplainSummary> {
-    return this.read('explain', className, options, async (scope, run) => {
-      const compiled = compilePipeline(className, pipeline, scope.ctx);
-      const [plan] = await run(explainQuery(compiled));
-      const [size] = await run(tableSizeQuery(className));
-      const table: TableSize | undefined = size
-        ? { rows: Number(size.rows), bytes: Number(size.bytes) }
-        : undefined;
-      return summarizePlan(
-        className,
-        plan?.['QUERY PLAN'],
-        table,
-        this.access.options.collscanMinRows,
-      );
-    });
+    return this.read('explain', className, options, async (scope, run) =>
+      this.planOf(className, compilePipeline(className, pipeline, scope.ctx), run),
+    );
+  }
+
+  /** The planner's plan of `query` (not run) with the table's size, summarized for the guard. */
+  private async planOf(className: string, query: SqlQuery, run: RunQuery): Promise<ExplainSummary> {
+    const [plan] = await run(explainQuery(query));
+    const [size] = await run(tableSizeQuery(className));
+    const table: TableSize | undefined = size
+      ? { rows: Number(size.rows), bytes: Number(size.bytes) }
+      : undefined;
+    return summarizePlan(
+      className,
+      plan?.['QUERY PLAN'],
+      table,
+      this.access.options.collscanMinRows,
+    );
+  }
+
+  /** Runs the one statement `build` writes for the read's scope and returns its rows. */
+  private readRows(
+    operation: DataOperation,
+    className: string,
+    options: AggregateOptions,
+    build: (ctx: SqlContext) => SqlQuery,
+  ): Promise<Record<string, unknown>[]> {
+    return this.read(operation, className, options, async (scope, run) => run(build(scope.ctx)));
+  }
+
+  /**
+   * Rows of `className` in Parse REST's shape: the `keys` columns (else every visible one), the
+   * `include` pointers followed and dotted keys pruned, as find and get answer.
+   */
+  private async readObjects(
+    className: string,
+    query: Pick<DataFindQuery, 'keys' | 'include'>,
+    select: Omit<SelectInput, 'className' | 'columns'>,
+    scope: ReadScope,
+    run: RunQuery,
+  ): Promise<DataRow[]> {
+    const columns = selectedColumns(query.keys, scope.ctx.columnsFor(className));
+    const rows = await run(selectSql({ className, columns, ...select }, scope.ctx));
+    const shaped = rows.map((r) => apiRow(r, scope.snapshot.schemas[className].fields));
+    await this.includePointers(shaped, query.include, query.keys, scope, run);
+    return shaped.map((row) => pruneSubKeys(row, query.keys, query.include));
   }
 
   /** `'*'`, the user's objectId and its roles (inherited ones too), or the master key. */

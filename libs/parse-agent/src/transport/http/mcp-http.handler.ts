@@ -233,14 +233,11 @@ export class McpHttpHandler implements McpTransport {
     res: ServerResponse,
     hostRequest: McpRequest = req,
   ): Promise<void> {
-    if (!this.context) return sendNotStarted(res);
-    const state = await this.deps.gate.ensure(req, res);
-    if (!state) return;
+    if (!(await this.passGate(req, res))) return;
     if (this.endpoint.drain.refuse(res)) return;
-    const agent = await this.authenticate(hostRequest, res);
-    if (!agent) return;
-    const owner = (await this.sessionLifecycle.ownerOf(hostRequest, res, agent))?.owner;
-    if (!owner) return;
+    const caller = await this.caller(hostRequest, res);
+    if (!caller) return;
+    const { agent, owner } = caller;
     let session: McpSession | undefined;
     if (this.deps.options.sessions) {
       const resolved = await this.sessionLifecycle.resolve(req, res, owner);
@@ -268,14 +265,10 @@ export class McpHttpHandler implements McpTransport {
     res: ServerResponse,
     hostRequest: McpRequest = req,
   ): Promise<void> {
-    if (!this.context) return sendNotStarted(res);
-    const state = await this.deps.gate.ensure(req, res);
-    if (!state) return;
-    const agent = await this.authenticate(hostRequest, res);
-    if (!agent) return;
-    const owner = (await this.sessionLifecycle.ownerOf(hostRequest, res, agent))?.owner;
-    if (!owner) return;
-    await this.sessionLifecycle.end(req, res, owner);
+    if (!(await this.passGate(req, res))) return;
+    const caller = await this.caller(hostRequest, res);
+    if (!caller) return;
+    await this.sessionLifecycle.end(req, res, caller.owner);
   }
 
   /** GET <path>/tools: the MCP tool descriptors this request's agent may use. */
@@ -304,6 +297,29 @@ export class McpHttpHandler implements McpTransport {
       return sendJsonRpcError(res, 500, -32603, 'Internal error');
     }
     sendJson(res, 200, result.tools);
+  }
+
+  /** The gate's transport checks on a started endpoint; undefined once a refusal was sent. */
+  protected async passGate(
+    req: McpRequest,
+    res: ServerResponse,
+  ): Promise<McpGateState | undefined> {
+    if (!this.context) {
+      sendNotStarted(res);
+      return undefined;
+    }
+    return this.deps.gate.ensure(req, res);
+  }
+
+  /** The request's agent and the principal it acts for; undefined once a refusal was sent. */
+  protected async caller(
+    hostRequest: McpRequest,
+    res: ServerResponse,
+  ): Promise<{ agent: ParseAgent; owner: string } | undefined> {
+    const agent = await this.authenticate(hostRequest, res);
+    if (!agent) return undefined;
+    const owner = (await this.sessionLifecycle.ownerOf(hostRequest, res, agent))?.owner;
+    return owner ? { agent, owner } : undefined;
   }
 
   /** The request's agent (see agentForRequest); undefined once a refusal was sent. */
