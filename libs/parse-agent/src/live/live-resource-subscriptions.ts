@@ -17,6 +17,8 @@ import {
   nodeFull,
   notAnnounced,
   probeLiveQuery,
+  RESYNC_SLICES,
+  resyncSliceOf,
   samePrincipal,
   sessionEnded,
   sessionFull,
@@ -98,12 +100,16 @@ export class LiveResourceSubscriptions implements ResourceSubscriptionService {
       if (state?.listener) void this.reload(state, state.listener, 'changed'); // never rejects
     });
     // An announcement can be lost (Redis blips between the record and the publish): the streams
-    // held here re-read their records now and then, and pick up what they missed.
+    // held here re-read their records once an interval, and pick up what they missed; a slice of
+    // them at a time, so the reads are spread over the interval instead of one burst.
+    let tick = 0;
     this.resyncTimer = setInterval(() => {
-      for (const state of this.sessions.values()) {
-        if (state.listener && !state.reloading) void this.reload(state, state.listener, 'resync');
+      const slice = tick++ % RESYNC_SLICES;
+      for (const [id, state] of this.sessions) {
+        if (resyncSliceOf(id) !== slice || !state.listener || state.reloading) continue;
+        void this.reload(state, state.listener, 'resync');
       }
-    }, this.options.timing.resyncIntervalMs);
+    }, this.options.timing.resyncIntervalMs / RESYNC_SLICES);
     this.resyncTimer.unref();
   }
 

@@ -8,7 +8,7 @@ import {
   ToolTimeoutError,
 } from '../core/errors';
 import { McpMethodError } from '../mcp/mcp-method-error';
-import { isPolicyRefusal } from './live-subscription-helpers';
+import { isPolicyRefusal, RESYNC_SLICES, resyncSliceOf } from './live-subscription-helpers';
 import { PLAN_RETRY_DELAYS_MS, PlanRetries } from './plan-retries';
 
 describe('live subscription plan failures', () => {
@@ -73,5 +73,17 @@ describe('live subscription plan failures', () => {
     } finally {
       jest.useRealTimers();
     }
+  });
+
+  it('spreads the periodic re-read: each session in one stable slice, the slices evenly filled', () => {
+    const counts = new Array<number>(RESYNC_SLICES).fill(0);
+    for (let i = 0; i < 8000; i++) {
+      const id = `${i.toString(36)}-${(i * 7919).toString(16)}-session`;
+      const slice = resyncSliceOf(id);
+      expect(resyncSliceOf(id)).toBe(slice);
+      expect(Number.isInteger(slice) && slice >= 0 && slice < RESYNC_SLICES).toBe(true);
+      counts[slice] += 1;
+    }
+    for (const n of counts) expect(Math.abs(n - 1000)).toBeLessThan(200);
   });
 });

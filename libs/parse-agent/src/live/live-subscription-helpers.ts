@@ -112,3 +112,13 @@ export async function probeLiveQuery(
       await within(connection.close(), 1000, 'LiveQuery close').catch(() => undefined);
   }
 }
+
+/** The periodic re-read of shared records runs in this many slices of its interval. */
+export const RESYNC_SLICES = 8;
+
+/** A session's slice of the periodic re-read: stable for its id, spread evenly across ids. */
+export function resyncSliceOf(sessionId: string): number {
+  let hash = 0;
+  for (let i = 0; i < sessionId.length; i++) hash = (hash * 31 + sessionId.charCodeAt(i)) >>> 0;
+  return hash % RESYNC_SLICES;
+}
