@@ -1,5 +1,4 @@
 import { randomBytes } from 'node:crypto';
-import { existsSync } from 'node:fs';
 import { get as httpGet } from 'node:http';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
@@ -17,19 +16,12 @@ import type {
 } from 'nestjs-parse-agent/ports/session-store';
 import { InMemorySessionStore } from 'nestjs-parse-agent/stores';
 import { UserKeys } from 'nestjs-parse-agent/transport/shared/user-key';
-import { chromium, type Browser, type Page } from 'playwright-core';
-import { DEMO_PASSWORD, seedDemo } from '../harness/demo-data';
+import type { Browser, Page } from 'playwright-core';
+import { seedDemo } from '../harness/demo-data';
+import { describeWithChromium, launchChromium, openConsolePage, signInAs } from './console-browser';
 import { createOrder, pause, startLiveApp, until, type LiveApp } from '../live/live-app';
 import { startLiveQueryStack, type LiveQueryStack } from '../live/live-query-stack';
 import { SHARED_REDIS_URL } from '../redis/redis-nodes';
-
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const CHROMIUM_ARGS = [
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-background-networking',
-  '--disable-component-update',
-];
 
 /** CONSOLE_SCREENSHOTS=1 refreshes docs/images/console-live.png (kept out of normal runs). */
 const SCREENSHOT =
@@ -37,14 +29,7 @@ const SCREENSHOT =
     ? join(__dirname, '..', '..', 'docs', 'images', 'console-live.png')
     : undefined;
 
-const haveChromium = existsSync(CHROMIUM);
-if (!haveChromium) {
-  // Said once, plainly, so a skipped browser test is not mistaken for a passing one.
-  process.stderr.write(
-    `console live e2e: skipped, no chromium at ${CHROMIUM} (apt-get install -y chromium, or set CHROMIUM_PATH)\n`,
-  );
-}
-const describeWithBrowser = haveChromium ? describe : describe.skip;
+const describeWithBrowser = describeWithChromium('console live e2e');
 
 const REDIS_URL = SHARED_REDIS_URL;
 
@@ -126,7 +111,7 @@ describeWithBrowser('console live count in a real browser (Parse LiveQuery, chro
       imports: [consoleModule()],
     });
     slow = await startLiveApp(stack, { sessionStore: slowStore, imports: [consoleModule()] });
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+    browser = await launchChromium();
   }, 120_000);
 
   afterAll(async () => {
@@ -141,16 +126,8 @@ describeWithBrowser('console live count in a real browser (Parse LiveQuery, chro
   });
 
   async function openConsole(app: LiveApp, username: string): Promise<Page> {
-    const context = await browser.newContext({ viewport: { width: 1100, height: 760 } });
-    const page = await context.newPage();
-    await page.goto(`${app.origin}/console`);
-    await page.getByTestId('login-username').fill(username);
-    await page.getByTestId('login-password').fill(DEMO_PASSWORD);
-    await page.getByTestId('login-submit').click();
-    await page
-      .getByTestId('whoami')
-      .filter({ hasText: `Agent acts for ${username}` })
-      .waitFor({ timeout: 15_000 });
+    const page = await openConsolePage(browser, app.origin);
+    await signInAs(page, username);
     return page;
   }
 
@@ -245,10 +222,7 @@ describeWithBrowser('console live count in a real browser (Parse LiveQuery, chro
     await until(async () => (await updates(page)) >= 1, 10_000);
     const alice = await shown(page);
     // bob signs in beside her and becomes active: his count, his tenant.
-    await page.getByTestId('login-username').fill('bob');
-    await page.getByTestId('login-password').fill(DEMO_PASSWORD);
-    await page.getByTestId('login-submit').click();
-    await page.getByTestId('whoami').filter({ hasText: 'Agent acts for bob' }).waitFor();
+    await signInAs(page, 'bob');
     await until(
       async () => /bob may read/.test((await page.getByTestId('live-status').textContent()) ?? ''),
       10_000,

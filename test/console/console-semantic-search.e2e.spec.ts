@@ -1,38 +1,24 @@
-import { existsSync } from 'node:fs';
 import type { INestApplication } from '@nestjs/common';
 import { ExpressAdapter } from '@nestjs/platform-express';
 import { Test } from '@nestjs/testing';
 import express from 'express';
 import { SearchIndexer } from 'nestjs-parse-agent';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { requestContextMiddleware } from '../../src/example/audit/request-context';
 import { AppModule } from '../../src/example/app.module';
-import { DEMO_PASSWORD, demoTestSettings, seedDemo } from '../harness/demo-data';
+import { demoTestSettings, seedDemo } from '../harness/demo-data';
+import { describeWithChromium, launchChromium, openConsolePage, signInAs } from './console-browser';
 import type { Data } from '../harness/envelopes';
 import { createObject } from '../harness/fixtures';
 import { findRows, testParseConfig } from '../harness/parse-rest';
 
 const API_KEY = 'console-semantic-operator-key';
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const CHROMIUM_ARGS = [
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-background-networking',
-  '--disable-component-update',
-];
 /** In every ticket added here; only the acme ones readable by alice may come back to her. */
 const MARKER = 'lanternmarker';
 const GLOBEX_WORD = 'globexmarker';
 const ADMIN_WORD = 'adminmarker';
 
-const haveChromium = existsSync(CHROMIUM);
-if (!haveChromium) {
-  // Said once, plainly, so a skipped browser test is not mistaken for a passing one.
-  process.stderr.write(
-    `console semantic_search e2e: skipped, no chromium at ${CHROMIUM} (apt-get install -y chromium, or set CHROMIUM_PATH)\n`,
-  );
-}
-const describeWithBrowser = haveChromium ? describe : describe.skip;
+const describeWithBrowser = describeWithChromium('console semantic_search e2e');
 
 /**
  * semantic_search from the console's tool runner in headless chromium: the demo app (its
@@ -96,7 +82,7 @@ describeWithBrowser('console runs semantic_search (demo app, chromium)', () => {
     app = module.createNestApplication(new ExpressAdapter(server), { logger: false });
     await app.listen(0, '127.0.0.1');
     base = (await app.getUrl()).replace('[::1]', '127.0.0.1');
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+    browser = await launchChromium();
   }, 120_000);
 
   afterAll(async () => {
@@ -105,16 +91,8 @@ describeWithBrowser('console runs semantic_search (demo app, chromium)', () => {
   });
 
   async function signedIn(username: string): Promise<Page> {
-    const context = await browser.newContext({ viewport: { width: 1100, height: 760 } });
-    const page = await context.newPage();
-    await page.goto(`${base}/console`);
-    await page.getByTestId('login-username').fill(username);
-    await page.getByTestId('login-password').fill(DEMO_PASSWORD);
-    await page.getByTestId('login-submit').click();
-    await page
-      .getByTestId('whoami')
-      .filter({ hasText: `Agent acts for ${username}` })
-      .waitFor({ timeout: 15_000 });
+    const page = await openConsolePage(browser, base);
+    await signInAs(page, username);
     await page.getByTestId('tab-try').click();
     return page;
   }

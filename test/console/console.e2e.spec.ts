@@ -1,40 +1,27 @@
-import { existsSync, mkdirSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { INestApplication } from '@nestjs/common';
 import { ExpressAdapter } from '@nestjs/platform-express';
 import { Test } from '@nestjs/testing';
 import express from 'express';
 import { ENV_GATES } from 'nestjs-parse-agent/ops';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import request from 'supertest';
 import { requestContextMiddleware } from '../../src/example/audit/request-context';
 import { AppModule } from '../../src/example/app.module';
 import { DEMO_PASSWORD, demoTestSettings, seedDemo } from '../harness/demo-data';
+import { describeWithChromium, launchChromium } from './console-browser';
 import { createObject } from '../harness/fixtures';
 import { parseRest, testParseConfig } from '../harness/parse-rest';
 
 const API_KEY = 'console-e2e-operator-key';
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const CHROMIUM_ARGS = [
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-background-networking',
-  '--disable-component-update',
-];
 /** CONSOLE_SCREENSHOTS=1 refreshes the pictures in docs/images (kept out of normal runs). */
 const SCREENSHOTS = process.env.CONSOLE_SCREENSHOTS === '1';
 const IMAGES = join(__dirname, '..', '..', 'docs', 'images');
 /** Markup in a row the signed-in user may read: it must show as text, never run. */
 const HOSTILE_SUBJECT = '<img src=x onerror="window.__consoleXss=1">Printer on fire';
 
-const haveChromium = existsSync(CHROMIUM);
-if (!haveChromium) {
-  // Said once, plainly, so a skipped browser test is not mistaken for a passing one.
-  process.stderr.write(
-    `console e2e: skipped, no chromium at ${CHROMIUM} (apt-get install -y chromium, or set CHROMIUM_PATH)\n`,
-  );
-}
-const describeWithBrowser = haveChromium ? describe : describe.skip;
+const describeWithBrowser = describeWithChromium('console e2e');
 
 /**
  * The demo's /console in headless Debian chromium driven by playwright-core: the demo app (its
@@ -78,7 +65,7 @@ describeWithBrowser('console in a real browser (demo app, chromium)', () => {
     app = module.createNestApplication(new ExpressAdapter(server), { logger: false });
     await app.listen(0, '127.0.0.1');
     base = (await app.getUrl()).replace('[::1]', '127.0.0.1');
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+    browser = await launchChromium();
     if (SCREENSHOTS) mkdirSync(IMAGES, { recursive: true });
   }, 90_000);
 
