@@ -4,7 +4,14 @@ import { ResourceUpdatedNotificationSchema } from '@modelcontextprotocol/sdk/typ
 import { tmpdir } from 'node:os';
 import type { Readable } from 'node:stream';
 import { seedDemo } from '../harness/demo-data';
-import { createOrder, pause, startLiveApp, until, type LiveApp } from '../live/live-app';
+import {
+  createOrder,
+  pause,
+  softDeleteOrder,
+  startLiveApp,
+  until,
+  type LiveApp,
+} from '../live/live-app';
 import { notifiedAfterWrite } from '../live/latency';
 import { startLiveQueryStack, type LiveQueryStack } from '../live/live-query-stack';
 import { CLI_CWD, cliCommand } from './cli-process';
@@ -93,16 +100,7 @@ describe('parse-agent connect relays resource subscriptions (stdio -> HTTP -> Pa
       // (a soft delete: the canonical filter hides isDeleted rows): alice hears of it too.
       const acme = await createOrder(stack, 'acme');
       await until(() => alice.updates.length === 2, 1000);
-      const res = await fetch(`${stack.serverURL}/classes/Order/${acme.objectId}`, {
-        method: 'PUT',
-        headers: {
-          'X-Parse-Application-Id': stack.appId,
-          'X-Parse-JavaScript-Key': stack.javascriptKey,
-          'X-Parse-Session-Token': tokens.carol,
-          'Content-Type': 'application/json',
-        },
-        body: JSON.stringify({ isDeleted: true }),
-      });
+      const res = await softDeleteOrder(stack, acme.objectId, tokens.carol);
       expect(res.status).toBe(200);
       await until(() => alice.updates.length === 3, 1000);
 

@@ -19,7 +19,14 @@ import { UserKeys } from 'nestjs-parse-agent/transport/shared/user-key';
 import type { Browser, Page } from 'playwright-core';
 import { seedDemo } from '../harness/demo-data';
 import { describeWithChromium, launchChromium, openConsolePage, signInAs } from './console-browser';
-import { createOrder, pause, startLiveApp, until, type LiveApp } from '../live/live-app';
+import {
+  createOrder,
+  pause,
+  softDeleteOrder,
+  startLiveApp,
+  until,
+  type LiveApp,
+} from '../live/live-app';
 import { startLiveQueryStack, type LiveQueryStack } from '../live/live-query-stack';
 import { SHARED_REDIS_URL } from '../redis/redis-nodes';
 
@@ -198,16 +205,7 @@ describeWithBrowser('console live count in a real browser (Parse LiveQuery, chro
     if (SCREENSHOT) await page.locator('#live-panel').screenshot({ path: SCREENSHOT });
 
     // Carol (acme staff) soft-deletes it through /parse with her own session: one fewer.
-    const res = await fetch(`${stack.serverURL}/classes/Order/${order.objectId}`, {
-      method: 'PUT',
-      headers: {
-        'X-Parse-Application-Id': stack.appId,
-        'X-Parse-JavaScript-Key': stack.javascriptKey,
-        'X-Parse-Session-Token': tokens.carol,
-        'Content-Type': 'application/json',
-      },
-      body: JSON.stringify({ isDeleted: true }),
-    });
+    const res = await softDeleteOrder(stack, order.objectId, tokens.carol);
     expect(res.status).toBe(200);
     await until(async () => (await shown(page)) === start, 2000);
     expect(await shown(page)).toBe(await restCount(tokens.alice));

@@ -1,3 +1,9 @@
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import {
+  StreamableHTTPClientTransport,
+  type StreamableHTTPReconnectionOptions,
+} from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { ResourceUpdatedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { INestApplication } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import { randomBytes } from 'node:crypto';
@@ -128,4 +134,62 @@ export async function createOrder(
   const json = (await res.json()) as { objectId: string };
   if (!res.ok) throw new Error(`POST /classes/Order: ${res.status} ${JSON.stringify(json)}`);
   return json;
+}
+
+/** Takes an order out of the count through `/parse` with a user's own session (a soft delete). */
+export async function softDeleteOrder(
+  stack: LiveQueryStack,
+  objectId: string,
+  sessionToken: string,
+): Promise<Response> {
+  return fetch(`${stack.serverURL}/classes/Order/${objectId}`, {
+    method: 'PUT',
+    headers: {
+      'X-Parse-Application-Id': stack.appId,
+      'X-Parse-JavaScript-Key': stack.javascriptKey,
+      'X-Parse-Session-Token': sessionToken,
+      'Content-Type': 'application/json',
+    },
+    body: JSON.stringify({ isDeleted: true }),
+  });
+}
+
+export interface LiveListener {
+  client: Client;
+  transport: StreamableHTTPClientTransport;
+  /** The URIs of the `notifications/resources/updated` received, in order. */
+  updates: string[];
+  errors: Error[];
+}
+
+/**
+ * An official SDK client of the MCP endpoint at `url` as `token`, collecting the resource updates
+ * it is sent; resolves once the server has answered its GET stream (the SDK opens it after
+ * initialize).
+ */
+export async function connectListener(
+  url: string,
+  token: string,
+  options: { name: string; reconnectionOptions?: StreamableHTTPReconnectionOptions },
+): Promise<LiveListener> {
+  let streamOpen = false;
+  const transport = new StreamableHTTPClientTransport(new URL(url), {
+    requestInit: { headers: { Authorization: `Bearer ${token}` } },
+    fetch: async (input, init) => {
+      const res = await fetch(input, init);
+      if ((init?.method ?? 'GET') === 'GET' && res.ok) streamOpen = true;
+      return res;
+    },
+    ...(options.reconnectionOptions ? { reconnectionOptions: options.reconnectionOptions } : {}),
+  });
+  const client = new Client({ name: options.name, version: '1.0.0' });
+  const updates: string[] = [];
+  const errors: Error[] = [];
+  client.setNotificationHandler(ResourceUpdatedNotificationSchema, (n) => {
+    updates.push(n.params.uri);
+  });
+  client.onerror = (error) => errors.push(error);
+  await client.connect(transport);
+  await until(() => streamOpen, 5000);
+  return { client, transport, updates, errors };
 }

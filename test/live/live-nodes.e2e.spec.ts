@@ -6,7 +6,6 @@ import { randomBytes } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
-import { tenantAcl } from '../../src/embedded/seed/demo-dataset';
 import { findFreePort } from '../../src/embedded/free-port';
 import { seedDemo } from '../harness/demo-data';
 import { messagesOf, openSsePost } from '../mcp/mcp-test-app';
@@ -23,6 +22,7 @@ import {
 } from '../redis/redis-nodes';
 import { notifiedAfterWrite } from './latency';
 import { startLiveQueryStack, type LiveQueryStack } from './live-query-stack';
+import { createOrder } from './live-app';
 
 /**
  * Resource subscriptions across nodes: two Parse LiveQuery servers joined by Parse's own Redis
@@ -158,32 +158,6 @@ describeWithProxy('resource subscriptions across two nodes and two LiveQuery ser
     await redis?.stop();
   }, 60_000);
 
-  async function rest(path: string, body: unknown): Promise<Record<string, unknown>> {
-    // The back office writes through Parse REST (Order's CLP is closed to client creates).
-    const res = await fetch(stacks.a.serverURL + path, {
-      method: 'POST',
-      headers: {
-        'X-Parse-Application-Id': stacks.a.appId,
-        'X-Parse-Master-Key': stacks.a.masterKey,
-        'Content-Type': 'application/json',
-      },
-      body: JSON.stringify(body),
-    });
-    const json = (await res.json()) as Record<string, unknown>;
-    if (!res.ok) throw new Error(`POST ${path}: ${res.status} ${JSON.stringify(json)}`);
-    return json;
-  }
-  const order = (tenant: string) => ({
-    tenantId: tenant,
-    orderNumber: `${tenant.toUpperCase()}-NODES-${randomBytes(3).toString('hex')}`,
-    quantity: 1,
-    unitPrice: 10,
-    total: 10,
-    status: 'pending',
-    channel: 'web',
-    isDeleted: false,
-    ACL: tenantAcl(tenant),
-  });
   const subs = async (stack: LiveQueryStack) => (await stack.counts()).subscriptions;
 
   it('subscribe on A, updates on B’s stream; B dies, the session resumes on A and is still notified; DELETE ends all', async () => {
@@ -221,12 +195,12 @@ describeWithProxy('resource subscriptions across two nodes and two LiveQuery ser
 
     // Bob's tenant never reaches her; an acme order written through Parse Server A reaches her
     // stream on B through LiveQuery server B (Parse's Redis pub/sub) within 1 s of the write.
-    await rest('/classes/Order', order('globex'));
+    await createOrder(stacks.a, 'globex');
     await new Promise((resolve) => setTimeout(resolve, 600));
     expect(updates).toEqual([]);
     await notifiedAfterWrite(
       'the update on B',
-      () => rest('/classes/Order', order('acme')),
+      () => createOrder(stacks.a, 'acme'),
       () => updates.length >= 1,
     );
     expect(updates).toEqual([uri]);
@@ -267,12 +241,12 @@ describeWithProxy('resource subscriptions across two nodes and two LiveQuery ser
     await until(async () => (await subs(stacks.a)) === 1, 3000, 'the subscription on A');
     expect(await subs(stacks.b)).toBe(0);
     updates.length = 0;
-    await rest('/classes/Order', order('globex'));
+    await createOrder(stacks.a, 'globex');
     await new Promise((resolve) => setTimeout(resolve, 600));
     expect(updates).toEqual([]);
     await notifiedAfterWrite(
       'the update on A',
-      () => rest('/classes/Order', order('acme')),
+      () => createOrder(stacks.a, 'acme'),
       () => updates.length >= 1,
     );
     expect(updates).toEqual([uri]);
@@ -292,7 +266,7 @@ describeWithProxy('resource subscriptions across two nodes and two LiveQuery ser
     })();
     await until(() => heard.includes(uri), 3000, 'the re-read notice on the newer stream');
     heard.length = 0;
-    await rest('/classes/Order', order('acme'));
+    await createOrder(stacks.a, 'acme');
     await until(() => heard.length === 1, 1000, 'the update on the newer stream');
     expect(heard).toEqual([uri]);
     expect(await subs(stacks.a)).toBe(1);

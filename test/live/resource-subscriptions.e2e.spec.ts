@@ -21,6 +21,7 @@ import { agentOptionsFor, DEMO_TENANT_SOURCE } from '../../src/example/auth/agen
 import { CORE_MODELS } from '../../src/example/models';
 import { seedDemo } from '../harness/demo-data';
 import { notifiedAfterWrite } from './latency';
+import { until } from './live-app';
 import { startLiveQueryStack, type LiveQueryStack } from './live-query-stack';
 
 /**
@@ -122,15 +123,6 @@ describe('MCP resource subscriptions on Parse LiveQuery (Streamable HTTP, offici
 
   const subs = async (token?: string) => (await stack.counts(token)).subscriptions;
   const socks = async (token?: string) => (await stack.counts(token)).sockets;
-
-  async function until(check: () => boolean | Promise<boolean>, ms = 3000): Promise<number> {
-    const start = Date.now();
-    while (!(await check())) {
-      if (Date.now() - start > ms) throw new Error(`condition not met within ${ms} ms`);
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
-    return Date.now() - start;
-  }
 
   async function rest(
     method: string,

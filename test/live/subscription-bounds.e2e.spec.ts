@@ -1,6 +1,4 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { ResourceUpdatedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { ParseAgentFactory } from 'nestjs-parse-agent';
 import { parseResourceUri } from 'nestjs-parse-agent/mcp/resource-uri';
 import { Subject } from 'rxjs';
@@ -13,7 +11,15 @@ import {
   startOwnRedis,
   type OwnRedis,
 } from '../redis/redis-nodes';
-import { createOrder, pause, startLiveApp, until, type LiveApp } from './live-app';
+import {
+  connectListener,
+  createOrder,
+  pause,
+  startLiveApp,
+  until,
+  type LiveApp,
+  type LiveListener,
+} from './live-app';
 import { startLiveQueryStack, type LiveQueryStack } from './live-query-stack';
 
 /**
@@ -38,22 +44,9 @@ describe('resource subscription bounds: the global cap and session expiry', () =
     await stack?.stop();
   });
 
-  interface Connected {
-    client: Client;
-    transport: StreamableHTTPClientTransport;
-    updates: string[];
-    errors: Error[];
-  }
-
-  async function connect(live: LiveApp, token: string): Promise<Connected> {
-    let streamOpen = false;
-    const transport = new StreamableHTTPClientTransport(new URL(live.url), {
-      requestInit: { headers: { Authorization: `Bearer ${token}` } },
-      fetch: async (input, init) => {
-        const res = await fetch(input, init);
-        if ((init?.method ?? 'GET') === 'GET' && res.ok) streamOpen = true;
-        return res;
-      },
+  async function connect(live: LiveApp, token: string): Promise<LiveListener> {
+    const listener = await connectListener(live.url, token, {
+      name: 'live-bounds',
       // The expiry case: a stream the server ended is not reopened behind the test's back.
       reconnectionOptions: {
         maxReconnectionDelay: 1000,
@@ -62,18 +55,8 @@ describe('resource subscription bounds: the global cap and session expiry', () =
         maxRetries: 0,
       },
     });
-    const client = new Client({ name: 'live-bounds', version: '1.0.0' });
-    const updates: string[] = [];
-    const errors: Error[] = [];
-    client.setNotificationHandler(ResourceUpdatedNotificationSchema, (n) => {
-      updates.push(n.params.uri);
-    });
-    client.onerror = (error) => errors.push(error);
-    await client.connect(transport);
-    clients.push(client);
-    // The SDK opens the session's GET stream after initialize; wait until the server answered it.
-    await until(() => streamOpen, 5000);
-    return { client, transport, updates, errors };
+    clients.push(listener.client);
+    return listener;
   }
 
   const subs = async () => (await stack.counts()).subscriptions;

@@ -1,6 +1,5 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { ResourceUpdatedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import type { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { Redis } from 'ioredis';
 import { ParseAgentFactory } from 'nestjs-parse-agent';
 import type { LiveResourceSubscriptions } from 'nestjs-parse-agent/live/live-resource-subscriptions';
@@ -9,7 +8,7 @@ import { PARSE_AGENT_LIVE_QUERY } from 'nestjs-parse-agent/nest/live-query.host'
 import { Subject } from 'rxjs';
 import { seedDemo } from '../harness/demo-data';
 import { redisReachable, runKeyPrefix, SHARED_REDIS_URL } from '../redis/redis-nodes';
-import { createOrder, pause, startLiveApp, until, type LiveApp } from './live-app';
+import { connectListener, createOrder, pause, startLiveApp, until, type LiveApp } from './live-app';
 import { startLiveQueryStack, type LiveQueryStack } from './live-query-stack';
 
 /**
@@ -68,27 +67,12 @@ const NODE_CAP = 2;
     });
 
     async function connect(token: string) {
-      let streamOpen = false;
-      const transport = new StreamableHTTPClientTransport(new URL(live.url), {
-        requestInit: { headers: { Authorization: `Bearer ${token}` } },
-        fetch: async (input, init) => {
-          const res = await fetch(input, init);
-          if ((init?.method ?? 'GET') === 'GET' && res.ok) streamOpen = true;
-          return res;
-        },
-      });
-      const client = new Client({ name: 'live-retries', version: '1.0.0' });
-      const updates: string[] = [];
-      client.setNotificationHandler(ResourceUpdatedNotificationSchema, (n) => {
-        updates.push(n.params.uri);
-      });
-      await client.connect(transport);
-      clients.push(client);
-      transports.push(transport);
-      await until(() => streamOpen, 5000);
+      const listener = await connectListener(live.url, token, { name: 'live-retries' });
+      clients.push(listener.client);
+      transports.push(listener.transport);
       // The server attaches the stream once its first bytes went out: give it a moment.
       await pause(150);
-      return { client, transport, updates, sessionId: transport.sessionId! };
+      return { ...listener, sessionId: listener.transport.sessionId! };
     }
 
     const key = (sessionId: string) => `${keyPrefix}live-subscriptions:${sessionId}`;
