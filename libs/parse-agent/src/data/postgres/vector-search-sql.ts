@@ -16,8 +16,11 @@ export interface VectorSearchInput {
   /** Best chunks kept per document. */
   perDocument: number;
   storage: 'array' | 'pgvector';
-  /** pgvector only: how many nearest chunks the index walk yields before documents are formed. */
-  candidateChunks?: number;
+  /**
+   * pgvector: how many nearest chunks the index walk yields before documents are formed (the
+   * caller derives it: `vectors.candidates`, see pg-vector-search.ts). Unused by the exact scan.
+   */
+  candidateChunks: number;
 }
 
 /**
@@ -50,11 +53,10 @@ export function vectorSearchSql(input: VectorSearchInput, ctx: SqlContext): SqlQ
   let scored: string;
   if (input.storage === 'pgvector') {
     const q = params.add(vectorLiteral(input.vector));
-    const candidates = params.addCount(
-      input.candidateChunks ?? Math.max(100, input.k * input.perDocument * 10),
-      'candidates',
-      { min: 1, max: 100_000 },
-    );
+    const candidates = params.addCount(input.candidateChunks, 'candidates', {
+      min: 1,
+      max: 100_000,
+    });
     scored =
       `SELECT e.object_id, e.chunk, e.chunk_start, e.chunk_end, e.source_hash, ` +
       `(1 - (e.embedding <=> ${q}::vector))::float8 AS score ` +
